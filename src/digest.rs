@@ -1,0 +1,145 @@
+//! Every hashed identifier of the contracts, with the exact bytes each one hashes.
+//!
+//! All digests are lowercase hex SHA-256 over UTF-8 bytes. The JSON encodings are those of
+//! [`crate::json::DumpOptions`]:
+//! * **J1** "legacy raw": keys sorted by code point, separators `", "` / `": "`, non-ASCII raw.
+//! * **J2** "legacy ascii": as J1 but non-ASCII escaped `\uXXXX` (surrogate pairs above BMP).
+//! * **J3** "canonical": keys sorted, separators `","` / `":"`, non-ASCII raw.
+//!
+//! | identifier | bytes hashed | printed as |
+//! | --- | --- | --- |
+//! | `candidate_ref` | J1 of `{content_summary, guard_context, requested_action_scopes, scope, source, target_class}` (nulls inside kept) | `candidate:` + first 20 hex |
+//! | `activation_ref` | J2 of `{activated_at, candidate_ref, corpus_id}` | `activation:` + first 20 hex |
+//! | policy digest | the policy id text | first 12 hex |
+//! | opaque provider ref | `provider + "\n" + namespace + "\n" + resource_ref` | `provider-` + first 20 hex |
+//! | content digest | canonical text: `\r\n` → `\n`, then one trailing `\n` removed | all 64 hex |
+//! | `query_digest` | the compacted query text | first 16 hex |
+//! | memory ref digest | the raw provider resource ref | first 16 hex |
+//! | `event_summary_digest` | the public-safe compacted (≤500) event summary | first 16 hex |
+//! | scope ref digest | the binding's `scope_ref` | first 16 hex |
+//! | application receipt id | J3 of the complete receipt object | `rma_` + 64 hex |
+//! | `observation_id` | J3 of the 12 identity fields of the normalized observation | `muo_` + 64 hex |
+//! | observation fingerprint | J3 of the normalized observation without `created_at` | `muof_` + 64 hex |
+//! | item / set / none subject | J3 of `{attribution_level, memory_ref_digests}` (+ `application_receipt_id` for none) | `mui_` / `mus_` / `mul_` + 64 hex |
+//! | `reducer_identity` | J3 of `{policy_snapshot_ref, reducer_version, retrieval_snapshot_ref, schema_version, scope}` | `mur_` + 64 hex |
+//! | dogfood `receipt_id` | J1 of the six receipt identity fields | `dogfood:` + first 20 hex |
+//! | candidate ref digest | the `candidate_ref` text | first 16 hex |
+
+use sha2::{Digest, Sha256};
+
+use crate::json::{self, DumpOptions, Value};
+
+/// Lowercase hex SHA-256 of the UTF-8 bytes of `text`.
+pub fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// The first `n` hex characters of [`sha256_hex`].
+pub fn sha256_prefix(text: &str, n: usize) -> String {
+    let mut full = sha256_hex(text);
+    full.truncate(n);
+    full
+}
+
+/// J1: legacy separators, sorted keys, raw UTF-8.
+pub fn j1(value: &Value) -> String {
+    json::dumps(value, DumpOptions::LEGACY_RAW)
+}
+
+/// J2: legacy separators, sorted keys, ASCII escapes.
+pub fn j2(value: &Value) -> String {
+    json::dumps(value, DumpOptions::LEGACY_ASCII)
+}
+
+/// J3: canonical separators, sorted keys, raw UTF-8.
+pub fn j3(value: &Value) -> String {
+    json::canonical(value)
+}
+
+/// `candidate:` + 20 hex of J1(identity).
+pub fn candidate_ref(identity: &Value) -> String {
+    format!("candidate:{}", sha256_prefix(&j1(identity), 20))
+}
+
+/// `activation:` + 20 hex of J2(`{corpus_id, candidate_ref, activated_at}`).
+pub fn activation_ref(identity: &Value) -> String {
+    format!("activation:{}", sha256_prefix(&j2(identity), 20))
+}
+
+/// The 12-hex digest of a standing policy id.
+pub fn policy_digest(policy_id: &str) -> String {
+    sha256_prefix(policy_id, 12)
+}
+
+/// The opaque public reference of a provider resource.
+pub fn opaque_provider_ref(provider: &str, namespace: &str, resource_ref: &str) -> String {
+    format!(
+        "provider-{}",
+        sha256_prefix(&format!("{provider}\n{namespace}\n{resource_ref}"), 20)
+    )
+}
+
+/// `\r\n` → `\n`, then at most one trailing `\n` removed.
+pub fn canonical_text(content: &str) -> String {
+    let mut text = content.replace("\r\n", "\n");
+    if text.ends_with('\n') {
+        text.pop();
+    }
+    text
+}
+
+/// Full 64-hex digest of the canonical text of provider content.
+pub fn content_digest(content: &str) -> String {
+    sha256_hex(&canonical_text(content))
+}
+
+/// 16-hex digest, used for query, memory ref, summary and scope digests.
+pub fn short16(text: &str) -> String {
+    sha256_prefix(text, 16)
+}
+
+/// `rma_` + 64 hex of J3(receipt).
+pub fn application_receipt_id(receipt: &Value) -> String {
+    format!("rma_{}", sha256_hex(&j3(receipt)))
+}
+
+/// A `prefix` + 64 hex of the canonical JSON of `value`.
+pub fn prefixed_canonical(prefix: &str, value: &Value) -> String {
+    format!("{prefix}{}", sha256_hex(&j3(value)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_text_drops_one_trailing_newline() {
+        assert_eq!(canonical_text("a\r\nb\n\n"), "a\nb\n");
+        assert_eq!(content_digest("x\n"), sha256_hex("x"));
+    }
+
+    #[test]
+    fn observation_identity_example_from_the_spec() {
+        let identity = r#"{"application_receipt_id":"rma_9dd4","attribution_level":"item"}"#;
+        // Canonical bytes of a parsed object equal its compact sorted form.
+        let v = json::parse(identity).expect("valid");
+        assert_eq!(j3(&v), identity);
+        let subject = json::parse(
+            r#"{"memory_ref_digests":["0123456789abcdef"],"attribution_level":"item"}"#,
+        )
+        .expect("valid");
+        assert_eq!(
+            prefixed_canonical("mui_", &subject),
+            "mui_3cea6d313a6ef79649d8d73259830e8cd4d06bb73fff4c4c7b58f19e06c858b2"
+        );
+    }
+
+    #[test]
+    fn activation_ref_escapes_non_ascii() {
+        let v = crate::obj! {"corpus_id" => "c", "candidate_ref" => "candidate:x", "activated_at" => "é"};
+        assert_eq!(
+            j2(&Value::Object(v)),
+            r#"{"activated_at": "\u00e9", "candidate_ref": "candidate:x", "corpus_id": "c"}"#
+        );
+    }
+}

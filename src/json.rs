@@ -1,0 +1,1012 @@
+//! Ordered JSON values with Python-compatible parsing and printing.
+//!
+//! Owns the one value type every packet is built from ([`Value`], [`Map`]), a parser that
+//! accepts exactly what Python's `json.loads` accepts (including `NaN`, `Infinity`,
+//! arbitrary-precision integers and duplicate keys, where the last value wins at the first
+//! key's position) and reports errors with Python's wording and positions, and the printers
+//! that reproduce `json.dumps` byte for byte for every separator, `sort_keys` and
+//! `ensure_ascii` combination the contracts use. It does no I/O.
+
+use std::fmt::Write as _;
+
+use crate::pyfmt;
+
+/// An ordered JSON object: keys keep their insertion order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Map {
+    entries: Vec<(String, Value)>,
+}
+
+/// A JSON value with Python's distinctions: integers of any size apart from floats.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Value {
+    #[default]
+    Null,
+    Bool(bool),
+    /// An integer that fits in `i64`.
+    Int(i64),
+    /// An integer outside `i64`, kept as its canonical decimal text (optional `-`, no
+    /// leading zeros).
+    BigInt(String),
+    Float(f64),
+    Str(String),
+    Array(Vec<Value>),
+    Object(Map),
+}
+
+impl Map {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.entries
+            .iter_mut()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.entries.iter().any(|(k, _)| k == key)
+    }
+
+    /// Inserts like a Python dict: an existing key keeps its position and takes the value.
+    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) {
+        let key = key.into();
+        let value = value.into();
+        if let Some(slot) = self.get_mut(&key) {
+            *slot = value;
+        } else {
+            self.entries.push((key, value));
+        }
+    }
+
+    /// Builder form of [`Map::insert`].
+    pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.insert(key, value);
+        self
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let idx = self.entries.iter().position(|(k, _)| k == key)?;
+        Some(self.entries.remove(idx).1)
+    }
+
+    /// The shallow merge Python writes as `self | other`.
+    pub fn merged(mut self, other: &Map) -> Map {
+        for (k, v) in &other.entries {
+            self.insert(k.clone(), v.clone());
+        }
+        self
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(k, _)| k.as_str())
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn into_entries(self) -> Vec<(String, Value)> {
+        self.entries
+    }
+}
+
+impl FromIterator<(String, Value)> for Map {
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+        let mut map = Map::new();
+        for (k, v) in iter {
+            map.insert(k, v);
+        }
+        map
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Self {
+        Value::Bool(v)
+    }
+}
+impl From<i64> for Value {
+    fn from(v: i64) -> Self {
+        Value::Int(v)
+    }
+}
+impl From<i32> for Value {
+    fn from(v: i32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
+impl From<u32> for Value {
+    fn from(v: u32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
+impl From<usize> for Value {
+    fn from(v: usize) -> Self {
+        i64::try_from(v).map_or_else(|_| Value::BigInt(v.to_string()), Value::Int)
+    }
+}
+impl From<u64> for Value {
+    fn from(v: u64) -> Self {
+        i64::try_from(v).map_or_else(|_| Value::BigInt(v.to_string()), Value::Int)
+    }
+}
+impl From<f64> for Value {
+    fn from(v: f64) -> Self {
+        Value::Float(v)
+    }
+}
+impl From<&str> for Value {
+    fn from(v: &str) -> Self {
+        Value::Str(v.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(v: String) -> Self {
+        Value::Str(v)
+    }
+}
+impl From<&String> for Value {
+    fn from(v: &String) -> Self {
+        Value::Str(v.clone())
+    }
+}
+impl From<Map> for Value {
+    fn from(v: Map) -> Self {
+        Value::Object(v)
+    }
+}
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(v: Vec<T>) -> Self {
+        Value::Array(v.into_iter().map(Into::into).collect())
+    }
+}
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+impl Value {
+    pub fn as_object(&self) -> Option<&Map> {
+        match self {
+            Value::Object(m) => Some(m),
+            _ => None,
+        }
+    }
+    pub fn as_array(&self) -> Option<&Vec<Value>> {
+        match self {
+            Value::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+    pub fn is_null(&self) -> bool {
+        matches!(self, Value::Null)
+    }
+    /// Python truthiness of the value.
+    pub fn is_truthy(&self) -> bool {
+        match self {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Int(i) => *i != 0,
+            Value::BigInt(_) => true,
+            Value::Float(f) => *f != 0.0,
+            Value::Str(s) => !s.is_empty(),
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(m) => !m.is_empty(),
+        }
+    }
+    /// Looks a key up when the value is an object.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.as_object().and_then(|m| m.get(key))
+    }
+    /// The Python type name of the value, as used in some error strings.
+    pub fn py_type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "NoneType",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::BigInt(_) => "int",
+            Value::Float(_) => "float",
+            Value::Str(_) => "str",
+            Value::Array(_) => "list",
+            Value::Object(_) => "dict",
+        }
+    }
+}
+
+/// Builds an ordered [`Map`] from `key => value` pairs.
+#[macro_export]
+macro_rules! obj {
+    () => { $crate::json::Map::new() };
+    ($($k:expr => $v:expr),+ $(,)?) => {{
+        let mut m = $crate::json::Map::new();
+        $( m.insert($k, $crate::json::Value::from($v)); )+
+        m
+    }};
+}
+
+/// Builds a [`Value::Array`] of strings.
+pub fn str_list<S: AsRef<str>>(items: &[S]) -> Value {
+    Value::Array(
+        items
+            .iter()
+            .map(|s| Value::Str(s.as_ref().to_owned()))
+            .collect(),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// Printing
+// ---------------------------------------------------------------------------------------
+
+/// How to print a value, mirroring the `json.dumps` arguments the contracts use.
+#[derive(Debug, Clone, Copy)]
+pub struct DumpOptions {
+    pub indent: Option<usize>,
+    pub item_sep: &'static str,
+    pub key_sep: &'static str,
+    pub sort_keys: bool,
+    pub ensure_ascii: bool,
+}
+
+impl DumpOptions {
+    /// `json.dumps(v, indent=2, ensure_ascii=False)`: the packet printer.
+    pub const PRETTY: DumpOptions = DumpOptions {
+        indent: Some(2),
+        item_sep: ",",
+        key_sep: ": ",
+        sort_keys: false,
+        ensure_ascii: false,
+    };
+    /// `sort_keys=True, separators=(",", ":"), ensure_ascii=False`: canonical bytes.
+    pub const CANONICAL: DumpOptions = DumpOptions {
+        indent: None,
+        item_sep: ",",
+        key_sep: ":",
+        sort_keys: true,
+        ensure_ascii: false,
+    };
+    /// `sort_keys=True` with default separators and `ensure_ascii=False`.
+    pub const LEGACY_RAW: DumpOptions = DumpOptions {
+        indent: None,
+        item_sep: ", ",
+        key_sep: ": ",
+        sort_keys: true,
+        ensure_ascii: false,
+    };
+    /// `sort_keys=True` with default separators and `ensure_ascii=True`.
+    pub const LEGACY_ASCII: DumpOptions = DumpOptions {
+        indent: None,
+        item_sep: ", ",
+        key_sep: ": ",
+        sort_keys: true,
+        ensure_ascii: true,
+    };
+}
+
+/// Prints `value` as `json.dumps` would with `opts`.
+pub fn dumps(value: &Value, opts: DumpOptions) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, opts, 0);
+    out
+}
+
+/// The packet bytes: pretty JSON followed by one newline, as `print(json.dumps(...))`.
+pub fn to_pretty_line(value: &Value) -> String {
+    let mut out = dumps(value, DumpOptions::PRETTY);
+    out.push('\n');
+    out
+}
+
+/// Canonical JSON (sorted keys, `,`/`:`, raw UTF-8).
+pub fn canonical(value: &Value) -> String {
+    dumps(value, DumpOptions::CANONICAL)
+}
+
+fn newline_indent(out: &mut String, opts: DumpOptions, level: usize) {
+    if let Some(width) = opts.indent {
+        out.push('\n');
+        for _ in 0..width * level {
+            out.push(' ');
+        }
+    }
+}
+
+fn write_value(out: &mut String, value: &Value, opts: DumpOptions, level: usize) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::BigInt(s) => out.push_str(s),
+        Value::Float(f) => out.push_str(&json_float(*f)),
+        Value::Str(s) => write_string(out, s, opts.ensure_ascii),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(opts.item_sep);
+                }
+                newline_indent(out, opts, level + 1);
+                write_value(out, item, opts, level + 1);
+            }
+            newline_indent(out, opts, level);
+            out.push(']');
+        }
+        Value::Object(map) => {
+            if map.is_empty() {
+                out.push_str("{}");
+                return;
+            }
+            out.push('{');
+            let mut entries: Vec<(&str, &Value)> = map.iter().collect();
+            if opts.sort_keys {
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+            }
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push_str(opts.item_sep);
+                }
+                newline_indent(out, opts, level + 1);
+                write_string(out, k, opts.ensure_ascii);
+                out.push_str(opts.key_sep);
+                write_value(out, v, opts, level + 1);
+            }
+            newline_indent(out, opts, level);
+            out.push('}');
+        }
+    }
+}
+
+/// A float as `json.dumps` prints it (`allow_nan=True`).
+pub fn json_float(f: f64) -> String {
+    if f.is_nan() {
+        "NaN".to_owned()
+    } else if f.is_infinite() {
+        if f > 0.0 {
+            "Infinity".to_owned()
+        } else {
+            "-Infinity".to_owned()
+        }
+    } else {
+        pyfmt::float_repr(f)
+    }
+}
+
+/// Writes a JSON string literal with Python's escaping rules.
+pub fn write_string(out: &mut String, s: &str, ensure_ascii: bool) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if ensure_ascii && (c as u32) > 0x7e => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------------------
+
+/// A parse failure, worded like Python's `json.JSONDecodeError` (or a refusal this port
+/// makes on purpose, such as a lone surrogate escape).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ParseError {
+    pub message: String,
+}
+
+/// Decodes bytes as UTF-8 with Python's codec error wording.
+pub fn decode_utf8(bytes: &[u8]) -> Result<&str, ParseError> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s),
+        Err(err) => {
+            let start = err.valid_up_to();
+            let message = match err.error_len() {
+                None => {
+                    let end = bytes.len() - 1;
+                    if end > start {
+                        format!(
+                            "'utf-8' codec can't decode bytes in position {start}-{end}: unexpected end of data"
+                        )
+                    } else {
+                        format!(
+                            "'utf-8' codec can't decode byte 0x{:02x} in position {start}: unexpected end of data",
+                            bytes[start]
+                        )
+                    }
+                }
+                Some(len) => {
+                    let lead = bytes[start];
+                    let reason = if (0xc2..=0xf4).contains(&lead) {
+                        "invalid continuation byte"
+                    } else {
+                        "invalid start byte"
+                    };
+                    if len > 1 {
+                        format!(
+                            "'utf-8' codec can't decode bytes in position {start}-{}: {reason}",
+                            start + len - 1
+                        )
+                    } else {
+                        format!(
+                            "'utf-8' codec can't decode byte 0x{lead:02x} in position {start}: {reason}"
+                        )
+                    }
+                }
+            };
+            Err(ParseError { message })
+        }
+    }
+}
+
+/// Parses a document as Python's `json.loads` does.
+pub fn parse(text: &str) -> Result<Value, ParseError> {
+    let mut parser = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    if text.starts_with('\u{feff}') {
+        return Err(parser.error_at("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+    }
+    parser.skip_ws();
+    let value = parser.parse_value()?;
+    parser.skip_ws();
+    if parser.pos != parser.bytes.len() {
+        return Err(parser.error_at("Extra data", parser.pos));
+    }
+    Ok(value)
+}
+
+/// Deepest nesting accepted; Python would raise `RecursionError` far past any real packet.
+const MAX_DEPTH: usize = 512;
+
+struct Parser<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    depth: usize,
+}
+
+impl Parser<'_> {
+    fn error_at(&self, msg: &str, byte_pos: usize) -> ParseError {
+        let before = &self.text[..byte_pos.min(self.text.len())];
+        let char_pos = before.chars().count();
+        let line = before.matches('\n').count() + 1;
+        let col = match before.rfind('\n') {
+            Some(nl) => before[nl + 1..].chars().count() + 1,
+            None => char_pos + 1,
+        };
+        ParseError {
+            message: format!("{msg}: line {line} column {col} (char {char_pos})"),
+        }
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn starts_with(&self, lit: &str) -> bool {
+        self.bytes[self.pos..].starts_with(lit.as_bytes())
+    }
+
+    fn parse_value(&mut self) -> Result<Value, ParseError> {
+        match self.peek() {
+            Some(b'"') => {
+                let start = self.pos;
+                self.pos += 1;
+                Ok(Value::Str(self.parse_string_body(start)?))
+            }
+            Some(b'{') => self.parse_object(),
+            Some(b'[') => self.parse_array(),
+            Some(b'n') if self.starts_with("null") => {
+                self.pos += 4;
+                Ok(Value::Null)
+            }
+            Some(b't') if self.starts_with("true") => {
+                self.pos += 4;
+                Ok(Value::Bool(true))
+            }
+            Some(b'f') if self.starts_with("false") => {
+                self.pos += 5;
+                Ok(Value::Bool(false))
+            }
+            Some(b'N') if self.starts_with("NaN") => {
+                self.pos += 3;
+                Ok(Value::Float(f64::NAN))
+            }
+            Some(b'I') if self.starts_with("Infinity") => {
+                self.pos += 8;
+                Ok(Value::Float(f64::INFINITY))
+            }
+            Some(b'-') if self.starts_with("-Infinity") => {
+                self.pos += 9;
+                Ok(Value::Float(f64::NEG_INFINITY))
+            }
+            Some(b'-' | b'0'..=b'9') => self.parse_number(),
+            _ => Err(self.error_at("Expecting value", self.pos)),
+        }
+    }
+
+    fn parse_number(&mut self) -> Result<Value, ParseError> {
+        let start = self.pos;
+        let b = self.bytes;
+        let mut i = self.pos;
+        if b.get(i) == Some(&b'-') {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'0') => i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(b.get(i), Some(b'0'..=b'9')) {
+                    i += 1;
+                }
+            }
+            _ => return Err(self.error_at("Expecting value", start)),
+        }
+        let int_end = i;
+        let mut is_float = false;
+        if b.get(i) == Some(&b'.') && matches!(b.get(i + 1), Some(b'0'..=b'9')) {
+            i += 2;
+            while matches!(b.get(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+            is_float = true;
+        }
+        if matches!(b.get(i), Some(b'e' | b'E')) {
+            let mut j = i + 1;
+            if matches!(b.get(j), Some(b'+' | b'-')) {
+                j += 1;
+            }
+            if matches!(b.get(j), Some(b'0'..=b'9')) {
+                while matches!(b.get(j), Some(b'0'..=b'9')) {
+                    j += 1;
+                }
+                i = j;
+                is_float = true;
+            }
+        }
+        self.pos = i;
+        let text = &self.text[start..i];
+        if is_float {
+            // Rust's parser is correctly rounded like Python's; overflow gives infinity.
+            let f: f64 = text
+                .parse()
+                .map_err(|_| self.error_at("Expecting value", start))?;
+            Ok(Value::Float(f))
+        } else {
+            let digits = &self.text[start..int_end];
+            Ok(match digits.parse::<i64>() {
+                Ok(v) => Value::Int(v),
+                Err(_) => Value::BigInt(digits.to_owned()),
+            })
+        }
+    }
+
+    /// Parses a string whose opening quote sits at `start`; `self.pos` is just past it.
+    fn parse_string_body(&mut self, start: usize) -> Result<String, ParseError> {
+        let mut out = String::new();
+        loop {
+            let chunk_start = self.pos;
+            while let Some(&c) = self.bytes.get(self.pos) {
+                if c == b'"' || c == b'\\' || c < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            out.push_str(&self.text[chunk_start..self.pos]);
+            match self.peek() {
+                None => return Err(self.error_at("Unterminated string starting at", start)),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(out);
+                }
+                Some(b'\\') => {
+                    let esc_pos = self.pos;
+                    self.pos += 1;
+                    let Some(e) = self.peek() else {
+                        return Err(self.error_at("Unterminated string starting at", start));
+                    };
+                    self.pos += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let first = self.hex4(esc_pos)?;
+                            let code =
+                                if (0xd800..0xdc00).contains(&first) && self.starts_with("\\u") {
+                                    let save = self.pos;
+                                    self.pos += 2;
+                                    let second = self.hex4(save)?;
+                                    if (0xdc00..0xe000).contains(&second) {
+                                        0x10000 + ((first - 0xd800) << 10) + (second - 0xdc00)
+                                    } else {
+                                        self.pos = save;
+                                        first
+                                    }
+                                } else {
+                                    first
+                                };
+                            match char::from_u32(code) {
+                                Some(c) => out.push(c),
+                                None => {
+                                    return Err(ParseError {
+                                        message: format!(
+                                            "lone surrogate escape \\u{code:04x} is not supported: {}",
+                                            self.error_at("position", esc_pos)
+                                                .message
+                                                .trim_start_matches("position: ")
+                                        ),
+                                    });
+                                }
+                            }
+                        }
+                        _ => return Err(self.error_at("Invalid \\escape", esc_pos)),
+                    }
+                }
+                Some(_) => return Err(self.error_at("Invalid control character at", self.pos)),
+            }
+        }
+    }
+
+    fn hex4(&mut self, esc_pos: usize) -> Result<u32, ParseError> {
+        let digits = self.bytes.get(self.pos..self.pos + 4);
+        let parsed = digits.and_then(|d| {
+            if d.iter().all(u8::is_ascii_hexdigit) {
+                std::str::from_utf8(d)
+                    .ok()
+                    .and_then(|s| u32::from_str_radix(s, 16).ok())
+            } else {
+                None
+            }
+        });
+        match parsed {
+            Some(v) => {
+                self.pos += 4;
+                Ok(v)
+            }
+            None => Err(self.error_at("Invalid \\uXXXX escape", esc_pos + 1)),
+        }
+    }
+
+    fn enter(&mut self) -> Result<(), ParseError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(ParseError {
+                message: format!("JSON nesting deeper than {MAX_DEPTH} levels is not supported"),
+            });
+        }
+        Ok(())
+    }
+
+    fn parse_object(&mut self) -> Result<Value, ParseError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut map = Map::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::Object(map));
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.error_at(
+                    "Expecting property name enclosed in double quotes",
+                    self.pos,
+                ));
+            }
+            let start = self.pos;
+            self.pos += 1;
+            let key = self.parse_string_body(start)?;
+            self.skip_ws();
+            if self.peek() != Some(b':') {
+                return Err(self.error_at("Expecting ':' delimiter", self.pos));
+            }
+            self.pos += 1;
+            self.skip_ws();
+            let value = self.parse_value()?;
+            map.insert(key, value);
+            self.skip_ws();
+            match self.peek() {
+                Some(b'}') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+        self.depth -= 1;
+        Ok(Value::Object(map))
+    }
+
+    fn parse_array(&mut self) -> Result<Value, ParseError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            self.depth -= 1;
+            return Ok(Value::Array(items));
+        }
+        loop {
+            items.push(self.parse_value()?);
+            self.skip_ws();
+            match self.peek() {
+                Some(b']') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b',') => {
+                    self.pos += 1;
+                    self.skip_ws();
+                }
+                _ => return Err(self.error_at("Expecting ',' delimiter", self.pos)),
+            }
+        }
+        self.depth -= 1;
+        Ok(Value::Array(items))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// serde bridges (typed wire structs and schemas)
+// ---------------------------------------------------------------------------------------
+
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self {
+            Value::Null => serializer.serialize_unit(),
+            Value::Bool(b) => serializer.serialize_bool(*b),
+            Value::Int(i) => serializer.serialize_i64(*i),
+            Value::BigInt(s) => serializer.serialize_str(s),
+            Value::Float(f) => serializer.serialize_f64(*f),
+            Value::Str(s) => serializer.serialize_str(s),
+            Value::Array(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Value::Object(map) => {
+                let mut m = serializer.serialize_map(Some(map.len()))?;
+                for (k, v) in map.iter() {
+                    m.serialize_entry(k, v)?;
+                }
+                m.end()
+            }
+        }
+    }
+}
+
+/// Converts a `serde_json` value (built with `preserve_order`) into an ordered [`Value`].
+pub fn from_serde(value: serde_json::Value) -> Value {
+    match value {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(b),
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Value::Int(i)
+            } else if let Some(u) = n.as_u64() {
+                Value::from(u)
+            } else {
+                Value::Float(n.as_f64().unwrap_or(f64::NAN))
+            }
+        }
+        serde_json::Value::String(s) => Value::Str(s),
+        serde_json::Value::Array(items) => {
+            Value::Array(items.into_iter().map(from_serde).collect())
+        }
+        serde_json::Value::Object(map) => {
+            Value::Object(map.into_iter().map(|(k, v)| (k, from_serde(v))).collect())
+        }
+    }
+}
+
+/// Serializes a typed wire struct into an ordered [`Value`] (field order = key order).
+pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, serde_json::Error> {
+    serde_json::to_value(value).map(from_serde)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(text: &str) -> String {
+        dumps(&parse(text).expect("valid"), DumpOptions::PRETTY)
+    }
+
+    #[test]
+    fn pretty_matches_python_layout() {
+        let v = parse(r#"{"a": [1, 2.5, {"b": []}], "c": {}, "d": "é\n"}"#).expect("valid");
+        assert_eq!(
+            dumps(&v, DumpOptions::PRETTY),
+            "{\n  \"a\": [\n    1,\n    2.5,\n    {\n      \"b\": []\n    }\n  ],\n  \"c\": {},\n  \"d\": \"é\\n\"\n}"
+        );
+    }
+
+    #[test]
+    fn duplicate_key_keeps_first_position_and_last_value() {
+        let v = parse(r#"{"a": 1, "b": 2, "a": 3}"#).expect("valid");
+        assert_eq!(dumps(&v, DumpOptions::CANONICAL), r#"{"a":3,"b":2}"#);
+        let keys: Vec<&str> = v.as_object().expect("object").keys().collect();
+        assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn keeps_ints_apart_from_floats() {
+        assert_eq!(
+            roundtrip("[1, 1.0, -0.0, 1e16, 1E-6, 100000000000000000000]"),
+            "[\n  1,\n  1.0,\n  -0.0,\n  1e+16,\n  1e-06,\n  100000000000000000000\n]"
+        );
+    }
+
+    #[test]
+    fn accepts_python_literals() {
+        assert_eq!(
+            dumps(
+                &parse("[NaN, Infinity, -Infinity, 1e999]").expect("valid"),
+                DumpOptions::CANONICAL
+            ),
+            "[NaN,Infinity,-Infinity,Infinity]"
+        );
+    }
+
+    #[test]
+    fn escapes_like_python() {
+        let v = Value::Str("\"\\\u{1}\u{7f}é😀/\u{2028}".to_owned());
+        assert_eq!(
+            dumps(&v, DumpOptions::PRETTY),
+            "\"\\\"\\\\\\u0001\u{7f}é😀/\u{2028}\""
+        );
+        assert_eq!(
+            dumps(&v, DumpOptions::LEGACY_ASCII),
+            "\"\\\"\\\\\\u0001\\u007f\\u00e9\\ud83d\\ude00/\\u2028\""
+        );
+    }
+
+    #[test]
+    fn error_messages_match_python() {
+        let cases = [
+            ("", "Expecting value: line 1 column 1 (char 0)"),
+            (
+                "{'a': 1}",
+                "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            ),
+            (
+                "{\"a\" 1}",
+                "Expecting ':' delimiter: line 1 column 6 (char 5)",
+            ),
+            ("[1 2]", "Expecting ',' delimiter: line 1 column 4 (char 3)"),
+            ("{} x", "Extra data: line 1 column 4 (char 3)"),
+            (
+                "\"abc",
+                "Unterminated string starting at: line 1 column 1 (char 0)",
+            ),
+            ("\"a\\x\"", "Invalid \\escape: line 1 column 3 (char 2)"),
+            ("\n\n  [", "Expecting value: line 3 column 4 (char 5)"),
+            ("[1,]", "Expecting value: line 1 column 4 (char 3)"),
+            (
+                "\u{feff}{}",
+                "Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)",
+            ),
+            (
+                "\"é\u{1}\"",
+                "Invalid control character at: line 1 column 3 (char 2)",
+            ),
+            (
+                "\"\\u12\"",
+                "Invalid \\uXXXX escape: line 1 column 3 (char 2)",
+            ),
+            (
+                "{\"a\":1,}",
+                "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)",
+            ),
+            ("1.", "Extra data: line 1 column 2 (char 1)"),
+            ("[-]", "Expecting value: line 1 column 2 (char 1)"),
+            ("01", "Extra data: line 1 column 2 (char 1)"),
+        ];
+        for (text, message) in cases {
+            assert_eq!(
+                parse(text).expect_err(text).message,
+                message,
+                "input {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn utf8_errors_match_python_codec() {
+        assert_eq!(
+            decode_utf8(b"\xff{}").expect_err("invalid").message,
+            "'utf-8' codec can't decode byte 0xff in position 0: invalid start byte"
+        );
+    }
+
+    #[test]
+    fn merge_keeps_left_positions() {
+        let a = crate::obj! {"x" => 1, "y" => 2};
+        let b = crate::obj! {"z" => 3, "x" => 4};
+        let keys: Vec<String> = a
+            .merged(&b)
+            .iter()
+            .map(|(k, v)| format!("{k}={}", dumps(v, DumpOptions::CANONICAL)))
+            .collect();
+        assert_eq!(keys, ["x=4", "y=2", "z=3"]);
+    }
+}

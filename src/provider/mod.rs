@@ -1,0 +1,1 @@
+//! TODO(issue 3): memory providers (embedded SQLite store, OpenViking).

@@ -1,0 +1,342 @@
+//! Python's text conventions that leak into the wire format.
+//!
+//! Owns `repr(float)`, `str(value or "")` (the "pystr" coercion of lenient validators),
+//! `repr()` of strings, lists and dicts, Python's whitespace set for `strip()`/`split()`,
+//! and `round(x, 6)`. Everything here is pure and deterministic.
+
+use std::fmt::Write as _;
+
+use crate::json::Value;
+
+/// `repr(f)` for a finite or non-finite float (`inf`, `nan` as Python prints them).
+pub fn float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".to_owned();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
+    }
+    // `{:e}` gives the shortest round-trip digits in scientific form, e.g. `1.5e-7`.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if (-4..16).contains(&exp) {
+        // Fixed notation with at least one digit after the point.
+        let point = exp + 1; // digits before the decimal point
+        if point <= 0 {
+            out.push_str("0.");
+            for _ in 0..(-point) {
+                out.push('0');
+            }
+            out.push_str(&digits);
+        } else {
+            let point = point as usize;
+            if digits.len() <= point {
+                out.push_str(&digits);
+                for _ in digits.len()..point {
+                    out.push('0');
+                }
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..point]);
+                out.push('.');
+                out.push_str(&digits[point..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+    }
+    out
+}
+
+/// Python's `str.isspace()` for one character.
+pub fn is_py_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n'
+            | '\u{b}'
+            | '\u{c}'
+            | '\r'
+            | '\u{1c}'..='\u{1f}'
+            | ' '
+            | '\u{85}'
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
+}
+
+/// Python's `s.strip()`.
+pub fn py_strip(s: &str) -> &str {
+    s.trim_matches(is_py_space)
+}
+
+/// Python's `s.split()` (no argument).
+pub fn py_split(s: &str) -> impl Iterator<Item = &str> {
+    s.split(is_py_space).filter(|part| !part.is_empty())
+}
+
+/// Python's `" ".join(s.split())`.
+pub fn collapse_ws(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for part in py_split(s) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Python's `str(value or "")` for a JSON value.
+pub fn pystr(v: Option<&Value>) -> String {
+    match v {
+        None => String::new(),
+        Some(v) if !v.is_truthy() => String::new(),
+        Some(Value::Str(s)) => s.clone(),
+        Some(v) => py_str_value(v),
+    }
+}
+
+/// Python's `str(pystr(value)).strip()`, the usual first step of a lenient validator.
+pub fn pystr_strip(v: Option<&Value>) -> String {
+    let s = pystr(v);
+    py_strip(&s).to_owned()
+}
+
+/// Python's `str(v)` (not `repr`) for any JSON value.
+pub fn py_str_value(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+/// Python's `repr(v)` for a JSON value (`True`, `None`, `'text'`, `[1, 'a']`, `{'k': 1}`).
+pub fn py_repr(v: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, v);
+    out
+}
+
+fn write_repr(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::BigInt(s) => out.push_str(s),
+        Value::Float(f) => out.push_str(&float_repr(*f)),
+        Value::Str(s) => out.push_str(&str_repr(s)),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_repr(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&str_repr(k));
+                out.push_str(": ");
+                write_repr(out, item);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// An approximation of `str.isprintable()` for one character: false for controls,
+/// separators other than the ASCII space, format characters, surrogates and private use.
+fn is_printable(c: char) -> bool {
+    let u = c as u32;
+    !(u < 0x20
+        || (0x7f..=0xa0).contains(&u)
+        || u == 0xad
+        || (0x2000..=0x200f).contains(&u)
+        || (0x2028..=0x202f).contains(&u)
+        || (0x205f..=0x206f).contains(&u)
+        || u == 0x1680
+        || u == 0x3000
+        || u == 0xfeff
+        || (0xfff9..=0xfffb).contains(&u)
+        || (0xe000..=0xf8ff).contains(&u)
+        || (0xf0000..).contains(&u)
+        || u == 0x061c
+        || u == 0x180e)
+}
+
+/// Python's `repr(str)`.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if !is_printable(c) => {
+                let u = c as u32;
+                if u < 0x100 {
+                    let _ = write!(out, "\\x{u:02x}");
+                } else if u < 0x10000 {
+                    let _ = write!(out, "\\u{u:04x}");
+                } else {
+                    let _ = write!(out, "\\U{u:08x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `repr` of a list of strings, e.g. `['a', 'b']`.
+pub fn str_list_repr<S: AsRef<str>>(items: &[S]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| str_repr(s.as_ref())).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Python's `round(x, 6)`: correctly rounded on the exact binary value.
+pub fn round6(x: f64) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    // `{:.6}` rounds the exact decimal expansion half-to-even, as CPython's dtoa does.
+    let text = format!("{x:.6}");
+    let rounded: f64 = text.parse().unwrap_or(x);
+    if rounded == 0.0 {
+        // Python keeps the sign of the input for a zero result.
+        if x.is_sign_negative() { -0.0 } else { 0.0 }
+    } else {
+        rounded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_repr_matches_python_table() {
+        let table: &[(f64, &str)] = &[
+            (1.0, "1.0"),
+            (30.0, "30.0"),
+            (0.9, "0.9"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (1e15, "1000000000000000.0"),
+            (123456789012345.6, "123456789012345.6"),
+            (1e-6, "1e-06"),
+            (1.5e-7, "1.5e-07"),
+            (5e-7, "5e-07"),
+            (0.0001, "0.0001"),
+            (0.00012, "0.00012"),
+            (-0.0, "-0.0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (-2.5, "-2.5"),
+            (1e22, "1e+22"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (0.42, "0.42"),
+            (123.0, "123.0"),
+        ];
+        for (f, want) in table {
+            assert_eq!(float_repr(*f), *want, "repr of {f:e}");
+        }
+    }
+
+    #[test]
+    fn round6_is_correctly_rounded() {
+        assert_eq!(round6(5e-7), 0.0);
+        assert_eq!(round6(1.5e-6), 2e-6); // exact value is just above the tie
+        assert_eq!(round6(0.9999995), 1.0);
+        assert_eq!(round6(0.123456789), 0.123457);
+        assert_eq!(float_repr(round6(-0.0)), "-0.0");
+        assert_eq!(float_repr(round6(-1e-9)), "-0.0");
+    }
+
+    #[test]
+    fn pystr_follows_python_truthiness() {
+        let v = crate::json::parse(
+            r#"[null, false, 0, 0.0, "", [], {}, true, 5, 1e16, ["a", 1], {"a": true}]"#,
+        )
+        .expect("valid");
+        let got: Vec<String> = v
+            .as_array()
+            .expect("array")
+            .iter()
+            .map(|x| pystr(Some(x)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "True",
+                "5",
+                "1e+16",
+                "['a', 1]",
+                "{'a': True}"
+            ]
+        );
+    }
+
+    #[test]
+    fn str_repr_picks_quotes_like_python() {
+        assert_eq!(str_repr("a"), "'a'");
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("'\""), "'\\'\"'");
+        assert_eq!(str_repr("a\nb\u{1}é"), "'a\\nb\\x01é'");
+    }
+
+    #[test]
+    fn strip_uses_python_whitespace() {
+        assert_eq!(py_strip("\u{1c} a \u{3000}"), "a");
+        assert_eq!(collapse_ws("  a \t b\n c  "), "a b c");
+    }
+}

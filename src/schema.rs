@@ -1,0 +1,1 @@
+//! JSON Schemas of the packets, generated with schemars and committed under `schemas/`.

@@ -1,0 +1,46 @@
+//! Group-level behaviour: help, version, missing subcommand.
+
+use crate::snap;
+use crate::support::run;
+
+#[test]
+fn no_subcommand_is_an_argument_error() {
+    let out = run(&[]);
+    assert_eq!(out.code, 2);
+    assert!(out.stdout.is_empty());
+    assert!(out.stderr.contains("Usage"));
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    snap!("group_version", run(&["--version"]));
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for sub in [
+        "architecture",
+        "corpus-registry",
+        "health-check",
+        "candidate-review",
+        "route-check",
+        "experiment-status",
+        "ingest-event",
+        "evaluate",
+        "dogfood-evaluate",
+        "operator-control",
+        "utility-project",
+        "utility-reduce",
+        "utility-observe",
+        "utility-validate",
+    ] {
+        let out = run(&[sub, "--help"]);
+        assert_eq!(out.code, 0, "{sub} --help");
+        assert!(out.stdout.contains("Usage: reward-memory"), "{sub} --help");
+    }
+}
+
+#[test]
+fn unknown_argument_is_an_argument_error() {
+    snap!("group_unknown_argument", run(&["architecture", "--bogus"]));
+}

@@ -1,0 +1,32 @@
+//! The one integration test binary: each subcommand has a file of its own.
+
+mod support;
+
+mod architecture;
+mod corpus_registry;
+mod group;
+
+/// Every `.rs` file under `tests/cli` must be declared as a module above.
+#[test]
+fn every_test_file_is_declared() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli");
+    let main = std::fs::read_to_string(dir.join("main.rs")).expect("main.rs is readable");
+    let entries = std::fs::read_dir(&dir).expect("tests/cli is readable");
+    for entry in entries {
+        let path = entry.expect("directory entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") {
+            continue;
+        }
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        if stem == "main" {
+            continue;
+        }
+        assert!(
+            main.contains(&format!("mod {stem};")),
+            "tests/cli/{stem}.rs is not declared in tests/cli/main.rs"
+        );
+    }
+}

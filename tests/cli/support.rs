@@ -1,0 +1,127 @@
+//! Shared helpers: run the binary in a scratch directory and render a transcript
+//! (exit status, stdout, stderr) for insta file snapshots.
+
+#![allow(dead_code)] // helpers are shared by files that use different subsets
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// One finished run of the binary.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The whole observable behaviour as one text block.
+    pub fn transcript(&self) -> String {
+        format!(
+            "exit: {}\n----- stdout -----\n{}----- stderr -----\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Stdout parsed as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).expect("stdout is JSON")
+    }
+}
+
+/// A fresh empty directory under the target dir, removed on drop.
+pub struct Scratch {
+    pub path: PathBuf,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let path =
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(path.join(".home")).expect("scratch dir");
+        Scratch { path }
+    }
+
+    /// Writes a file relative to the scratch dir.
+    pub fn write(&self, rel: &str, contents: &str) -> &Scratch {
+        let path = self.path.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("parent dir");
+        }
+        std::fs::write(path, contents).expect("write file");
+        self
+    }
+
+    /// Runs the binary inside the scratch dir with an isolated HOME.
+    pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("reward-memory");
+        cmd.current_dir(&self.path)
+            .env("HOME", self.path.join(".home"))
+            .env_remove("LOOPX_REGISTRY")
+            .env("COLUMNS", "100")
+            .args(args);
+        if let Some(input) = stdin {
+            cmd.write_stdin(input.as_bytes().to_vec());
+        }
+        let output = cmd.output().expect("binary runs");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout)
+                .replace(&*self.path.to_string_lossy(), "@CASE_DIR@"),
+            stderr: String::from_utf8_lossy(&output.stderr)
+                .replace(&*self.path.to_string_lossy(), "@CASE_DIR@"),
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// Runs the binary with no files, in a scratch dir.
+pub fn run(args: &[&str]) -> Run {
+    Scratch::new().run(args, None)
+}
+
+/// The repository's fixtures directory.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Every `*.json` file of `fixtures/<sub>/<kind>/`, sorted by name.
+pub fn fixture_files(sub: &str, kind: &str) -> Vec<PathBuf> {
+    let dir = fixtures_dir().join(sub).join(kind);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// insta settings that store snapshots under `tests/cli/snapshots`.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+/// Snapshots a run's transcript under `name`.
+#[macro_export]
+macro_rules! snap {
+    ($name:expr, $run:expr) => {{
+        let run = $run;
+        $crate::support::snapshot_settings().bind(|| {
+            insta::assert_snapshot!($name, run.transcript());
+        });
+    }};
+}
