@@ -3,6 +3,7 @@
 mod support;
 
 mod architecture;
+mod candidate_review;
 mod corpus_registry;
 mod group;
 
