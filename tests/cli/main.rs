@@ -6,6 +6,8 @@ mod architecture;
 mod candidate_review;
 mod corpus_registry;
 mod group;
+mod health_check;
+mod route_check;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
