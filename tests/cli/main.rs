@@ -8,6 +8,7 @@ mod corpus_registry;
 mod group;
 mod health_check;
 mod route_check;
+mod schemas;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
