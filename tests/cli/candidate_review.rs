@@ -103,3 +103,19 @@ fn unknown_case_is_an_argument_error() {
         run(&["candidate-review", "--case", "bogus"])
     );
 }
+
+#[test]
+fn every_decision_conforms_to_the_review_schema() {
+    for decision in ["accept", "edit", "reject", "retire", "no_write"] {
+        crate::schemas::assert_conforms(
+            "reward_memory_candidate_review_v0",
+            &[
+                "candidate-review",
+                "--decision",
+                decision,
+                "--format",
+                "json",
+            ],
+        );
+    }
+}

@@ -106,3 +106,13 @@ fn unknown_case_is_an_argument_error() {
         run(&["health-check", "--case", "bogus"])
     );
 }
+
+#[test]
+fn every_case_conforms_to_the_health_schema() {
+    for (case, _, _) in CASES {
+        crate::schemas::assert_conforms(
+            "reward_memory_corpus_health_v0",
+            &["health-check", "--case", case, "--format", "json"],
+        );
+    }
+}

@@ -140,3 +140,25 @@ fn unknown_choices_are_argument_errors() {
         );
     }
 }
+
+#[test]
+fn route_packets_conform_to_the_route_schema() {
+    for args in [
+        &["route-check", "--case", "pr-3237", "--format", "json"][..],
+        &["route-check", "--format", "json"][..],
+        &[
+            "route-check",
+            "--named-reproduction",
+            "--named-validation",
+            "--effect-evidence",
+            "--format",
+            "json",
+        ][..],
+    ] {
+        crate::schemas::assert_conforms("reward_memory_pilot_meta_route_v0", args);
+    }
+    crate::schemas::assert_conforms(
+        "reward_memory_error_v0",
+        &["route-check", "--surface-count", "0", "--format", "json"],
+    );
+}
