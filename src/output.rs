@@ -2,7 +2,8 @@
 //!
 //! Markdown is a view of the same packet: a fixed list of top-level keys in a fixed
 //! order, values through Python's `str()`. Nested objects are never dumped; they are
-//! summarized by their `status` (or `schema_version`) so the view stays readable.
+//! summarized by their `status` (or `schema_version`) so the view stays readable, and an
+//! operator-control `receipt` adds its `control_ref` and `effective_action` lines.
 
 use crate::cli::Format;
 use crate::json::{self, Value};
@@ -20,12 +21,10 @@ fn scalar(v: &Value) -> String {
     match v {
         Value::Object(map) => {
             // A readable summary instead of a Python dict repr.
-            let label = map
-                .get("status")
+            map.get("status")
                 .or_else(|| map.get("schema_version"))
                 .map(pyfmt::py_str_value)
-                .unwrap_or_default();
-            format!("{label} ({} fields)", map.len())
+                .unwrap_or_default()
         }
         other => pyfmt::py_str_value(other),
     }
@@ -44,6 +43,13 @@ pub fn markdown(packet: &Value) -> String {
         ] {
             if let Some(v) = map.get(key) {
                 lines.push(format!("- {key}: `{}`", scalar(v)));
+            }
+        }
+        if let Some(Value::Object(receipt)) = map.get("receipt") {
+            for key in ["control_ref", "effective_action"] {
+                if let Some(v) = receipt.get(key) {
+                    lines.push(format!("- {key}: `{}`", scalar(v)));
+                }
             }
         }
         if let Some(Value::Array(items)) = map.get("memory_classes") {
@@ -76,6 +82,24 @@ mod tests {
         assert_eq!(
             markdown(&packet),
             "# Reward Memory\n\n- status: `activated`\n- reason_codes: ``\n\n"
+        );
+    }
+
+    #[test]
+    fn nested_decision_renders_its_status_and_the_receipt_lines() {
+        let packet = Value::Object(crate::obj! {
+            "status" => "control_ready",
+            "decision" => crate::obj! {"ok" => true, "status" => "retired"},
+            "receipt" => crate::obj! {
+                "control_ref" => "control:x",
+                "action" => "retire",
+                "effective_action" => "retire",
+            },
+        });
+        assert_eq!(
+            markdown(&packet),
+            "# Reward Memory\n\n- status: `control_ready`\n- decision: `retired`\n\
+             - control_ref: `control:x`\n- effective_action: `retire`\n\n"
         );
     }
 

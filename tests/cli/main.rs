@@ -7,6 +7,7 @@ mod candidate_review;
 mod corpus_registry;
 mod group;
 mod health_check;
+mod operator_control;
 mod route_check;
 mod schemas;
 
