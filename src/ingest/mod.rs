@@ -1,5 +1,7 @@
 //! TODO(issue 3): ingest-event.
 
+pub mod policy;
+
 use crate::Context;
 use crate::cli::IngestEventArgs;
 use crate::error::Error;
