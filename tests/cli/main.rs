@@ -3,8 +3,12 @@
 mod support;
 
 mod architecture;
+mod candidate_review;
 mod corpus_registry;
 mod group;
+mod health_check;
+mod route_check;
+mod schemas;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
