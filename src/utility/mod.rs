@@ -193,3 +193,8 @@ pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Erro
         exit,
     })
 }
+
+#[cfg(test)]
+mod props;
+#[cfg(test)]
+mod testkit;

@@ -253,7 +253,12 @@ impl Scope {
 
     /// Reads a scope whose four values were already validated as strings.
     pub fn from_map(map: &Map) -> Scope {
-        let get = |k: &str| map.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let get = |k: &str| {
+            map.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
         Scope {
             agent_id: get("agent_id"),
             project_id: get("project_id"),
@@ -553,7 +558,9 @@ fn utility_fields(map: &Map) -> FieldResult<UtilityFields> {
         ));
     }
     if label != UtilityLabel::Unknown && evidence_refs.is_empty() {
-        return Err(FieldError::new("non-unknown utility requires evidence_refs"));
+        return Err(FieldError::new(
+            "non-unknown utility requires evidence_refs",
+        ));
     }
     Ok(UtilityFields {
         utility_label: label,
@@ -1082,7 +1089,8 @@ fn classify(value: &Value) -> ObservationReason {
     {
         return ObservationReason::MalformedSnapshot;
     }
-    let Ok(observation_id) = lenient_ref(field(raw, "observation_id"), "observation.observation_id")
+    let Ok(observation_id) =
+        lenient_ref(field(raw, "observation_id"), "observation.observation_id")
     else {
         return ObservationReason::IdentityInvalid;
     };
@@ -1136,7 +1144,10 @@ pub fn validate_observation_with_facts(
             "policy_snapshot_ref",
             observation.policy_snapshot_ref == context.policy_snapshot_ref,
         ),
-        ("outcome_ref", observation.outcome_ref == outcome.outcome_ref),
+        (
+            "outcome_ref",
+            observation.outcome_ref == outcome.outcome_ref,
+        ),
     ];
     for (key, matches) in expected {
         if !matches {
@@ -1151,4 +1162,193 @@ pub fn validate_observation_with_facts(
         &receipt.memory_ref_digests,
     )?;
     Ok(observation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utility::testkit::{DIGEST_A, Spec, context, outcome, receipt};
+
+    fn stage2() -> Spec {
+        let mut spec = Spec::item("unknown", "insufficient", 0.0, "evaluation:stage2");
+        spec.evidence_ref = String::new();
+        spec
+    }
+
+    fn stage2_proposal() -> Value {
+        let mut proposal = stage2().proposal();
+        if let Value::Object(m) = &mut proposal {
+            m.insert("evidence_refs", Value::Array(Vec::new()));
+        }
+        proposal
+    }
+
+    fn with(mut v: Value, key: &str, value: Value) -> Value {
+        if let Value::Object(m) = &mut v {
+            m.insert(key, value);
+        }
+        v
+    }
+
+    #[test]
+    fn builds_the_spec_example_with_its_identifiers() {
+        let observation = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &stage2_proposal(),
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect("spec example builds");
+        assert_eq!(
+            observation.application_receipt_id,
+            "rma_9dd4fc76d0ef477d23aeb81711ad17d0dc18cddd0ca231875b6de2b8270b96d4"
+        );
+        assert_eq!(
+            observation.observation_id,
+            "muo_24445b026bc98c8a88317fe27d27138dbe9b3638c6d835b0125ace2c1c0a34e8"
+        );
+        assert_eq!(
+            observation.fingerprint(),
+            "muof_b69ef1146c0bbc413f1e63f91b8ef2dfcc70d005bd47af634cda4d7cede0e55f"
+        );
+        let keys: Vec<String> = observation
+            .to_value()
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(keys, OBSERVATION_FIELDS);
+    }
+
+    #[test]
+    fn retry_with_another_created_at_keeps_the_id() {
+        let a = stage2().build();
+        let b = stage2().at("2026-08-16T00:00:00+02:00").build();
+        assert_eq!(a.observation_id, b.observation_id);
+        assert_eq!(a.fingerprint(), b.fingerprint());
+    }
+
+    #[test]
+    fn rejects_helpful_label_on_insufficient_evidence() {
+        let proposal = with(stage2_proposal(), "utility_label", Value::from("helpful"));
+        let err = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect_err("insufficient cannot be helpful");
+        assert_eq!(err.0, "insufficient evidence must produce unknown utility");
+    }
+
+    #[test]
+    fn rejects_a_proposal_echo_that_differs_from_trusted_context() {
+        let proposal = with(stage2_proposal(), "outcome_status", Value::from("failed"));
+        let err = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect_err("echo mismatch");
+        assert_eq!(
+            err.0,
+            "evaluator_proposal.outcome_status does not match trusted context"
+        );
+    }
+
+    #[test]
+    fn rejects_receipt_with_unsorted_digests() {
+        let raw = with(
+            receipt(&[DIGEST_A]),
+            "memory_ref_digests",
+            crate::json::str_list(&["fedcba9876543210", DIGEST_A]),
+        );
+        assert_eq!(
+            application_receipt(&raw, 1).expect_err("unsorted").0,
+            "application_receipt.memory_ref_digests must be sorted and canonical"
+        );
+    }
+
+    #[test]
+    fn rejects_non_finite_snapshot_in_receipt_hash() {
+        let raw = with(
+            receipt(&[DIGEST_A]),
+            "retrieval_snapshot_ref",
+            Value::Float(f64::NAN),
+        );
+        assert_eq!(
+            application_receipt(&raw, 1).expect_err("nan").0,
+            "application_receipt must be canonical JSON data"
+        );
+    }
+
+    #[test]
+    fn classifies_structure_failures_from_typed_fields() {
+        let good = stage2().build().to_value();
+        let cases = [
+            (
+                "schema_version",
+                Value::from("memory_utility_observation_v99"),
+                ObservationReason::SchemaMismatch,
+            ),
+            (
+                "raw_content_captured",
+                Value::Bool(true),
+                ObservationReason::WriteBoundaryViolation,
+            ),
+            (
+                "policy_snapshot_ref",
+                Value::from("a b"),
+                ObservationReason::MalformedSnapshot,
+            ),
+            (
+                "utility_label",
+                Value::from("great"),
+                ObservationReason::Malformed,
+            ),
+            (
+                "confidence",
+                Value::BigInt("1".repeat(400)),
+                ObservationReason::Malformed,
+            ),
+            (
+                "observation_id",
+                Value::from(format!("muo_{}", "0".repeat(64))),
+                ObservationReason::IdentityInvalid,
+            ),
+        ];
+        for (key, value, reason) in cases {
+            let err = validate_observation(&with(good.clone(), key, value)).expect_err(key);
+            assert_eq!(err.reason, reason, "{key}: {}", err.message);
+        }
+        let mut scope = crate::utility::testkit::scope();
+        if let Value::Object(m) = &mut scope {
+            m.insert("agent_id", "/abs");
+        }
+        let err = validate_observation(&with(good, "scope", scope)).expect_err("scope");
+        assert_eq!(err.reason, ObservationReason::MalformedScope);
+        assert_eq!(
+            err.message,
+            "observation.scope.agent_id must be an opaque public-safe reference"
+        );
+    }
+
+    #[test]
+    fn integer_confidence_normalizes_to_float() {
+        let good = stage2().build().to_value();
+        let mut raw = with(good, "confidence", Value::Int(0));
+        // Changing confidence keeps the id: it is not an identity field.
+        let observation = validate_observation(&raw).expect("int confidence is valid");
+        assert_eq!(observation.confidence, 0.0);
+        raw = with(raw, "confidence", Value::Bool(false));
+        assert_eq!(
+            validate_observation(&raw).expect_err("bool").message,
+            "confidence must be a finite number between 0 and 1"
+        );
+    }
 }

@@ -335,7 +335,10 @@ pub fn subject_id(observation: &Observation) -> String {
 
 /// The observation with the greatest order key.
 pub fn latest<'a>(observations: &[&'a Observation]) -> Option<&'a Observation> {
-    observations.iter().copied().max_by(|a, b| a.order_key().cmp(&b.order_key()))
+    observations
+        .iter()
+        .copied()
+        .max_by(|a, b| a.order_key().cmp(&b.order_key()))
 }
 
 /// Reduces one subject's observations, taken in the order given (which fixes the
@@ -376,7 +379,9 @@ pub fn reduce_subject(
         .collect();
 
     let unknown = |review: Review| (UtilityLabel::Unknown, 0.0, 0.0, 1.0, review);
-    let known = observations.iter().any(|o| o.utility_label.direction().is_some());
+    let known = observations
+        .iter()
+        .any(|o| o.utility_label.direction().is_some());
     let (label, utility, confidence, uncertainty, review) = if level == AttributionLevel::None {
         unknown(Review {
             state: "unresolved_attribution",
@@ -511,12 +516,8 @@ struct Body {
 }
 
 fn packet(context: &ReducerContext, body: Body) -> Value {
-    let level_count = |level: AttributionLevel| {
-        body.subjects
-            .iter()
-            .filter(|s| s.level == level)
-            .count()
-    };
+    let level_count =
+        |level: AttributionLevel| body.subjects.iter().filter(|s| s.level == level).count();
     let (last_at, last_id) = match &body.last {
         Some((at, id)) => (Value::from(at.as_str()), Value::from(id.as_str())),
         None => (Value::Null, Value::Null),
@@ -753,7 +754,9 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
         let same = previous
             .get("scope")
             .is_some_and(|s| py_eq(s, &Value::Object(context.scope_map.clone())))
-            && previous.get("retrieval_snapshot_ref").and_then(Value::as_str)
+            && previous
+                .get("retrieval_snapshot_ref")
+                .and_then(Value::as_str)
                 == Some(context.retrieval_snapshot_ref.as_str())
             && previous.get("policy_snapshot_ref").and_then(Value::as_str)
                 == Some(context.policy_snapshot_ref.as_str())
@@ -857,4 +860,156 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
     );
     validate_projection(&value)?;
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyfmt::float_repr;
+    use crate::utility::testkit::{Spec, project, subjects};
+
+    fn num(v: &Value, key: &str) -> String {
+        match v.get(key) {
+            Some(Value::Float(f)) => float_repr(*f),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn arithmetic_table_of_a_single_harmful_observation() {
+        let table = [
+            (0.0, "-0.0", "0.0", "1.0"),
+            (1e-7, "-0.0", "0.0", "1.0"),
+            (5e-7, "-0.0", "0.0", "1.0"),
+            (1.5e-6, "-1e-06", "1e-06", "0.999999"),
+            (0.9999995, "-1.0", "1.0", "0.0"),
+            (1.0, "-1.0", "1.0", "0.0"),
+            (0.123456789, "-0.123457", "0.123457", "0.876543"),
+        ];
+        for (input, utility, confidence, uncertainty) in table {
+            let o = Spec::item("harmful", "deterministic_effect", input, "v").build();
+            let projection = project(&[o.to_value()]);
+            let subject = &subjects(&projection)[0];
+            assert_eq!(num(subject, "utility_estimate"), utility, "{input}");
+            assert_eq!(num(subject, "confidence"), confidence, "{input}");
+            assert_eq!(num(subject, "uncertainty"), uncertainty, "{input}");
+        }
+    }
+
+    #[test]
+    fn weaker_contrary_evidence_is_ignored_without_review() {
+        let stream: Vec<Value> = [
+            Spec::item("helpful", "deterministic_effect", 0.5, "a"),
+            Spec::item("helpful", "deterministic_effect", 0.3, "b"),
+            Spec::item("harmful", "evaluator_inference", 0.9, "c"),
+        ]
+        .iter()
+        .map(|s| s.build().to_value())
+        .collect();
+        let projection = project(&stream);
+        let subject = &subjects(&projection)[0];
+        assert_eq!(num(subject, "confidence"), "0.65");
+        assert_eq!(num(subject, "utility_estimate"), "0.65");
+        assert_eq!(
+            subject.get("review").and_then(|r| r.get("state")),
+            Some(&Value::from("none"))
+        );
+    }
+
+    #[test]
+    fn three_replays_combine_by_noisy_or() {
+        let stream: Vec<Value> = (0..3)
+            .map(|i| {
+                Spec::item("helpful", "controlled_replay", 0.7, &format!("r{i}"))
+                    .build()
+                    .to_value()
+            })
+            .collect();
+        let projection = project(&stream);
+        let subject = &subjects(&projection)[0];
+        assert_eq!(num(subject, "confidence"), "0.973");
+        assert_eq!(num(subject, "uncertainty"), "0.027");
+    }
+
+    #[test]
+    fn conflicting_delivery_is_quarantined_and_counted() {
+        let base = Spec::item("helpful", "evaluator_inference", 0.4, "v");
+        let mut changed = base.clone();
+        changed.label = "harmful";
+        let retry = base.clone().at("2026-08-15T03:00:00Z");
+        let stream: Vec<Value> = [base, changed, retry]
+            .iter()
+            .map(|s| s.build().to_value())
+            .collect();
+        let projection = project(&stream);
+        let count = |k: &str| projection.get(k).cloned();
+        assert_eq!(count("status"), Some(Value::from("review_required")));
+        assert_eq!(count("accepted_observation_count"), Some(Value::Int(0)));
+        assert_eq!(count("duplicate_observation_count"), Some(Value::Int(1)));
+        assert_eq!(count("conflicting_observation_count"), Some(Value::Int(1)));
+        assert_eq!(count("rejected_observation_count"), Some(Value::Int(3)));
+    }
+
+    #[test]
+    fn history_budget_keeps_every_subject_latest_entry() {
+        let mut stream = vec![
+            Spec::item("helpful", "deterministic_effect", 0.1, "first")
+                .at("2026-08-15T00:00:00Z")
+                .build()
+                .to_value(),
+        ];
+        for i in 1..257 {
+            let at = format!("2026-08-15T01:{:02}:{:02}Z", i / 60, i % 60);
+            stream.push(
+                Spec::item("helpful", "evaluator_inference", 0.1, &format!("v{i}"))
+                    .at(&at)
+                    .build()
+                    .to_value(),
+            );
+        }
+        let projection = project(&stream);
+        assert_eq!(
+            projection.get("observation_history_truncated"),
+            Some(&Value::Bool(true))
+        );
+        let history = projection
+            .get("observation_history")
+            .and_then(Value::as_array)
+            .expect("history");
+        assert_eq!(history.len(), 256);
+        assert!(
+            history
+                .iter()
+                .all(|e| e.get("evaluation_version") != Some(&Value::from("first")))
+        );
+        assert_eq!(
+            subjects(&projection)[0].get("effective_evidence_basis"),
+            Some(&Value::from("deterministic_effect"))
+        );
+    }
+
+    #[test]
+    fn more_than_the_delivery_limit_is_rejected() {
+        let one = Spec::item("helpful", "evaluator_inference", 0.4, "v")
+            .build()
+            .to_value();
+        let stream = vec![one; MAX_OBSERVATIONS + 1];
+        let projection = project(&stream);
+        assert_eq!(projection.get("status"), Some(&Value::from("rejected")));
+        assert_eq!(
+            projection.get("rejections"),
+            Some(
+                &crate::json::parse(r#"[{"reason_codes": ["observation_malformed"]}]"#)
+                    .expect("json")
+            )
+        );
+    }
+
+    #[test]
+    fn fallback_context_identity_matches_the_spec() {
+        assert_eq!(
+            ReducerContext::fallback().identity(),
+            "mur_e36d676c5ee9f6d18ab7b1e7b119ce2e4a9a4bb8a7453c9a47fea81282e41b76"
+        );
+    }
 }

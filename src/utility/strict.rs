@@ -78,7 +78,9 @@ pub fn observation_ref<'a>(v: &'a Value, label: &str) -> FieldResult<&'a str> {
     if OBSERVATION_ID_RE.is_match(s) {
         Ok(s)
     } else {
-        Err(FieldError(format!("{label} must be a canonical observation id")))
+        Err(FieldError(format!(
+            "{label} must be a canonical observation id"
+        )))
     }
 }
 
@@ -262,9 +264,7 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
         }
         _ => false,
     }

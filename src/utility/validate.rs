@@ -203,9 +203,8 @@ fn counts(v: &Value, keys: &[&str], label: &str) -> FieldResult<Vec<i128>> {
     exact_fields(map, keys, label)?;
     keys.iter()
         .map(|key| {
-            non_negative_int(get(map, key)).ok_or_else(|| {
-                FieldError(format!("{label}.{key} must be a non-negative integer"))
-            })
+            non_negative_int(get(map, key))
+                .ok_or_else(|| FieldError(format!("{label}.{key} must be a non-negative integer")))
         })
         .collect()
 }
@@ -241,9 +240,10 @@ fn evidence_label_summary<'a>(v: &'a Value, label: &str) -> FieldResult<Vec<Summ
         if !(0.0..=1.0).contains(&confidence) {
             return fail(format!("{item_label}.combined_confidence is out of bounds"));
         }
-        let (Some(basis), Some(utility_label)) =
-            (EvidenceBasis::parse(basis), UtilityLabel::parse(utility_label))
-        else {
+        let (Some(basis), Some(utility_label)) = (
+            EvidenceBasis::parse(basis),
+            UtilityLabel::parse(utility_label),
+        ) else {
             return fail(format!("{item_label}.evidence_basis is invalid"));
         };
         if out
@@ -270,7 +270,11 @@ fn evidence_label_summary<'a>(v: &'a Value, label: &str) -> FieldResult<Vec<Summ
 
 fn validate_review(review: &Map, label: &str) -> FieldResult<()> {
     exact_fields(review, &REVIEW_FIELDS, label)?;
-    let state = enum_str(get(review, "state"), &REVIEW_STATES, &format!("{label}.state"))?;
+    let state = enum_str(
+        get(review, "state"),
+        &REVIEW_STATES,
+        &format!("{label}.state"),
+    )?;
     enum_str(
         get(review, "proposed_action"),
         &REVIEW_ACTIONS,
@@ -413,7 +417,9 @@ fn validate_subject<'a>(
         UtilityLabel::Neutral | UtilityLabel::Unknown => 0.0,
     };
     if utility != expected_utility {
-        return fail(format!("{label}.utility_estimate is inconsistent with label"));
+        return fail(format!(
+            "{label}.utility_estimate is inconsistent with label"
+        ));
     }
     if uncertainty != bounded(1.0 - confidence, 0.0, 1.0) {
         return fail(format!(
@@ -569,11 +575,7 @@ fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
         ));
     }
     let review = get(subject, "review");
-    let observed_reasons = get(
-        review.as_object().unwrap_or(&Map::new()),
-        "reason_codes",
-    )
-    .clone();
+    let observed_reasons = get(review.as_object().unwrap_or(&Map::new()), "reason_codes").clone();
     let review_matches = review.get("state").and_then(Value::as_str) == Some(expected_review.0)
         && review.get("proposed_action").and_then(Value::as_str) == Some(expected_review.1)
         && py_eq(
@@ -584,7 +586,9 @@ fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
         || !py_eq(get(subject, "confidence"), expected_confidence)
         || !review_matches
     {
-        return fail(format!("{label} is inconsistent with joint evidence summary"));
+        return fail(format!(
+            "{label} is inconsistent with joint evidence summary"
+        ));
     }
     Ok(())
 }
@@ -609,7 +613,10 @@ fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<()> {
         Value::Str(s) if FINGERPRINT_RE.is_match(s) => {}
         _ => return fail("history.observation_fingerprint is invalid"),
     }
-    memory_digests(get(entry, "memory_ref_digests"), "history.memory_ref_digests")?;
+    memory_digests(
+        get(entry, "memory_ref_digests"),
+        "history.memory_ref_digests",
+    )?;
     enum_str(
         get(entry, "attribution_level"),
         AttributionLevel::NAMES,
@@ -1016,7 +1023,10 @@ fn validate_rejections(
             1,
             MAX_REVIEW_REASON_CODES,
         )?;
-        if conflicting != 0 && !reasons.iter().any(|r| r == reducer::reason::CONFLICTING_DELIVERY)
+        if conflicting != 0
+            && !reasons
+                .iter()
+                .any(|r| r == reducer::reason::CONFLICTING_DELIVERY)
         {
             return fail("conflicting rejection reason is missing");
         }
@@ -1049,7 +1059,9 @@ fn validate_rejections(
                 return fail("projection rejection delivery_count is too small");
             }
             match (truncated.and_then(Value::as_bool), delivery_count) {
-                (Some(false), Some(c)) => known_duplicates = known_duplicates.saturating_add(c - listed),
+                (Some(false), Some(c)) => {
+                    known_duplicates = known_duplicates.saturating_add(c - listed)
+                }
                 (Some(true), _) => {
                     if fingerprints.len() != MAX_CONFLICT_FINGERPRINTS
                         || delivery_count.is_some_and(|c| c <= listed)
@@ -1149,7 +1161,11 @@ fn validate_proposals(
             get(proposal, "memory_ref_digests"),
             "review proposal memory_ref_digests",
         )?;
-        let state = enum_str(get(proposal, "state"), &REVIEW_STATES, "review proposal state")?;
+        let state = enum_str(
+            get(proposal, "state"),
+            &REVIEW_STATES,
+            "review proposal state",
+        )?;
         enum_str(
             get(proposal, "proposed_action"),
             &REVIEW_ACTIONS,
@@ -1203,4 +1219,123 @@ fn validate_proposals(
         return fail("rejected projection must not contain review proposals");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utility::testkit::{Spec, project};
+
+    fn tamper(projection: &Value, edit: impl FnOnce(&mut Map)) -> Value {
+        let mut out = projection.clone();
+        if let Value::Object(m) = &mut out {
+            edit(m);
+        }
+        out
+    }
+
+    fn subject_mut(m: &mut Map) -> &mut Map {
+        match m.get_mut("subjects") {
+            Some(Value::Array(items)) => match items.first_mut() {
+                Some(Value::Object(s)) => s,
+                _ => panic!("subject"),
+            },
+            _ => panic!("subjects"),
+        }
+    }
+
+    fn harmful_correction_with_history_overflow() -> Value {
+        let mut stream = vec![
+            Spec::item("harmful", "owner_correction", 0.8, "owner")
+                .at("2026-08-15T00:00:00Z")
+                .build()
+                .to_value(),
+        ];
+        for i in 1..257 {
+            let at = format!("2026-08-15T01:{:02}:{:02}Z", i / 60, i % 60);
+            stream.push(
+                Spec::item("helpful", "evaluator_inference", 0.1, &format!("v{i}"))
+                    .at(&at)
+                    .build()
+                    .to_value(),
+            );
+        }
+        project(&stream)
+    }
+
+    #[test]
+    fn relabelled_truncated_subject_fails_the_joint_evidence_rule() {
+        let projection = harmful_correction_with_history_overflow();
+        let tampered = tamper(&projection, |m| {
+            let s = subject_mut(m);
+            s.insert("effective_utility_label", "helpful");
+            s.insert("utility_estimate", 0.8);
+            s.insert(
+                "review",
+                Value::Object(crate::obj! {
+                    "state" => "none", "proposed_action" => "none",
+                    "reason_codes" => Value::Array(vec![]), "quarantine_proposed" => false,
+                    "automatic_deletion" => false, "action_authority_granted" => false,
+                }),
+            );
+        });
+        assert_eq!(
+            validate_projection(&tampered).expect_err("tampered").0,
+            "projection.subjects[0].effective_utility_label has no supporting observation in the strongest-tier joint evidence summary"
+        );
+    }
+
+    #[test]
+    fn accepts_integer_bounds_like_python_equality() {
+        let projection = project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
+            .build()
+            .to_value()]);
+        let relaxed = tamper(&projection, |m| {
+            subject_mut(m).insert(
+                "utility_bounds",
+                Value::Object(crate::obj! {"min" => -1, "max" => true}),
+            );
+        });
+        assert_eq!(validate_projection(&relaxed), Ok(()));
+    }
+
+    #[test]
+    fn rejects_a_changed_counter() {
+        let projection = project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
+            .build()
+            .to_value()]);
+        let tampered = tamper(&projection, |m| {
+            m.insert("duplicate_observation_count", true)
+        });
+        assert_eq!(
+            validate_projection(&tampered).expect_err("bool counter").0,
+            "projection.duplicate_observation_count must be a non-negative integer"
+        );
+        let tampered = tamper(&projection, |m| m.insert("subject_count", 2));
+        assert_eq!(
+            validate_projection(&tampered).expect_err("count").0,
+            "projection.subject_count does not match subjects"
+        );
+    }
+
+    #[test]
+    fn rejects_a_history_fingerprint_that_does_not_match() {
+        let projection = project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
+            .build()
+            .to_value()]);
+        let tampered = tamper(&projection, |m| {
+            if let Some(Value::Array(h)) = m.get_mut("observation_history") {
+                if let Some(Value::Object(e)) = h.first_mut() {
+                    e.insert(
+                        "observation_fingerprint",
+                        format!("muof_{}", "0".repeat(64)),
+                    );
+                }
+            }
+        });
+        assert_eq!(
+            validate_projection(&tampered).expect_err("fingerprint").0,
+            "projection.observation_history[0].observation_fingerprint is invalid"
+        );
+    }
 }
