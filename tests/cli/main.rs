@@ -5,6 +5,9 @@ mod support;
 mod architecture;
 mod corpus_registry;
 mod group;
+mod utility_observe;
+mod utility_project;
+mod utility_validate;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
