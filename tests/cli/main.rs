@@ -10,6 +10,9 @@ mod health_check;
 mod operator_control;
 mod route_check;
 mod schemas;
+mod utility_observe;
+mod utility_project;
+mod utility_validate;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
