@@ -146,6 +146,16 @@ pub fn is_file(path: &Path) -> bool {
     path.is_file()
 }
 
+/// Nanoseconds on the process's monotonic clock since its first reading. The only
+/// clock of the crate: timed code receives this function instead of reading time itself.
+pub fn monotonic_nanos() -> u128 {
+    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    ORIGIN
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos()
+}
+
 /// Writes the rendered packet. A closed pipe is not an error.
 pub fn write_stdout(text: &str) -> Result<(), std::io::Error> {
     let stdout = std::io::stdout();
