@@ -211,12 +211,20 @@ fn utility_evaluation(
         {
             return Err(fail("utility_attribution has invalid fields"));
         }
-        let context = attribution.get("context").filter(|v| v.as_object().is_some());
-        let context = context.ok_or_else(|| fail("utility attribution context must be an object"))?;
-        let proposal = attribution.get("proposal").filter(|v| v.as_object().is_some());
+        let context = attribution
+            .get("context")
+            .filter(|v| v.as_object().is_some());
+        let context =
+            context.ok_or_else(|| fail("utility attribution context must be an object"))?;
+        let proposal = attribution
+            .get("proposal")
+            .filter(|v| v.as_object().is_some());
         let proposal =
             proposal.ok_or_else(|| fail("utility attribution proposal must be an object"))?;
-        let created_at = attribution.get("created_at").cloned().unwrap_or(Value::Null);
+        let created_at = attribution
+            .get("created_at")
+            .cloned()
+            .unwrap_or(Value::Null);
         utility_observation::build_observation(
             application,
             verified_outcome,
@@ -246,7 +254,10 @@ fn optional_summary(
 
 /// Binds one dogfood observation to its application receipt (§5.2, checks in order).
 pub fn build_receipt(observation: &Map) -> FieldResult<DogfoodReceipt> {
-    if strict_bool(observation.get("raw_content_captured"), "raw_content_captured")? {
+    if strict_bool(
+        observation.get("raw_content_captured"),
+        "raw_content_captured",
+    )? {
         return Err(fail("dogfood observations must not contain raw content"));
     }
     let family = pystr_strip(observation.get("domain_family"));
@@ -259,14 +270,19 @@ pub fn build_receipt(observation: &Map) -> FieldResult<DogfoodReceipt> {
             "{family} domain_id must use the {family} namespace"
         )));
     }
-    let application_value = observation.get("application_receipt").cloned().unwrap_or_default();
+    let application_value = observation
+        .get("application_receipt")
+        .cloned()
+        .unwrap_or_default();
     let Value::Object(application) = &application_value else {
         return Err(fail("application_receipt must be an object"));
     };
     if application.get("schema_version").and_then(Value::as_str)
         != Some(utility_observation::APPLICATION_RECEIPT_SCHEMA_VERSION)
     {
-        return Err(fail("application_receipt must use the Stage-3 receipt schema"));
+        return Err(fail(
+            "application_receipt must use the Stage-3 receipt schema",
+        ));
     }
     let application_id = token(application.get("application_id"), "application_id")?;
     let facts = utility_observation::application_receipt(&application_value, 0)?;
@@ -286,26 +302,41 @@ pub fn build_receipt(observation: &Map) -> FieldResult<DogfoodReceipt> {
     )?;
     if disposition.claims_memory() {
         if !readback {
-            return Err(fail("applied or refuted requires exact provider result readback"));
+            return Err(fail(
+                "applied or refuted requires exact provider result readback",
+            ));
         }
         if !current {
-            return Err(fail("applied or refuted requires current-artifact verification"));
+            return Err(fail(
+                "applied or refuted requires current-artifact verification",
+            ));
         }
         if facts.memory_ref_digests.is_empty() {
-            return Err(fail("applied or refuted requires attributed memory references"));
+            return Err(fail(
+                "applied or refuted requires attributed memory references",
+            ));
         }
     }
 
     let Some(Value::Object(module_outcome)) = observation.get("module_outcome") else {
         return Err(fail("module_outcome must be an object"));
     };
-    if token(module_outcome.get("artifact_ref"), "module_outcome.artifact_ref")? != artifact_ref {
-        return Err(fail("module outcome and application artifact_ref must match"));
+    if token(
+        module_outcome.get("artifact_ref"),
+        "module_outcome.artifact_ref",
+    )? != artifact_ref
+    {
+        return Err(fail(
+            "module outcome and application artifact_ref must match",
+        ));
     }
     if !strict_bool(module_outcome.get("outcome_verified"), "outcome_verified")? {
         return Err(fail("dogfood requires a verified real module outcome"));
     }
-    let outcome_ref = token(module_outcome.get("outcome_ref"), "module_outcome.outcome_ref")?;
+    let outcome_ref = token(
+        module_outcome.get("outcome_ref"),
+        "module_outcome.outcome_ref",
+    )?;
     let outcome_status = token(
         module_outcome.get("outcome_status"),
         "module_outcome.outcome_status",
@@ -360,7 +391,10 @@ pub fn build_receipt(observation: &Map) -> FieldResult<DogfoodReceipt> {
         "module_outcome_ref" => outcome_ref.as_str(),
         "module_outcome_status" => outcome_status.as_str(),
     });
-    let receipt_id = format!("dogfood:{}", digest::sha256_prefix(&digest::j1(&identity), 20));
+    let receipt_id = format!(
+        "dogfood:{}",
+        digest::sha256_prefix(&digest::j1(&identity), 20)
+    );
     Ok(DogfoodReceipt {
         domain_family: family,
         domain_id,
@@ -507,7 +541,9 @@ pub fn build_batch(
         .map(|c| c.get("control_ref").cloned().unwrap_or_default())
         .collect();
     if has_duplicates(&control_refs, py_equal) {
-        return Err(fail("dogfood batch must not double-count an operator control"));
+        return Err(fail(
+            "dogfood batch must not double-count an operator control",
+        ));
     }
 
     let issue_fix_count = receipts
@@ -548,7 +584,8 @@ pub fn build_batch(
     }
     let ready = reasons.is_empty();
 
-    let count_where = |f: &dyn Fn(&DogfoodReceipt) -> bool| receipts.iter().filter(|r| f(r)).count();
+    let count_where =
+        |f: &dyn Fn(&DogfoodReceipt) -> bool| receipts.iter().filter(|r| f(r)).count();
     let label_count = |label: &str| count_where(&|r| r.utility_label() == Some(label));
     let metrics = obj! {
         "receipt_count" => receipts.len(),
@@ -637,14 +674,32 @@ mod tests {
             sum_counts([Value::Int(1), huge].iter()),
             Value::BigInt("9223372036854775809".to_owned())
         );
-        assert_eq!(sum_counts([Value::Int(2), Value::Int(3)].iter()), Value::Int(5));
+        assert_eq!(
+            sum_counts([Value::Int(2), Value::Int(3)].iter()),
+            Value::Int(5)
+        );
     }
 
     #[test]
     fn dispositions_come_from_the_receipt_outcome() {
-        assert_eq!(Disposition::from_outcome("ignored"), Some(Disposition::NotApplied));
-        assert_eq!(Disposition::from_outcome("refuted"), Some(Disposition::Refuted));
+        assert_eq!(
+            Disposition::from_outcome("ignored"),
+            Some(Disposition::NotApplied)
+        );
+        assert_eq!(
+            Disposition::from_outcome("refuted"),
+            Some(Disposition::Refuted)
+        );
         assert_eq!(Disposition::from_outcome("hit"), None);
+    }
+
+    #[test]
+    fn a_failed_stage4_gate_holds_the_batch_first() {
+        let batch = build_batch(&[], &[], false).expect("empty batch is valid");
+        let reasons = batch.get("reason_codes").and_then(Value::as_array).expect("list");
+        assert_eq!(reasons.first(), Some(&Value::from("stage4_release_gate_not_ready")));
+        assert_eq!(reasons.len(), 8);
+        assert_eq!(batch.get("stage4_gate_verified"), Some(&Value::Bool(false)));
     }
 
     #[test]

@@ -5,6 +5,8 @@ mod support;
 mod architecture;
 mod candidate_review;
 mod corpus_registry;
+mod dogfood_evaluate;
+mod evaluate;
 mod group;
 mod health_check;
 mod operator_control;

@@ -215,3 +215,53 @@ fn input_can_come_from_stdin() {
         "3b7623f3ea4c4ff4"
     );
 }
+
+#[test]
+fn valid_inputs_and_printed_controls_conform_to_their_schemas() {
+    let named = |name: &str| {
+        reward_memory::schema::all()
+            .into_iter()
+            .find(|f| f.file_name == format!("{name}.schema.json"))
+            .unwrap_or_else(|| panic!("no schema {name}"))
+            .schema
+    };
+    let input_schema = named("reward_memory_operator_control_input");
+    let packet_schema = named("reward_memory_operator_control_v0");
+    for path in fixture_files("operator_control", "valid") {
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let input = reward_memory::json::parse(&text).expect("fixture is JSON");
+        if let Err(err) = reward_memory::schema::check(&input, &input_schema) {
+            panic!(
+                "{} does not conform to the input schema: {err}",
+                path.display()
+            );
+        }
+        let printed =
+            reward_memory::json::parse(&control(&path, "json").stdout).expect("packet JSON");
+        if let Err(err) = reward_memory::schema::check(&printed, &packet_schema) {
+            panic!("{} packet does not conform: {err}", path.display());
+        }
+    }
+}
+
+#[test]
+fn a_printed_receipt_is_accepted_by_dogfood_evaluate() {
+    let receipt = control(&valid("edit.json"), "json").json()["receipt"].clone();
+    let scratch = Scratch::new();
+    scratch.write(
+        "batch.json",
+        &serde_json::json!({"observations": [], "operator_controls": [receipt]}).to_string(),
+    );
+    let out = scratch.run(
+        &[
+            "dogfood-evaluate",
+            "--input",
+            "batch.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2);
+    assert_eq!(out.json()["operator_controls"], serde_json::json!(["edit"]));
+}

@@ -78,6 +78,36 @@ fn printed_packets_conform_to_their_schemas() {
             "reward_memory_error_v0",
             &["ingest-event", "--input", "absent.json", "--format", "json"],
         ),
+        (
+            "reward_memory_evaluation_v0",
+            &["evaluate", "--format", "json"],
+        ),
+        (
+            "reward_memory_error_v0",
+            &[
+                "dogfood-evaluate",
+                "--input",
+                "absent.json",
+                "--format",
+                "json",
+            ],
+        ),
+        (
+            "reward_memory_error_v0",
+            &[
+                "operator-control",
+                "--input",
+                "absent.json",
+                "--action",
+                "retire",
+                "--control-ref",
+                "control:x",
+                "--reasoning-summary",
+                "x",
+                "--format",
+                "json",
+            ],
+        ),
     ];
     for (schema_version, args) in cases {
         assert_conforms(schema_version, args);
