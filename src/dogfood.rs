@@ -522,10 +522,9 @@ pub fn build_batch(
             "dogfood batch accepts at most {MAX_OPERATOR_CONTROLS} controls"
         )));
     }
-    let actions: Vec<ControlAction> = controls
-        .iter()
-        .map(operator::validate_control_receipt)
-        .collect::<FieldResult<_>>()?;
+    for control in controls {
+        operator::validate_control_receipt(control)?;
+    }
     if has_duplicates(receipts, |a, b| a.receipt_id == b.receipt_id) {
         return Err(fail("dogfood batch must not double-count a receipt"));
     }
@@ -559,10 +558,14 @@ pub fn build_batch(
     loopx_domains.dedup();
     let present = |d: &str| receipts.iter().any(|r| r.disposition.as_str() == d);
     let dispositions: Vec<&str> = DISPOSITIONS.into_iter().filter(|d| present(d)).collect();
-    let control_actions: Vec<&str> = ["edit", "retire"]
-        .into_iter()
-        .filter(|a| actions.iter().any(|c| c.as_str() == *a))
+    // Actions are counted as supplied: a validated ` edit ` is listed as such and does
+    // not satisfy the `edit` requirement (the reference keeps the raw value).
+    let mut control_actions: Vec<&str> = controls
+        .iter()
+        .filter_map(|c| c.get("action").and_then(Value::as_str))
         .collect();
+    control_actions.sort_unstable();
+    control_actions.dedup();
 
     let mut reasons: Vec<String> = Vec::new();
     if !stage4_gate_verified {
@@ -577,7 +580,7 @@ pub fn build_batch(
     for d in DISPOSITIONS.into_iter().filter(|d| !present(d)) {
         reasons.push(format!("application_disposition_missing:{d}"));
     }
-    for a in ["edit", "retire"] {
+    for a in [ControlAction::Edit, ControlAction::Retire].map(ControlAction::as_str) {
         if !control_actions.contains(&a) {
             reasons.push(format!("operator_control_missing:{a}"));
         }
