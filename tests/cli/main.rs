@@ -5,8 +5,10 @@ mod support;
 mod architecture;
 mod candidate_review;
 mod corpus_registry;
+mod experiment_status;
 mod group;
 mod health_check;
+mod ingest_event;
 mod route_check;
 mod schemas;
 
