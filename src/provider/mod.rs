@@ -188,7 +188,10 @@ impl ProviderFactory for DefaultFactory {
                 };
                 Ok(Box::new(embedded::EmbeddedStore::new(path)))
             }
-            // Seam for the OpenViking adapter (src/provider/openviking.rs).
+            // Seam for the OpenViking adapter (src/provider/openviking.rs, built on another
+            // branch): until it is wired here, `openviking` is reported as unsupported,
+            // which ingest turns into `provider_sync_execution_failed` (fail open).
+            "openviking" => Err(ProviderError::Unsupported("openviking".to_owned())),
             "" => Err(ProviderError::Unsupported("<missing>".to_owned())),
             other => Err(ProviderError::Unsupported(other.to_owned())),
         }
