@@ -286,7 +286,7 @@ fn validate_review(review: &Map, label: &str) -> FieldResult<()> {
         0,
         MAX_REVIEW_REASON_CODES,
     )?;
-    if (state != "none") != !reasons.is_empty() {
+    if (state != "none") == reasons.is_empty() {
         return fail(format!("{label}.reason_codes are inconsistent with state"));
     }
     let Value::Bool(quarantine) = get(review, "quarantine_proposed") else {
@@ -1062,12 +1062,11 @@ fn validate_rejections(
                 (Some(false), Some(c)) => {
                     known_duplicates = known_duplicates.saturating_add(c - listed)
                 }
-                (Some(true), _) => {
+                (Some(true), _)
                     if fingerprints.len() != MAX_CONFLICT_FINGERPRINTS
-                        || delivery_count.is_some_and(|c| c <= listed)
-                    {
-                        return fail("projection rejection truncation flag is inconsistent");
-                    }
+                        || delivery_count.is_some_and(|c| c <= listed) =>
+                {
+                    return fail("projection rejection truncation flag is inconsistent");
                 }
                 _ => {}
             }

@@ -9,7 +9,13 @@ fn observe_file(path: &std::path::Path) -> crate::support::Run {
     let scratch = Scratch::new();
     scratch.write("input.json", &text);
     scratch.run(
-        &["utility-observe", "--input", "input.json", "--format", "json"],
+        &[
+            "utility-observe",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
         None,
     )
 }
@@ -61,7 +67,16 @@ fn built_observation_reduces_to_a_ready_projection() {
     });
     let scratch = Scratch::new();
     scratch.write("input.json", &input.to_string());
-    let run = scratch.run(&["utility-project", "--input", "input.json", "--format", "json"], None);
+    let run = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     assert_eq!(run.code, 0, "{}", run.stdout);
     let packet = run.json();
     assert_eq!(packet["set_subject_count"], 1);

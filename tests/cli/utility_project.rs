@@ -35,7 +35,10 @@ fn valid_fixtures_project_with_exit_zero() {
 #[test]
 fn invalid_fixtures_are_rejected_with_exit_two() {
     let files = fixture_files("utility_project", "invalid");
-    assert!(!files.is_empty(), "fixtures/utility_project/invalid is empty");
+    assert!(
+        !files.is_empty(),
+        "fixtures/utility_project/invalid is empty"
+    );
     for path in files {
         let run = project_file(&path, &["--format", "json"]);
         assert_eq!(run.code, 2, "{}: {}", path.display(), run.stdout);
@@ -56,8 +59,26 @@ fn utility_reduce_alias_prints_the_same_packet() {
     let text = std::fs::read_to_string(&path).expect("fixture");
     let scratch = Scratch::new();
     scratch.write("input.json", &text);
-    let a = scratch.run(&["utility-project", "--input", "input.json", "--format", "json"], None);
-    let b = scratch.run(&["utility-reduce", "--input", "input.json", "--format", "json"], None);
+    let a = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let b = scratch.run(
+        &[
+            "utility-reduce",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     assert_eq!(a.code, 0);
     assert_eq!(a.stdout, b.stdout);
 }
@@ -77,7 +98,13 @@ fn reads_standard_input_with_a_dash() {
 #[test]
 fn missing_file_is_an_error_packet() {
     let run = Scratch::new().run(
-        &["utility-project", "--input", "absent.json", "--format", "json"],
+        &[
+            "utility-project",
+            "--input",
+            "absent.json",
+            "--format",
+            "json",
+        ],
         None,
     );
     snap!("utility_project_missing_file", run);
@@ -89,7 +116,16 @@ fn non_json_input_reports_the_decoder_position() {
     scratch.write("input.json", "{\"observations\": [,]}");
     snap!(
         "utility_project_not_json",
-        scratch.run(&["utility-project", "--input", "input.json", "--format", "json"], None)
+        scratch.run(
+            &[
+                "utility-project",
+                "--input",
+                "input.json",
+                "--format",
+                "json"
+            ],
+            None
+        )
     );
 }
 
@@ -102,7 +138,16 @@ fn more_than_1024_deliveries_are_rejected_not_reduced() {
     input["observations"] = serde_json::Value::Array(vec![one; 1025]);
     let scratch = Scratch::new();
     scratch.write("input.json", &input.to_string());
-    let run = scratch.run(&["utility-project", "--input", "input.json", "--format", "json"], None);
+    let run = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
     assert_eq!(run.code, 2);
     let packet = run.json();
     assert_eq!(packet["status"], "rejected");

@@ -9,7 +9,13 @@ fn validate_file(path: &std::path::Path) -> crate::support::Run {
     let scratch = Scratch::new();
     scratch.write("projection.json", &text);
     scratch.run(
-        &["utility-validate", "--input", "projection.json", "--format", "json"],
+        &[
+            "utility-validate",
+            "--input",
+            "projection.json",
+            "--format",
+            "json",
+        ],
         None,
     )
 }
@@ -59,12 +65,24 @@ fn every_projection_we_emit_reads_back_as_valid() {
         let scratch = Scratch::new();
         scratch.write("input.json", &text);
         let projection = scratch.run(
-            &["utility-project", "--input", "input.json", "--format", "json"],
+            &[
+                "utility-project",
+                "--input",
+                "input.json",
+                "--format",
+                "json",
+            ],
             None,
         );
         scratch.write("projection.json", &projection.stdout);
         let run = scratch.run(
-            &["utility-validate", "--input", "projection.json", "--format", "json"],
+            &[
+                "utility-validate",
+                "--input",
+                "projection.json",
+                "--format",
+                "json",
+            ],
             None,
         );
         assert_eq!(run.code, 0, "{}: {}", path.display(), run.stdout);
