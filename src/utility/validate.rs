@@ -3,7 +3,7 @@
 //! Checks a projection packet (our own output, a caller's `previous_projection`, or any
 //! packet given to `utility-validate`) rule by rule in the reference's order and reports
 //! the first violated rule with the reference's message. Where the reference compares
-//! with Python `==`, so does this module ([`py_eq`]): `1` equals `1.0`, object key order
+//! with Python `==`, so does this module: `1` equals `1.0`, object key order
 //! is ignored. It re-derives history fingerprints and subject state but never repairs or
 //! normalizes the packet. Pure.
 
