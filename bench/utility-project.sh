@@ -74,7 +74,11 @@ wall_ms() {
 
 outcome() {
     "$@" 2>/dev/null | python3 -c 'import json,sys
-p=json.load(sys.stdin)
+try:
+    p = json.load(sys.stdin)
+except ValueError:
+    print("no JSON on stdout")
+    sys.exit(0)
 print(p.get("status"), "accepted=%s" % p.get("accepted_observation_count"), "subjects=%s" % p.get("subject_count"))' || true
 }
 
@@ -95,7 +99,10 @@ run_all() {
 run_all "reward-memory $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
     "$bin" utility-project
 
-if [[ -n "${LOOPX_REFERENCE:-}" ]]; then
+if [[ -n "${LOOPX_REFERENCE:-}" ]] \
+    && ! PYTHONPATH="$LOOPX_REFERENCE" python3 -c 'import loopx' 2>/dev/null; then
+    echo "(cannot import loopx from LOOPX_REFERENCE=$LOOPX_REFERENCE; reference not timed)"
+elif [[ -n "${LOOPX_REFERENCE:-}" ]]; then
     run_all "reference (python3 -m loopx, PYTHONPATH=$LOOPX_REFERENCE)" \
         env PYTHONPATH="$LOOPX_REFERENCE" python3 -m loopx reward-memory utility-project
 else
