@@ -401,10 +401,11 @@ fn lenient_object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
         .ok_or_else(|| FieldError(format!("{label} must be an object")))
 }
 
-/// `str(value or "").strip()` matching `REF`.
+/// `str(value or "").strip()` matching `REF`. JSON `true` is refused rather than read as
+/// the reference `"True"` (a deliberate divergence, see docs/compatibility.md).
 fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
     let s = pystr_strip(Some(v));
-    if REF_RE.is_match(&s) {
+    if *v != Value::Bool(true) && REF_RE.is_match(&s) {
         Ok(s)
     } else {
         Err(FieldError(format!(
@@ -413,10 +414,11 @@ fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
     }
 }
 
-/// `str(value or "").strip()` matching `TOKEN`.
+/// `str(value or "").strip()` matching `TOKEN`; JSON `true` is refused like in
+/// [`lenient_ref`].
 fn lenient_token(v: &Value, label: &str) -> FieldResult<String> {
     let s = pystr_strip(Some(v));
-    if TOKEN_RE.is_match(&s) {
+    if *v != Value::Bool(true) && TOKEN_RE.is_match(&s) {
         Ok(s)
     } else {
         Err(FieldError(format!(
@@ -1336,6 +1338,34 @@ mod tests {
             err.message,
             "observation.scope.agent_id must be an opaque public-safe reference"
         );
+    }
+
+    #[test]
+    fn json_true_is_not_read_as_the_reference_true() {
+        let proposal = with(stage2_proposal(), "evaluator_ref", Value::Bool(true));
+        let err = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect_err("true is not a reference");
+        assert_eq!(
+            err.0,
+            "evaluator_ref must be an opaque public-safe reference"
+        );
+        // A number keeps the reference's coercion: 7 becomes "7".
+        let proposal = with(stage2_proposal(), "evaluator_ref", Value::Int(7));
+        let observation = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect("numbers are coerced");
+        assert_eq!(observation.evaluator_ref, "7");
     }
 
     #[test]

@@ -732,6 +732,9 @@ fn bound_history(ordered: &[(Instant, &str, &str, &str)]) -> (Vec<usize>, bool) 
     (kept.into_iter().collect(), true)
 }
 
+/// Accepted observations grouped by subject key, with the subject id.
+type SubjectGroups<'a> = BTreeMap<(&'static str, Vec<String>), (String, Vec<&'a Observation>)>;
+
 /// Reduces a complete observation stream into a validated projection packet.
 ///
 /// Every input problem after the CLI's shape checks yields a rejected packet (`ok:
@@ -776,8 +779,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
 
     // Group by (level, digest tuple) — or (level, subject id) for `none` — in the
     // reference's sort order of those keys.
-    let mut groups: BTreeMap<(&'static str, Vec<String>), (String, Vec<&Observation>)> =
-        BTreeMap::new();
+    let mut groups: SubjectGroups<'_> = BTreeMap::new();
     for observation in accepted {
         let id = subject_id(observation);
         let level = observation.attribution_level;

@@ -8,7 +8,6 @@ use super::observation::{Observation, build_observation};
 use super::reducer::{ProjectionRequest, reduce};
 
 pub const DIGEST_A: &str = "0123456789abcdef";
-pub const DIGEST_B: &str = "fedcba9876543210";
 
 /// The spec §8.1 application receipt over `digests` (must be sorted).
 pub fn receipt(digests: &[&str]) -> Value {

@@ -3,7 +3,7 @@
 //! Checks a projection packet (our own output, a caller's `previous_projection`, or any
 //! packet given to `utility-validate`) rule by rule in the reference's order and reports
 //! the first violated rule with the reference's message. Where the reference compares
-//! with Python `==`, so does this module ([`py_eq`]): `1` equals `1.0`, object key order
+//! with Python `==`, so does this module: `1` equals `1.0`, object key order
 //! is ignored. It re-derives history fingerprints and subject state but never repairs or
 //! normalizes the packet. Pure.
 
@@ -286,7 +286,7 @@ fn validate_review(review: &Map, label: &str) -> FieldResult<()> {
         0,
         MAX_REVIEW_REASON_CODES,
     )?;
-    if (state != "none") != !reasons.is_empty() {
+    if (state != "none") == reasons.is_empty() {
         return fail(format!("{label}.reason_codes are inconsistent with state"));
     }
     let Value::Bool(quarantine) = get(review, "quarantine_proposed") else {
@@ -1062,12 +1062,11 @@ fn validate_rejections(
                 (Some(false), Some(c)) => {
                     known_duplicates = known_duplicates.saturating_add(c - listed)
                 }
-                (Some(true), _) => {
+                (Some(true), _)
                     if fingerprints.len() != MAX_CONFLICT_FINGERPRINTS
-                        || delivery_count.is_some_and(|c| c <= listed)
-                    {
-                        return fail("projection rejection truncation flag is inconsistent");
-                    }
+                        || delivery_count.is_some_and(|c| c <= listed) =>
+                {
+                    return fail("projection rejection truncation flag is inconsistent");
                 }
                 _ => {}
             }

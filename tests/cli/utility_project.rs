@@ -156,3 +156,55 @@ fn more_than_1024_deliveries_are_rejected_not_reduced() {
         serde_json::json!([{"reason_codes": ["observation_malformed"]}])
     );
 }
+
+#[test]
+fn own_projection_is_accepted_as_previous_projection_and_changes_nothing() {
+    let path = crate::support::fixtures_dir().join("utility_project/valid/mixed-levels.json");
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let scratch = Scratch::new();
+    scratch.write("input.json", &text);
+    let first = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(first.code, 0);
+    let mut input: serde_json::Value = serde_json::from_str(&text).expect("json");
+    input["previous_projection"] = first.json();
+    scratch.write("chained.json", &input.to_string());
+    let second = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "chained.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(second.code, 0);
+    assert_eq!(first.stdout, second.stdout);
+
+    input["reducer_version"] = serde_json::json!("memory_utility_reducer_v1");
+    scratch.write("other-version.json", &input.to_string());
+    let third = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "other-version.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(third.code, 2);
+    assert_eq!(
+        third.json()["rejections"],
+        serde_json::json!([{"reason_codes": ["reducer_identity_mismatch"]}])
+    );
+}
