@@ -699,8 +699,14 @@ mod tests {
     #[test]
     fn a_failed_stage4_gate_holds_the_batch_first() {
         let batch = build_batch(&[], &[], false).expect("empty batch is valid");
-        let reasons = batch.get("reason_codes").and_then(Value::as_array).expect("list");
-        assert_eq!(reasons.first(), Some(&Value::from("stage4_release_gate_not_ready")));
+        let reasons = batch
+            .get("reason_codes")
+            .and_then(Value::as_array)
+            .expect("list");
+        assert_eq!(
+            reasons.first(),
+            Some(&Value::from("stage4_release_gate_not_ready"))
+        );
         assert_eq!(reasons.len(), 8);
         assert_eq!(batch.get("stage4_gate_verified"), Some(&Value::Bool(false)));
     }
