@@ -67,13 +67,30 @@ pub fn full_match(re: &Regex, s: &str) -> bool {
 }
 
 /// True when the text contains something that looks like a local path.
+///
+/// Every alternative of the pattern contains a `/` or `\`, so text without either is
+/// answered without compiling or running the (slow, backtracking) pattern.
 pub fn has_local_path(s: &str) -> bool {
+    if !s.contains(['/', '\\']) {
+        return false;
+    }
     LOCAL_PATH_RE.is_match(s).unwrap_or(true)
+}
+
+/// True when the text may match [`SECRET_LIKE_RE`]: every alternative needs one of
+/// `=:_-`, or `bearer`, or `eyj` followed by dots (those letters have no non-ASCII case
+/// variants, so an ASCII case-insensitive search is exact).
+fn may_hold_secret(s: &str) -> bool {
+    if s.contains(['=', ':', '_', '-']) {
+        return true;
+    }
+    let lower = s.to_ascii_lowercase();
+    lower.contains("bearer") || (lower.contains("eyj") && lower.contains('.'))
 }
 
 /// True when the text contains something that looks like a credential.
 pub fn has_secret(s: &str) -> bool {
-    SECRET_LIKE_RE.is_match(s).unwrap_or(true)
+    may_hold_secret(s) && SECRET_LIKE_RE.is_match(s).unwrap_or(true)
 }
 
 /// Collapses whitespace and truncates to `limit` code points with a trailing `…`.
@@ -220,6 +237,26 @@ pub fn is_hex_digest(s: &str, len: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prefilter_letters_have_no_unicode_case_variants() {
+        let folded = re(r"(?i)^[bearjy]$");
+        let outside: Vec<char> = (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|c| !c.is_ascii() && folded.is_match(c.encode_utf8(&mut [0; 4])))
+            .collect();
+        assert!(outside.is_empty(), "{outside:?}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn prefilters_agree_with_the_full_patterns(
+            s in r"[ a-zA-Z0-9./:\\=_\-~+KſİéÅ]{0,40}|(?:[Bb]earer |ey[Jj]|/Users/|[Cc]:\\Users\\|token=|ghp_|sk-)[a-zA-Z0-9./_-]{0,30}"
+        ) {
+            proptest::prop_assert_eq!(has_local_path(&s), LOCAL_PATH_RE.is_match(&s).unwrap_or(true));
+            proptest::prop_assert_eq!(has_secret(&s), SECRET_LIKE_RE.is_match(&s).unwrap_or(true));
+        }
+    }
 
     fn s(text: &str) -> Value {
         Value::Str(text.to_owned())
