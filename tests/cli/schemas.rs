@@ -115,6 +115,64 @@ fn printed_packets_conform_to_their_schemas() {
 }
 
 #[test]
+fn stage5_packets_conform_to_their_schemas() {
+    let fixture = |rel: &str| {
+        crate::support::fixtures_dir()
+            .join(rel)
+            .to_string_lossy()
+            .into_owned()
+    };
+    let batch = fixture("dogfood_evaluate/valid/ready-three-domains-two-controls.json");
+    let hold = fixture("dogfood_evaluate/valid/hold-empty-batch.json");
+    let edit = fixture("operator_control/valid/edit.json");
+    let retire = fixture("operator_control/valid/retire.json");
+    let control = |input: &str, action: &str| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "operator-control",
+            "--input",
+            input,
+            "--action",
+            action,
+            "--control-ref",
+            "control:schema",
+            "--reasoning-summary",
+            "Schema check.",
+            "--format",
+            "json",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        if action == "edit" {
+            args.extend(["--edited-content-summary".to_owned(), "Edited.".to_owned()]);
+        }
+        args
+    };
+    let cases: Vec<(&str, Vec<String>)> = vec![
+        (
+            "reward_memory_dogfood_batch_v1",
+            ["dogfood-evaluate", "--input", &batch, "--format", "json"]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+        (
+            "reward_memory_dogfood_batch_v1",
+            ["dogfood-evaluate", "--input", &hold, "--format", "json"]
+                .map(str::to_owned)
+                .to_vec(),
+        ),
+        ("reward_memory_operator_control_v0", control(&edit, "edit")),
+        (
+            "reward_memory_operator_control_v0",
+            control(&retire, "retire"),
+        ),
+    ];
+    for (schema_version, args) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_conforms(schema_version, &args);
+    }
+}
+
+#[test]
 fn schema_check_rejects_a_packet_with_keys_out_of_order() {
     let packet = reward_memory::json::parse(
         r#"{"schema_version": "reward_memory_error_v0", "ok": false, "status": "invalid_request", "error": "x"}"#,
