@@ -20,6 +20,9 @@ pub enum Error {
     /// The registry route could not be resolved.
     #[error(transparent)]
     Registry(#[from] crate::experiment::ExperimentError),
+    /// A utility observation, projection or validation request failed.
+    #[error(transparent)]
+    Utility(#[from] crate::utility::UtilityError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

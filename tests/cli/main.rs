@@ -9,6 +9,9 @@ mod group;
 mod health_check;
 mod route_check;
 mod schemas;
+mod utility_observe;
+mod utility_project;
+mod utility_validate;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
