@@ -8,6 +8,7 @@
 
 mod check;
 pub mod core;
+pub mod utility;
 
 use std::borrow::Cow;
 
@@ -43,6 +44,9 @@ pub fn all() -> Vec<SchemaFile> {
         file::<core::HealthPacket>("reward_memory_corpus_health_v0"),
         file::<core::CandidateReviewPacket>("reward_memory_candidate_review_v0"),
         file::<core::RoutePacket>("reward_memory_pilot_meta_route_v0"),
+        file::<utility::ObservationPacket>("memory_utility_observation_v0"),
+        file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
+        file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
     ]
 }
 
