@@ -23,6 +23,9 @@ pub enum Error {
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),
+    /// A recall could not run (invalid request, unknown provider id).
+    #[error(transparent)]
+    Recall(#[from] crate::recall::RecallError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),
