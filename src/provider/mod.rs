@@ -6,6 +6,8 @@
 //! only see [`ContextProvider`]. Implementations: `embedded` (a local SQLite store, the
 //! default on a fresh machine) and `openviking` (the `ov` CLI of an OpenViking server).
 
+pub mod openviking;
+
 /// One resource to write: the exact bytes, and where they must end up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncResource {
