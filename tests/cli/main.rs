@@ -5,6 +5,7 @@ mod support;
 mod architecture;
 mod corpus_registry;
 mod group;
+mod openviking;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]
