@@ -62,7 +62,7 @@ fn real_openviking_sync_retrieve_and_idempotent_resync() {
     let first = provider.sync(&sync_request(&source, &target));
     assert_eq!(first.status, "completed", "{first:?}");
     assert_eq!(first.write_count, 1, "{first:?}");
-    assert_eq!(first.result_refs, [target.clone()]);
+    assert_eq!(first.result_refs, std::slice::from_ref(&target));
     let version = first.provider_version.clone().expect("version");
     assert!(version.contains("0.5.2"), "{version}");
 
