@@ -343,10 +343,9 @@ pub fn parse_python_int(raw: &str) -> Result<i64, String> {
             .to_digit(10)
             .or_else(|| unicode_decimal(c))
             .ok_or_else(invalid)?;
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(i64::from(digit)))
-            .ok_or_else(invalid)?;
+        // Python ints are unbounded; saturating keeps every huge value out of any
+        // bounded range check, so it fails that check rather than the parse.
+        value = value.saturating_mul(10).saturating_add(i64::from(digit));
     }
     Ok(if negative { -value } else { value })
 }
@@ -381,6 +380,8 @@ mod tests {
         assert!(parse_python_int("two").is_err());
         assert!(parse_python_int("5__0").is_err());
         assert!(parse_python_int("").is_err());
+        assert_eq!(parse_python_int("99999999999999999999"), Ok(i64::MAX));
+        assert_eq!(parse_python_int("-99999999999999999999"), Ok(-i64::MAX));
     }
 
     #[test]

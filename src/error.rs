@@ -20,6 +20,9 @@ pub enum Error {
     /// The registry route could not be resolved.
     #[error(transparent)]
     Registry(#[from] crate::experiment::ExperimentError),
+    /// A recall could not run (invalid request, unknown provider id).
+    #[error(transparent)]
+    Recall(#[from] crate::recall::RecallError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

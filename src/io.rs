@@ -111,6 +111,27 @@ pub fn read_input_object(env: &Env, spec: &str) -> Result<Value, InputError> {
     }
 }
 
+/// Reads a file at an already resolved path. The error is Python's `OSError` text,
+/// e.g. `[Errno 2] No such file or directory: 'registry.json'`.
+pub fn read_path(path: &Path) -> Result<Vec<u8>, String> {
+    let shown = path.to_string_lossy().into_owned();
+    std::fs::read(path).map_err(|e| py_os_error(&e, &shown))
+}
+
+/// Writes `bytes` as `<fresh temporary directory>/<file_name>` and returns the directory
+/// handle (removed when dropped) with the file path. Used to hand exact bytes to a
+/// provider's sync, which takes local source files.
+pub fn write_temp_resource(
+    prefix: &str,
+    file_name: &str,
+    bytes: &[u8],
+) -> Result<(tempfile::TempDir, PathBuf), std::io::Error> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+    let path = dir.path().join(file_name);
+    std::fs::write(&path, bytes)?;
+    Ok((dir, path))
+}
+
 /// Reads a file the registry route points at; `None` when it does not exist.
 pub fn read_optional_file(path: &Path) -> Result<Option<Vec<u8>>, std::io::Error> {
     match std::fs::read(path) {

@@ -5,8 +5,21 @@
 //! code instead of an error, so callers can fail open. The pure recall/ingest modules
 //! only see [`ContextProvider`]. Implementations: `embedded` (a local SQLite store, the
 //! default on a fresh machine) and `openviking` (the `ov` CLI of an OpenViking server).
+//!
+//! [`build_provider`] is the factory (§11.2): it maps a binding's `provider_id` to an
+//! implementation. Provider failures are statuses; only a broken *call* (bad arguments,
+//! a crash of the adapter itself, what the reference reports as an exception) is a
+//! [`ProviderError`], returned by [`ContextProvider::try_sync`] /
+//! [`ContextProvider::try_retrieve`], which callers use so that they can fail open.
 
+pub mod embedded;
 pub mod openviking;
+
+use std::path::{Path, PathBuf};
+
+use crate::digest::opaque_provider_ref;
+use crate::json::{Map, Value};
+use crate::obj;
 
 /// One resource to write: the exact bytes, and where they must end up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,4 +110,213 @@ pub trait ContextProvider {
     fn retrieve(&self, request: &RetrieveRequest) -> Retrieval;
     /// Writes each resource's exact bytes at its target (idempotently), or plans it.
     fn sync(&self, request: &SyncRequest) -> Sync;
+    /// [`ContextProvider::retrieve`], or an error when the call itself is invalid (what
+    /// the reference raises: bad arguments, a crashed preflight). Callers turn the error
+    /// into `provider_execution_failed`. The default never fails.
+    fn try_retrieve(&self, request: &RetrieveRequest) -> Result<Retrieval, ProviderError> {
+        Ok(self.retrieve(request))
+    }
+    /// [`ContextProvider::sync`], or an error when the call itself is invalid. Ingest
+    /// turns the error into `provider_sync_execution_failed`. The default never fails.
+    fn try_sync(&self, request: &SyncRequest) -> Result<Sync, ProviderError> {
+        Ok(self.sync(request))
+    }
+}
+
+/// A provider call or construction that could not run at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// The factory knows no provider with this id (`<missing>` when empty).
+    #[error("unsupported context provider: {0}")]
+    Unsupported(String),
+    /// The provider rejected its configuration or the call's arguments.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// What the factory needs to build a provider (§11.2), taken from a normalized binding.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProviderConfig {
+    /// `provider_id`, stripped.
+    pub provider: String,
+    /// OpenViking: the `ov` executable. Embedded: the store file (`~` expanded).
+    pub provider_binary: Option<String>,
+    pub minimum_provider_version: Option<String>,
+    pub actor_peer_id: Option<String>,
+}
+
+impl ProviderConfig {
+    /// Reads the factory input from a (normalized) provider binding.
+    pub fn from_binding(binding: &Map) -> ProviderConfig {
+        let text = |key: &str| {
+            binding
+                .get(key)
+                .filter(|v| v.is_truthy())
+                .map(|v| crate::pyfmt::pystr(Some(v)))
+        };
+        ProviderConfig {
+            provider: crate::pyfmt::pystr_strip(binding.get("provider_id")),
+            provider_binary: text("provider_binary"),
+            minimum_provider_version: text("minimum_provider_version"),
+            actor_peer_id: text("actor_peer_id").map(|s| crate::pyfmt::py_strip(&s).to_owned()),
+        }
+    }
+}
+
+/// Builds providers from configurations. The pure recall code takes one of these (or an
+/// already built provider) instead of reaching for the environment itself.
+pub trait ProviderFactory {
+    fn build(&self, config: &ProviderConfig) -> Result<Box<dyn ContextProvider>, ProviderError>;
+}
+
+/// The process-wide factory: `embedded` → the SQLite store, `openviking` → the OpenViking
+/// adapter (the `ov` CLI).
+#[derive(Debug, Clone)]
+pub struct DefaultFactory {
+    /// Home of the embedded store's default location.
+    pub runtime_root: PathBuf,
+    /// `HOME`, for `~` in an embedded `provider_binary`.
+    pub env: crate::io::Env,
+}
+
+impl ProviderFactory for DefaultFactory {
+    fn build(&self, config: &ProviderConfig) -> Result<Box<dyn ContextProvider>, ProviderError> {
+        match config.provider.as_str() {
+            embedded::PROVIDER_ID => {
+                let path = match &config.provider_binary {
+                    Some(file) => self.env.expand_user(file),
+                    None => embedded::default_store_path(&self.runtime_root),
+                };
+                Ok(Box::new(embedded::EmbeddedStore::new(path)))
+            }
+            openviking::PROVIDER_ID => Ok(Box::new(openviking::OpenVikingProvider::from_config(
+                config,
+            )?)),
+            "" => Err(ProviderError::Unsupported("<missing>".to_owned())),
+            other => Err(ProviderError::Unsupported(other.to_owned())),
+        }
+    }
+}
+
+/// The factory (§11.2) for a normalized binding, with the runtime root of `ctx`.
+pub fn build_provider(
+    binding: &Map,
+    ctx: &crate::Context,
+) -> Result<Box<dyn ContextProvider>, ProviderError> {
+    DefaultFactory::from_context(ctx).build(&ProviderConfig::from_binding(binding))
+}
+
+impl DefaultFactory {
+    /// The factory for the runtime root and environment of a command.
+    pub fn from_context(ctx: &crate::Context) -> DefaultFactory {
+        DefaultFactory {
+            runtime_root: crate::experiment::runtime_root(ctx),
+            env: ctx.env.clone(),
+        }
+    }
+
+    /// A factory rooted at an explicit directory (tests, library callers).
+    pub fn at(runtime_root: &Path) -> DefaultFactory {
+        DefaultFactory {
+            runtime_root: runtime_root.to_path_buf(),
+            env: crate::io::Env::default(),
+        }
+    }
+}
+
+impl Sync {
+    /// The `planned` outcome of a dry run (no provider involved).
+    pub fn planned(provider: &str, namespace: &str, observed_at: &str, requested: usize) -> Sync {
+        Sync {
+            provider: provider.to_owned(),
+            namespace: namespace.to_owned(),
+            status: "planned".to_owned(),
+            observed_at: observed_at.to_owned(),
+            requested_count: requested,
+            completed_count: 0,
+            write_count: 0,
+            reason_code: Some("execute_required_for_resource_write".to_owned()),
+            provider_version: None,
+            latency_ms: 0,
+            result_refs: Vec::new(),
+            pending_count: 0,
+            reconciliation_performed: false,
+            retry_disposition: "execute_required".to_owned(),
+        }
+    }
+
+    /// The `context_provider_sync_v0` packet (§11.1): raw refs become opaque refs.
+    pub fn public_packet(&self) -> Map {
+        let refs: Vec<Value> = self
+            .result_refs
+            .iter()
+            .map(|r| Value::Str(opaque_provider_ref(&self.provider, &self.namespace, r)))
+            .collect();
+        obj! {
+            "schema_version" => "context_provider_sync_v0",
+            "ok" => matches!(self.status.as_str(), "completed" | "planned" | "committed_pending"),
+            "provider" => self.provider.as_str(),
+            "namespace" => self.namespace.as_str(),
+            "visibility" => "public",
+            "status" => self.status.as_str(),
+            "reason_code" => self.reason_code.clone(),
+            "provider_version" => self.provider_version.clone(),
+            "observed_at" => self.observed_at.as_str(),
+            "requested_count" => self.requested_count,
+            "completed_count" => self.completed_count,
+            "write_count" => self.write_count,
+            "pending_count" => self.pending_count,
+            "reconciliation_performed" => self.reconciliation_performed,
+            "retry_disposition" => self.retry_disposition.as_str(),
+            "result_refs" => Value::Array(refs),
+            "telemetry" => obj! {"latency_ms" => self.latency_ms},
+            "external_writes_performed" => self.write_count > 0,
+            "raw_provider_payload_captured" => false,
+            "raw_content_captured" => false,
+            "credentials_captured" => false,
+        }
+    }
+}
+
+impl Retrieval {
+    /// The `context_provider_retrieval_v0` packet (§11.1).
+    pub fn public_packet(&self) -> Map {
+        let results: Vec<Value> = self
+            .items
+            .iter()
+            .map(|item| {
+                Value::Object(obj! {
+                    "provider_ref" => opaque_provider_ref(&self.provider, &self.namespace, &item.resource_ref),
+                    "summary" => item.summary.as_str(),
+                    "score" => item.score,
+                })
+            })
+            .collect();
+        obj! {
+            "schema_version" => "context_provider_retrieval_v0",
+            "ok" => self.status == "completed",
+            "provider" => self.provider.as_str(),
+            "namespace" => self.namespace.as_str(),
+            "visibility" => "public",
+            "status" => self.status.as_str(),
+            "reason_code" => self.reason_code.clone(),
+            "provider_version" => self.provider_version.clone(),
+            "query_summary" => self.query_summary.as_str(),
+            "observed_at" => self.observed_at.as_str(),
+            "search_performed" => self.search_performed,
+            "read_performed" => self.read_performed,
+            "requested_limit" => self.requested_limit,
+            "result_count" => self.items.len(),
+            "results" => Value::Array(results),
+            "telemetry" => obj! {
+                "latency_ms" => self.latency_ms,
+                "result_cap_applied" => self.requested_limit > 0 && self.items.len() >= self.requested_limit,
+            },
+            "fail_open" => true,
+            "external_writes_performed" => false,
+            "raw_provider_payload_captured" => false,
+            "raw_content_captured" => false,
+            "credentials_captured" => false,
+        }
+    }
 }

@@ -18,10 +18,9 @@
 //!
 //! Failures are reported as a status plus a reason code. What the reference raises (a
 //! refused request, an OS error while spawning, undecodable output, unusable version text)
-//! is reported by the [`ContextProvider`] impl as status `unavailable` with reason
-//! [`RETRIEVE_EXECUTION_FAILED`] or [`SYNC_EXECUTION_FAILED`]; the inherent
-//! [`OpenVikingProvider::try_retrieve`] / [`OpenVikingProvider::try_sync`] return the
-//! error itself for callers that need it.
+//! is an error of [`ContextProvider::try_retrieve`] / [`ContextProvider::try_sync`]; the
+//! plain `retrieve` / `sync` report it as status `unavailable` with reason
+//! [`RETRIEVE_EXECUTION_FAILED`] or [`SYNC_EXECUTION_FAILED`].
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -31,7 +30,10 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-use super::{ContextProvider, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest};
+use super::{
+    ContextProvider, ProviderConfig, ProviderError, Retrieval, RetrieveRequest, RetrievedItem,
+    Sync, SyncRequest,
+};
 use crate::json::{self, Map, Value};
 use crate::pyfmt::{self, pystr, pystr_strip};
 use crate::text::public_safe_text;
@@ -83,6 +85,12 @@ pub enum OpenVikingError {
     UnusableVersion,
 }
 
+impl From<OpenVikingError> for ProviderError {
+    fn from(err: OpenVikingError) -> Self {
+        ProviderError::Invalid(err.to_string())
+    }
+}
+
 /// The `ov` CLI of one OpenViking server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenVikingProvider {
@@ -122,6 +130,18 @@ impl OpenVikingProvider {
         );
         let peer = pystr_strip(config.get("actor_peer_id"));
         OpenVikingProvider::new(&executable, &minimum, Some(&peer))
+    }
+
+    /// The factory's builder (§11.2) over an already extracted [`ProviderConfig`].
+    pub fn from_config(config: &ProviderConfig) -> Result<Self, OpenVikingError> {
+        OpenVikingProvider::new(
+            config.provider_binary.as_deref().unwrap_or("ov"),
+            config
+                .minimum_provider_version
+                .as_deref()
+                .unwrap_or(DEFAULT_MINIMUM_VERSION),
+            config.actor_peer_id.as_deref(),
+        )
     }
 
     /// The executable that is run.
@@ -222,7 +242,10 @@ impl OpenVikingProvider {
     }
 
     /// Retrieve (§11.4), returning what the reference raises as an error.
-    pub fn try_retrieve(&self, request: &RetrieveRequest) -> Result<Retrieval, OpenVikingError> {
+    pub fn checked_retrieve(
+        &self,
+        request: &RetrieveRequest,
+    ) -> Result<Retrieval, OpenVikingError> {
         let started = Instant::now();
         let namespace = safe(&request.namespace, 120);
         let query = safe(&request.query, 500);
@@ -331,7 +354,7 @@ impl OpenVikingProvider {
     }
 
     /// Sync (§11.5), returning what the reference raises as an error.
-    pub fn try_sync(&self, request: &SyncRequest) -> Result<Sync, OpenVikingError> {
+    pub fn checked_sync(&self, request: &SyncRequest) -> Result<Sync, OpenVikingError> {
         let started = Instant::now();
         let namespace = safe(&request.namespace, 120);
         if request.resources.len() > MAX_SYNC_RESOURCES {
@@ -688,25 +711,34 @@ impl ContextProvider for OpenVikingProvider {
         PROVIDER_ID
     }
 
+    fn try_retrieve(&self, request: &RetrieveRequest) -> Result<Retrieval, ProviderError> {
+        self.checked_retrieve(request).map_err(ProviderError::from)
+    }
+
+    fn try_sync(&self, request: &SyncRequest) -> Result<Sync, ProviderError> {
+        self.checked_sync(request).map_err(ProviderError::from)
+    }
+
     fn retrieve(&self, request: &RetrieveRequest) -> Retrieval {
-        self.try_retrieve(request).unwrap_or_else(|_| Retrieval {
-            provider: PROVIDER_ID.to_owned(),
-            namespace: request.namespace.clone(),
-            status: "unavailable".to_owned(),
-            query_summary: request.query_summary.clone(),
-            observed_at: request.observed_at.clone(),
-            search_performed: false,
-            read_performed: false,
-            items: Vec::new(),
-            reason_code: Some(RETRIEVE_EXECUTION_FAILED.to_owned()),
-            provider_version: None,
-            latency_ms: 0,
-            requested_limit: request.max_results.clamp(1, MAX_RESULTS),
-        })
+        self.checked_retrieve(request)
+            .unwrap_or_else(|_| Retrieval {
+                provider: PROVIDER_ID.to_owned(),
+                namespace: request.namespace.clone(),
+                status: "unavailable".to_owned(),
+                query_summary: request.query_summary.clone(),
+                observed_at: request.observed_at.clone(),
+                search_performed: false,
+                read_performed: false,
+                items: Vec::new(),
+                reason_code: Some(RETRIEVE_EXECUTION_FAILED.to_owned()),
+                provider_version: None,
+                latency_ms: 0,
+                requested_limit: request.max_results.clamp(1, MAX_RESULTS),
+            })
     }
 
     fn sync(&self, request: &SyncRequest) -> Sync {
-        self.try_sync(request).unwrap_or_else(|_| Sync {
+        self.checked_sync(request).unwrap_or_else(|_| Sync {
             provider: PROVIDER_ID.to_owned(),
             namespace: request.namespace.clone(),
             status: "unavailable".to_owned(),

@@ -558,7 +558,7 @@ fn an_empty_version_is_an_execution_failure() {
     let provider = ov.provider(None);
     let request = sync_request(ov.source("record-1.json", RECORD), TARGET, true);
     assert_eq!(
-        provider.try_sync(&request).unwrap_err(),
+        provider.checked_sync(&request).unwrap_err(),
         OpenVikingError::UnusableVersion
     );
     assert_eq!(
@@ -589,7 +589,7 @@ fn sync_argument_checks_are_refusals() {
     ];
     for (request, message) in cases {
         assert_eq!(
-            provider.try_sync(&request).unwrap_err().to_string(),
+            provider.checked_sync(&request).unwrap_err().to_string(),
             message
         );
     }
@@ -649,7 +649,7 @@ fn retrieve_refuses_a_non_viking_scope() {
     let provider = ov.provider(None);
     let request = retrieve_request("https://example.com/x");
     assert_eq!(
-        provider.try_retrieve(&request).unwrap_err().to_string(),
+        provider.checked_retrieve(&request).unwrap_err().to_string(),
         "OpenViking scope_ref must use viking://"
     );
     let retrieval = provider.retrieve(&request);

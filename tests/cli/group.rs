@@ -8,7 +8,12 @@ fn no_subcommand_is_an_argument_error() {
     let out = run(&[]);
     assert_eq!(out.code, 2);
     assert!(out.stdout.is_empty());
-    assert!(out.stderr.contains("Usage"));
+    assert!(
+        out.stderr.contains("a subcommand is required"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.lines().count(), 1);
 }
 
 #[test]

@@ -3,9 +3,13 @@
 mod support;
 
 mod architecture;
+mod candidate_review;
 mod corpus_registry;
 mod group;
+mod health_check;
 mod openviking;
+mod route_check;
+mod schemas;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]

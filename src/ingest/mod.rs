@@ -1,0 +1,174 @@
+//! `ingest-event`: one compact, already-distilled feedback event becomes a guarded memory
+//! write (§9): candidate → standing-policy guard → accept review → active record →
+//! (with `--execute`) provider sync → exact readback. Dry run by default.
+//!
+//! This module owns the CLI flow and its validation order (§9.2); [`policy`], [`core`] and
+//! [`adapters`] are pure. The only effects are reading `--input` and the registry/config
+//! (through [`crate::io`] and [`crate::experiment`]), staging the record's bytes in a
+//! temporary file and the provider calls of an executed write.
+
+pub mod adapters;
+pub mod core;
+pub mod policy;
+
+use crate::Context;
+use crate::cli::IngestEventArgs;
+use crate::error::Error;
+use crate::experiment::{self, ISSUE_FIX_ADAPTER, SCOPED_FEEDBACK_ADAPTER};
+use crate::json::{Map, Value};
+use crate::provider::{ProviderConfig, ProviderFactory};
+use crate::pyfmt::pystr;
+use crate::text::FieldError;
+
+use adapters::{Mode, Route};
+
+const FULL_FORM_FIELDS: &[&str] = &[
+    "adapter",
+    "event",
+    "corpus",
+    "standing_policy",
+    "provider_binding",
+    "observed_at",
+];
+const CONFIGURED_FORM_FIELDS: &[&str] = &["adapter", "event", "observed_at"];
+
+/// Runs the subcommand.
+pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
+    let source = crate::io::read_input_object(&ctx.env, &args.input)?;
+    let source = source.as_object().cloned().unwrap_or_default();
+    let goal_id = args.goal_id.as_deref().filter(|s| !s.is_empty());
+    let agent_id = args.agent_id.as_deref().filter(|s| !s.is_empty());
+    let configured = goal_id.is_some() || agent_id.is_some();
+    let (goal_id, agent_id) = match (goal_id, agent_id) {
+        (Some(g), Some(a)) => (Some(g), Some(a)),
+        (None, None) => (None, None),
+        _ => {
+            return Err(
+                FieldError::new("--goal-id and --agent-id must be supplied together").into(),
+            );
+        }
+    };
+    if args.execute && !configured {
+        return Err(FieldError::new(
+            "--execute requires an enabled experiment route via --goal-id and --agent-id",
+        )
+        .into());
+    }
+    let allowed = if configured {
+        CONFIGURED_FORM_FIELDS
+    } else {
+        FULL_FORM_FIELDS
+    };
+    let mut unexpected: Vec<&str> = source.keys().filter(|k| !allowed.contains(k)).collect();
+    if !unexpected.is_empty() {
+        unexpected.sort_unstable();
+        return Err(FieldError(format!(
+            "ingest input contains unsupported fields: {}",
+            unexpected.join(", ")
+        ))
+        .into());
+    }
+    let mut experiment_status: Option<Map> = None;
+    let mut experiment_config = None;
+    if let (Some(goal_id), Some(agent_id)) = (goal_id, agent_id) {
+        let resolution = experiment::resolve(ctx, goal_id, agent_id)?;
+        let Some(config) = resolution.config.clone() else {
+            let status = resolution.status_name();
+            let status = if status.is_empty() {
+                "unavailable".to_owned()
+            } else {
+                status
+            };
+            return Err(FieldError(format!(
+                "Reward Memory experiment is unavailable for this agent: {status}"
+            ))
+            .into());
+        };
+        experiment_status = Some(resolution.status);
+        experiment_config = Some(config);
+    }
+    let event = match source.get("event") {
+        Some(v @ Value::Object(_)) => v.clone(),
+        _ => return Err(FieldError::new("event must be an object").into()),
+    };
+    let supplied_adapter = source.get("adapter").filter(|v| v.is_truthy());
+    let route = match &experiment_config {
+        Some(config) => {
+            let surface_id = pystr(event.get("surface_id"));
+            let adapter = supplied_adapter.map(|v| pystr(Some(v)));
+            Some(experiment::surface_route(
+                config,
+                &surface_id,
+                adapter.as_deref(),
+            )?)
+        }
+        None => None,
+    };
+    let (adapter, corpus, standing_policy, binding) = match &route {
+        Some(route) => (
+            Value::Str(route.adapter.clone()),
+            Value::Object(route.ingest.corpus.clone()),
+            Value::Object(route.ingest.standing_policy.clone()),
+            Value::Object(route.ingest.provider_binding.clone()),
+        ),
+        None => (
+            supplied_adapter.cloned().unwrap_or(Value::Null),
+            source.get("corpus").cloned().unwrap_or(Value::Null),
+            source
+                .get("standing_policy")
+                .cloned()
+                .unwrap_or(Value::Null),
+            source
+                .get("provider_binding")
+                .cloned()
+                .unwrap_or(Value::Null),
+        ),
+    };
+    for (key, value) in [
+        ("corpus", &corpus),
+        ("standing_policy", &standing_policy),
+        ("provider_binding", &binding),
+    ] {
+        if value.as_object().is_none() {
+            return Err(FieldError(format!("{key} must be an object")).into());
+        }
+    }
+    let binding = binding.as_object().cloned().unwrap_or_default();
+    let observed_at = pystr(source.get("observed_at"));
+    let route_inputs = Route {
+        corpus: &corpus,
+        standing_policy: &standing_policy,
+        provider_binding: &binding,
+        observed_at: &observed_at,
+    };
+    let factory = crate::provider::DefaultFactory::from_context(ctx);
+    let run_write = |prepared: &core::Prepared| -> Result<Map, Error> {
+        let built = factory.build(&ProviderConfig::from_binding(&prepared.binding));
+        let provider = built.as_ref().map(|p| p.as_ref()).map_err(Clone::clone);
+        let stage = |name: &str, bytes: &[u8]| {
+            crate::io::write_temp_resource(core::STAGING_PREFIX, name, bytes)
+        };
+        Ok(core::execute(prepared, provider, &stage)?)
+    };
+    let mode = if args.execute {
+        Mode::Execute(&run_write)
+    } else {
+        Mode::DryRun
+    };
+    let mut packet = match pystr(Some(&adapter)).as_str() {
+        ISSUE_FIX_ADAPTER => adapters::ingest_issue_fix_event(&event, &route_inputs, &mode)?,
+        SCOPED_FEEDBACK_ADAPTER => {
+            adapters::ingest_scoped_feedback_event(&event, &route_inputs, &mode)?
+        }
+        _ => {
+            return Err(FieldError::new(
+                "adapter is unsupported; semantic routing is intentionally not inferred",
+            )
+            .into());
+        }
+    };
+    if let Some(status) = experiment_status {
+        packet.insert("experiment", status);
+    }
+    Ok(Value::Object(packet))
+}

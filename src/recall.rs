@@ -1,1 +1,0 @@
-//! TODO(issue 3): the Stage-3 recall/application seam.

@@ -1,0 +1,42 @@
+//! The Stage-3 recall/application seam (§10): explicit, exact-corpus recall and
+//! model-owned application with a compact receipt.
+//!
+//! Pure modules with typed entry points, shared by `ingest-event` (readback),
+//! `evaluate` and `dogfood-evaluate`. Nothing here reads files, the environment or the
+//! clock: timestamps are inputs, and the provider is injected ([`ProviderSource`]).
+//!
+//! | step | function |
+//! | --- | --- |
+//! | provider binding (§10.1) | [`normalize_binding`] |
+//! | recall request + read-authority checkpoint (§10.2) | [`build_recall_request`] |
+//! | active record envelope (§10.3) | [`build_active_record`], [`serialize_record`] |
+//! | recall execution (§10.4) | [`execute_recall`] → [`RecallSession`] |
+//! | application + receipt (§10.5) | [`apply_recall`] |
+//! | receipt id (§10.6) | [`application_receipt_id`] |
+//! | Issue Fix execution evidence (§10.7) | [`execution_evidence`] |
+
+mod application;
+mod binding;
+mod evidence;
+mod execute;
+mod record;
+mod request;
+
+pub use application::{
+    APPLICATION_OUTCOMES, APPLICATION_RECEIPT_SCHEMA_VERSION, APPLICATION_SCHEMA_VERSION, Applier,
+    application_receipt_id, apply_recall,
+};
+pub use binding::{normalize_binding, timeout_seconds};
+pub use evidence::{EXECUTION_EVIDENCE_SCHEMA_VERSION, execution_evidence};
+pub use execute::{
+    ProviderSource, RECALL_SCHEMA_VERSION, RecallError, RecallItem, RecallSession, active_item,
+    execute_recall,
+};
+pub use record::{
+    ACTIVE_RECORD_SCHEMA_VERSION, REVIEW_SCHEMA_VERSION, build_active_record, scope_matches,
+    serialize_record,
+};
+pub use request::{
+    MAX_QUERY_STEPS, MAX_RESULTS, RECALL_MODES, RECALL_REQUEST_SCHEMA_VERSION,
+    build_recall_request, query_evidence,
+};

@@ -1,1 +1,0 @@
-//! JSON Schemas of the packets, generated with schemars and committed under `schemas/`.

@@ -1,0 +1,109 @@
+//! JSON Schemas of the packets, generated with schemars from schema-only wire types.
+//!
+//! The packets themselves are built as ordered [`crate::json::Value`]s so that their bytes
+//! match the reference; the types here describe them for consumers. Field order is key
+//! order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
+//! packet against a schema (types, constants, required and unknown keys, key order), so
+//! the tests can prove that the printed packets match what the schemas promise.
+
+mod check;
+pub mod core;
+
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+
+pub use check::check;
+
+/// One committed schema file.
+pub struct SchemaFile {
+    /// File name under `schemas/`, e.g. `reward_memory_error_v0.schema.json`.
+    pub file_name: String,
+    pub schema: Schema,
+}
+
+fn file<T: JsonSchema>(schema_version: &str) -> SchemaFile {
+    let mut schema = schemars::schema_for!(T);
+    schema.insert(
+        "$id".to_owned(),
+        format!("https://reward-memory.invalid/schemas/{schema_version}.schema.json").into(),
+    );
+    SchemaFile {
+        file_name: format!("{schema_version}.schema.json"),
+        schema,
+    }
+}
+
+/// Every packet schema, in a stable order.
+pub fn all() -> Vec<SchemaFile> {
+    vec![
+        file::<core::ErrorPacket>("reward_memory_error_v0"),
+        file::<core::ArchitecturePacket>("reward_memory_architecture_v0"),
+        file::<core::CorpusRegistryPacket>("reward_memory_corpus_registry_v0"),
+        file::<core::HealthPacket>("reward_memory_corpus_health_v0"),
+        file::<core::CandidateReviewPacket>("reward_memory_candidate_review_v0"),
+        file::<core::RoutePacket>("reward_memory_pilot_meta_route_v0"),
+    ]
+}
+
+/// Pretty JSON text of a schema, as committed (two-space indent, trailing newline).
+pub fn render(schema: &Schema) -> String {
+    let value = crate::json::from_serde(schema.as_value().clone());
+    crate::json::to_pretty_line(&value)
+}
+
+/// A boolean that is always `false` in the packet.
+pub struct AlwaysFalse;
+
+impl JsonSchema for AlwaysFalse {
+    fn schema_name() -> Cow<'static, str> {
+        "AlwaysFalse".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "boolean", "const": false})
+    }
+}
+
+/// A boolean that is always `true` in the packet.
+pub struct AlwaysTrue;
+
+impl JsonSchema for AlwaysTrue {
+    fn schema_name() -> Cow<'static, str> {
+        "AlwaysTrue".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "boolean", "const": true})
+    }
+}
+
+/// A key that is always present and may be `null`.
+pub struct Nullable<T>(std::marker::PhantomData<T>);
+
+impl<T: JsonSchema> JsonSchema for Nullable<T> {
+    fn schema_name() -> Cow<'static, str> {
+        format!("Nullable_{}", T::schema_name()).into()
+    }
+    fn inline_schema() -> bool {
+        true
+    }
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        json_schema!({"anyOf": [generator.subschema_for::<T>(), {"type": "null"}]})
+    }
+}
+
+/// Declares a string type whose schema is one constant.
+#[macro_export]
+macro_rules! const_string {
+    ($name:ident, $value:expr) => {
+        #[doc = concat!("The constant `", $value, "`.")]
+        pub struct $name;
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "const": $value})
+            }
+        }
+    };
+}

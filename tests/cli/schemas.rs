@@ -1,0 +1,95 @@
+//! Schemas: the committed files match the generated ones, and printed packets conform.
+
+use std::path::Path;
+
+use reward_memory::schema;
+
+use crate::support::Scratch;
+
+fn schemas_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas")
+}
+
+/// Generated schemas must equal the committed files; `UPDATE_SCHEMAS=1` rewrites them.
+#[test]
+fn committed_schemas_match_generated() {
+    let update = std::env::var_os("UPDATE_SCHEMAS").is_some();
+    let mut stale = Vec::new();
+    let mut expected_names = Vec::new();
+    for file in schema::all() {
+        let path = schemas_dir().join(&file.file_name);
+        let text = schema::render(&file.schema);
+        expected_names.push(file.file_name.clone());
+        if update {
+            std::fs::create_dir_all(schemas_dir()).expect("schemas dir");
+            std::fs::write(&path, &text).expect("write schema");
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+            stale.push(file.file_name);
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "schemas drifted (run UPDATE_SCHEMAS=1 cargo test): {stale:?}"
+    );
+    let mut committed: Vec<String> = std::fs::read_dir(schemas_dir())
+        .expect("schemas dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".schema.json"))
+        .collect();
+    committed.sort();
+    expected_names.sort();
+    assert_eq!(
+        committed, expected_names,
+        "schemas/ holds files no schema generates"
+    );
+}
+
+fn schema_named(name: &str) -> schemars::Schema {
+    schema::all()
+        .into_iter()
+        .find(|f| f.file_name == format!("{name}.schema.json"))
+        .unwrap_or_else(|| panic!("no schema {name}"))
+        .schema
+}
+
+/// Runs a command with `--format json` and checks its packet against a schema.
+pub fn assert_conforms(schema_version: &str, args: &[&str]) {
+    let scratch = Scratch::new();
+    let out = scratch.run(args, None);
+    let packet = reward_memory::json::parse(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"));
+    if let Err(err) = schema::check(&packet, &schema_named(schema_version)) {
+        panic!("{args:?} does not conform to {schema_version}: {err}");
+    }
+}
+
+#[test]
+fn printed_packets_conform_to_their_schemas() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "reward_memory_architecture_v0",
+            &["architecture", "--format", "json"],
+        ),
+        (
+            "reward_memory_corpus_registry_v0",
+            &["corpus-registry", "--format", "json"],
+        ),
+        (
+            "reward_memory_error_v0",
+            &["ingest-event", "--input", "absent.json", "--format", "json"],
+        ),
+    ];
+    for (schema_version, args) in cases {
+        assert_conforms(schema_version, args);
+    }
+}
+
+#[test]
+fn schema_check_rejects_a_packet_with_keys_out_of_order() {
+    let packet = reward_memory::json::parse(
+        r#"{"schema_version": "reward_memory_error_v0", "ok": false, "status": "invalid_request", "error": "x"}"#,
+    )
+    .expect("valid");
+    let err = schema::check(&packet, &schema_named("reward_memory_error_v0")).expect_err("order");
+    assert!(err.contains("out of order"), "{err}");
+}
