@@ -204,6 +204,8 @@ expect("exact_readback_verified", packet.get("exact_readback_verified"), True)
 expect("deduplicated", packet.get("deduplicated"), sys.argv[2] == "true")
 expect("write.status", write.get("status"), "completed")
 expect("write.write_count", write.get("write_count"), 0 if sys.argv[2] == "true" else 1)
+expect("external_writes_performed", packet.get("external_writes_performed"), sys.argv[2] != "true")
+expect("write.provider_version", write.get("provider_version"), "openviking 0.5.2")
 expect("readback.status", packet.get("readback", {}).get("status"), "completed")
 if problems:
     print("\n".join(problems), file=sys.stderr)
