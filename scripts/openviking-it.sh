@@ -184,7 +184,8 @@ log "provider integration test (tests/cli/openviking.rs)"
 # ---- ingest-event --execute end to end ----------------------------------------------
 # The configured-form event of fixtures/ingest_event/openviking/ (registry, experiment
 # config with provider_binary = @OV_BIN@, event). First run: status `activated` with exact
-# readback; second run: `activated` again, deduplicated, no external write.
+# readback; second run: `activated` again, deduplicated, no external write; third run with
+# an unreachable server: `provider_unavailable` / `provider_service_unavailable`, exit 0.
 ingest_event() {
     (cd "$CASE" && "$BIN" --registry registry.json ingest-event --input event.json \
         --goal-id reward-memory-goal --agent-id pilot --execute --format json)
@@ -234,6 +235,18 @@ run_ingest_check() {
     log "ingest-event --execute (second run, idempotent)"
     ingest_event >"$WORK/ingest-2.json" || fail "ingest-event exited $? ($(cat "$WORK/ingest-2.json"))"
     check_ingest "$WORK/ingest-2.json" true || fail "second ingest-event run"
+    log "ingest-event --execute with the server unreachable (fails open)"
+    printf '{"url": "http://127.0.0.1:%s"}\n' "$(free_port)" >"$WORK/unreachable.conf"
+    OPENVIKING_CLI_CONFIG_FILE="$WORK/unreachable.conf" ingest_event >"$WORK/ingest-3.json" \
+        || fail "ingest-event exited $? with the server unreachable"
+    python3 - "$WORK/ingest-3.json" <<'PY' || fail "unreachable-server ingest-event run"
+import json, sys
+packet = json.load(open(sys.argv[1], encoding="utf-8"))
+seen = (packet.get("status"), packet.get("reason_codes"), packet.get("write", {}).get("status"))
+wanted = ("provider_unavailable", ["provider_service_unavailable"], "unavailable")
+if seen != wanted:
+    sys.exit(f"got {seen!r}, wanted {wanted!r}")
+PY
 }
 if [ "$OV_IT_INGEST" != 0 ]; then
     run_ingest_check
