@@ -677,3 +677,22 @@ fn a_slow_search_is_killed_at_the_timeout() {
     );
     assert!(!retrieval.search_performed);
 }
+
+#[test]
+fn the_factory_builds_the_openviking_adapter_and_reports_a_bad_peer_id() {
+    use crate::provider::{DefaultFactory, ProviderConfig, ProviderFactory as _};
+    let factory = DefaultFactory::at(Path::new("/nonexistent-runtime-root"));
+    let config = ProviderConfig {
+        provider: "openviking".into(),
+        provider_binary: Some("/opt/ov".into()),
+        ..ProviderConfig::default()
+    };
+    let provider = factory.build(&config).unwrap();
+    assert_eq!(provider.provider_id(), "openviking");
+    let bad = ProviderConfig {
+        actor_peer_id: Some("team#peer".into()),
+        ..config
+    };
+    let err = factory.build(&bad).err().unwrap();
+    assert_eq!(err.to_string(), "actor_peer_id must be a compact public-safe token");
+}
