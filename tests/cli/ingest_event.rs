@@ -1,0 +1,383 @@
+//! `ingest-event`: both input forms, both adapters, guard outcomes, request errors, and
+//! executed writes against the embedded SQLite store (no server involved).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::{Run, Scratch, fixture_files, fixtures_dir, snapshot_settings};
+
+/// Snapshots a run, masking only the wall-clock latency of executed writes.
+macro_rules! snap_masked {
+    ($name:expr, $run:expr) => {{
+        let run: Run = $run;
+        let text = mask_latency(&run.transcript());
+        snapshot_settings().bind(|| {
+            insta::assert_snapshot!($name, text);
+        });
+    }};
+}
+
+/// Wall-clock latency is the only value of these packets that varies between runs.
+fn mask_latency(text: &str) -> String {
+    let re = regex::Regex::new(r#""latency_ms": \d+"#).expect("valid pattern");
+    re.replace_all(text, r#""latency_ms": "[ms]""#).into_owned()
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
+fn embedded(rel: &str) -> Value {
+    read_json(&fixtures_dir().join("ingest_event/embedded").join(rel))
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).expect("serializable")
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .replace('-', "_")
+}
+
+fn run_full_form(path: &Path) -> Run {
+    let s = Scratch::new();
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    s.write("input.json", &text);
+    s.run(
+        &["ingest-event", "--input", "input.json", "--format", "json"],
+        None,
+    )
+}
+
+#[test]
+fn valid_full_form_fixtures_are_planned_or_guard_blocked() {
+    let files = fixture_files("ingest_event", "valid");
+    assert!(files.len() >= 5);
+    for path in files {
+        let out = run_full_form(&path);
+        assert_eq!(out.code, 0, "{}", path.display());
+        let status = out.json()["status"].clone();
+        assert!(
+            status == "planned" || status == "guard_blocked",
+            "{}: {status}",
+            path.display()
+        );
+        assert_eq!(out.json()["external_writes_performed"], false);
+        snap_masked!(format!("ingest_event_valid_{}", stem(&path)), out);
+    }
+}
+
+#[test]
+fn invalid_full_form_fixtures_are_request_errors() {
+    let files = fixture_files("ingest_event", "invalid");
+    assert!(files.len() >= 10);
+    for path in files {
+        let out = run_full_form(&path);
+        assert_eq!(out.code, 2, "{}", path.display());
+        assert_eq!(
+            out.json()["status"],
+            "invalid_request",
+            "{}",
+            path.display()
+        );
+        snap_masked!(format!("ingest_event_invalid_{}", stem(&path)), out);
+    }
+}
+
+#[test]
+fn markdown_shows_status_and_reason_codes_only_when_present() {
+    let path = fixtures_dir().join("ingest_event/valid/issue-fix-planned.json");
+    let s = Scratch::new();
+    s.write(
+        "input.json",
+        &std::fs::read_to_string(path).expect("fixture"),
+    );
+    snap_masked!(
+        "ingest_event_markdown_planned",
+        s.run(&["ingest-event", "--input", "input.json"], None)
+    );
+}
+
+#[test]
+fn stdin_input_is_accepted() {
+    let path = fixtures_dir().join("ingest_event/valid/scoped-feedback-planned.json");
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let out = Scratch::new().run(
+        &["ingest-event", "--input", "-", "--format", "json"],
+        Some(&text),
+    );
+    assert_eq!(out.code, 0);
+    assert_eq!(
+        out.json()["candidate_ref"],
+        "candidate:bbbfe94d56e238033bda"
+    );
+}
+
+#[test]
+fn execute_without_a_route_and_half_a_route_are_refused() {
+    let path = fixtures_dir().join("ingest_event/valid/issue-fix-planned.json");
+    let s = Scratch::new();
+    s.write(
+        "input.json",
+        &std::fs::read_to_string(path).expect("fixture"),
+    );
+    let out = s.run(
+        &[
+            "ingest-event",
+            "--input",
+            "input.json",
+            "--execute",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    snap_masked!("ingest_event_execute_without_route", out);
+    let out = s.run(
+        &[
+            "ingest-event",
+            "--input",
+            "input.json",
+            "--goal-id",
+            "g",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    snap_masked!("ingest_event_goal_without_agent", out);
+}
+
+// ---------------------------------------------------------------------------------------
+// Configured form with the embedded store
+// ---------------------------------------------------------------------------------------
+
+/// A scratch dir holding the embedded example: registry (repo `project`), config and the
+/// two events. `edit_config` may change the config before it is written.
+fn embedded_setup(edit_config: impl FnOnce(&mut Value)) -> Scratch {
+    let s = Scratch::new();
+    let mut registry = embedded("registry.json");
+    registry["goals"][0]["repo"] = json!("project");
+    s.write("registry.json", &pretty(&registry));
+    let mut config = embedded("project/.loopx/config/reward-memory/experiment.json");
+    edit_config(&mut config);
+    s.write(
+        "project/.loopx/config/reward-memory/experiment.json",
+        &pretty(&config),
+    );
+    s.write("event.json", &pretty(&embedded("event.json")));
+    s.write(
+        "event-conflict.json",
+        &pretty(&embedded("event-conflict.json")),
+    );
+    s
+}
+
+fn configured(s: &Scratch, input: &str, execute: bool) -> Run {
+    let mut args = vec![
+        "--registry",
+        "registry.json",
+        "--runtime-root",
+        "rt",
+        "ingest-event",
+        "--input",
+        input,
+        "--goal-id",
+        "embedded-demo",
+        "--agent-id",
+        "pilot",
+        "--format",
+        "json",
+    ];
+    if execute {
+        args.push("--execute");
+    }
+    s.run(&args, None)
+}
+
+fn store(s: &Scratch) -> rusqlite::Connection {
+    rusqlite::Connection::open(s.path.join("rt/reward-memory/embedded.sqlite3"))
+        .expect("store opens")
+}
+
+#[test]
+fn configured_dry_run_is_planned_and_writes_nothing() {
+    let s = embedded_setup(|_| {});
+    let out = configured(&s, "event.json", false);
+    assert_eq!(out.json()["status"], "planned");
+    assert!(
+        !s.path.join("rt").exists(),
+        "a dry run never creates the store"
+    );
+    snap_masked!("ingest_event_embedded_planned", out);
+}
+
+#[test]
+fn execute_activates_with_exact_readback_then_is_idempotent() {
+    let s = embedded_setup(|_| {});
+    let first = configured(&s, "event.json", true);
+    let packet = first.json();
+    assert_eq!(packet["status"], "activated");
+    assert_eq!(packet["exact_readback_verified"], true);
+    assert_eq!(packet["memory_available_for_recall"], true);
+    assert_eq!(packet["write"]["write_count"], 1);
+    assert_eq!(packet["readback"]["result_count"], 1);
+    assert_eq!(
+        packet["readback"]["results"][0]["memory_ref"],
+        packet["provider_ref"]
+    );
+    assert_eq!(
+        packet["execution_evidence"]["verified_result"],
+        "ingest_exact_readback_verified"
+    );
+    snap_masked!("ingest_event_embedded_activated", first);
+
+    // The stored bytes are exactly the canonical record plus one newline.
+    let (count, content): (i64, Vec<u8>) = store(&s)
+        .query_row("SELECT count(*), content FROM resources", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("one row");
+    assert_eq!(count, 1);
+    let text = String::from_utf8(content).expect("utf-8");
+    assert!(text.ends_with("}\n") && text.matches('\n').count() == 1);
+    assert!(text.starts_with("{\"activated_at\":\"2026-07-16T00:30:00+00:00\""));
+
+    let second = configured(&s, "event.json", true);
+    let packet = second.json();
+    assert_eq!(packet["status"], "activated");
+    assert_eq!(packet["deduplicated"], true);
+    assert_eq!(packet["write"]["write_count"], 0);
+    assert_eq!(packet["external_writes_performed"], false);
+    snap_masked!("ingest_event_embedded_idempotent", second);
+    let count: i64 = store(&s)
+        .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
+        .expect("count");
+    assert_eq!(count, 1, "no second write");
+}
+
+#[test]
+fn a_conflicting_payload_at_the_same_ref_is_not_overwritten() {
+    let s = embedded_setup(|_| {});
+    assert_eq!(
+        configured(&s, "event.json", true).json()["status"],
+        "activated"
+    );
+    let before: Vec<u8> = store(&s)
+        .query_row("SELECT content FROM resources", [], |r| r.get(0))
+        .expect("row");
+    let out = configured(&s, "event-conflict.json", true);
+    let packet = out.json();
+    assert_eq!(packet["status"], "provider_unavailable");
+    assert_eq!(
+        packet["reason_codes"],
+        json!(["provider_sync_revision_conflict"])
+    );
+    assert_eq!(packet["write"]["status"], "partial");
+    snap_masked!("ingest_event_embedded_revision_conflict", out);
+    let after: Vec<u8> = store(&s)
+        .query_row("SELECT content FROM resources", [], |r| r.get(0))
+        .expect("row");
+    assert_eq!(before, after);
+}
+
+#[test]
+fn guard_blocked_execute_never_touches_the_store() {
+    let s = embedded_setup(|c| c["corpora"][0]["standing_policy"]["enabled"] = json!(false));
+    let out = configured(&s, "event.json", true);
+    assert_eq!(out.json()["status"], "guard_blocked");
+    assert!(!s.path.join("rt").exists());
+    snap_masked!("ingest_event_embedded_guard_blocked", out);
+}
+
+#[test]
+fn an_unwired_provider_fails_open_as_provider_unavailable() {
+    let s = embedded_setup(|c| {
+        c["project_provider_binding"]["provider_id"] = json!("memory_service");
+        c["corpora"][0]["corpus"]["provider_id"] = json!("memory_service");
+    });
+    let out = configured(&s, "event.json", true);
+    let packet = out.json();
+    assert_eq!(out.code, 0);
+    assert_eq!(packet["status"], "provider_unavailable");
+    assert_eq!(
+        packet["reason_codes"],
+        json!(["provider_sync_execution_failed"])
+    );
+    assert_eq!(packet["write"]["status"], "planned");
+    snap_masked!("ingest_event_unsupported_provider", out);
+}
+
+#[test]
+fn an_unusable_store_location_fails_open() {
+    let s = embedded_setup(|c| {
+        c["project_provider_binding"]["provider_binary"] = json!("blocker/embedded.sqlite3");
+    });
+    s.write("blocker", "not a directory");
+    let out = configured(&s, "event.json", true);
+    let packet = out.json();
+    assert_eq!(packet["status"], "provider_unavailable");
+    assert_eq!(
+        packet["reason_codes"],
+        json!(["provider_store_unavailable"])
+    );
+    assert_eq!(packet["write"]["retry_disposition"], "no_retry");
+}
+
+#[test]
+fn a_readback_the_recall_guard_refuses_is_readback_unverified() {
+    // session_archive_bound: ingest does not compare revisions, the readback does.
+    let s = embedded_setup(|c| {
+        c["corpora"][0]["corpus"]["freshness"] =
+            json!({"mode": "session_archive_bound", "source_revision": "archive:completed"});
+    });
+    let out = configured(&s, "event.json", true);
+    let packet = out.json();
+    assert_eq!(packet["status"], "readback_unverified");
+    assert_eq!(
+        packet["reason_codes"],
+        json!(["exact_provider_readback_unverified"])
+    );
+    assert_eq!(packet["readback"]["status"], "guard_blocked");
+    assert_eq!(packet["write"]["write_count"], 1);
+    snap_masked!("ingest_event_embedded_readback_unverified", out);
+}
+
+#[test]
+fn configured_form_rejects_full_packet_fields_and_unknown_surfaces() {
+    let s = embedded_setup(|_| {});
+    let mut input = embedded("event.json");
+    input["corpus"] = json!({});
+    s.write("bad.json", &pretty(&input));
+    snap_masked!(
+        "ingest_event_configured_rejects_corpus",
+        configured(&s, "bad.json", true)
+    );
+    let mut input = embedded("event.json");
+    input["event"]["surface_id"] = json!("issue_fix.diagnosis");
+    s.write("bad.json", &pretty(&input));
+    snap_masked!(
+        "ingest_event_configured_unknown_surface",
+        configured(&s, "bad.json", true)
+    );
+    let mut input = embedded("event.json");
+    input["adapter"] = json!("scoped_feedback");
+    s.write("bad.json", &pretty(&input));
+    snap_masked!(
+        "ingest_event_configured_adapter_mismatch",
+        configured(&s, "bad.json", true)
+    );
+}
+
+#[test]
+fn an_unavailable_experiment_refuses_the_write() {
+    let s = embedded_setup(|c| c["automation"] = json!({"fail_open": false}));
+    let out = configured(&s, "event.json", true);
+    snap_masked!("ingest_event_experiment_config_invalid", out);
+    assert!(!s.path.join("rt").exists());
+}
