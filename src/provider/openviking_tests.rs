@@ -694,5 +694,8 @@ fn the_factory_builds_the_openviking_adapter_and_reports_a_bad_peer_id() {
         ..config
     };
     let err = factory.build(&bad).err().unwrap();
-    assert_eq!(err.to_string(), "actor_peer_id must be a compact public-safe token");
+    assert_eq!(
+        err.to_string(),
+        "actor_peer_id must be a compact public-safe token"
+    );
 }
