@@ -221,53 +221,7 @@ mod fake {
 
     /// A scripted stand-in for `ov`: stores resources as files under `store/`, logs every
     /// argv line to `calls.log`, and changes behaviour through marker files.
-    const SCRIPT: &str = r#"#!/bin/sh
-DIR='@DIR@'
-echo "$*" >> "$DIR/calls.log"
-if [ "$1" = "--actor-peer-id" ]; then shift 2; fi
-cmd="$1"; shift
-path_of() { echo "$DIR/store/${1#viking://}"; }
-emit_text() { python3 -c 'import json,sys; print(json.dumps({"ok": True, "result": open(sys.argv[1], encoding="utf-8", newline="").read()}))' "$1"; }
-not_found() { echo '{"ok":false,"error":{"code":"NOT_FOUND"}}' >&2; exit 1; }
-case "$cmd" in
-  --version) cat "$DIR/version"; exit 0 ;;
-  status) [ -f "$DIR/status.fail" ] && exit 1; echo '{"ok":true,"result":{"is_healthy":true}}' ;;
-  read)
-    f=$(path_of "$1")
-    [ -f "$f" ] || not_found
-    echo "cmd: ov read $1"
-    emit_text "$f" ;;
-  tree)
-    d=$(path_of "$1")
-    [ -d "$d" ] || not_found
-    printf '{"ok":true,"result":['
-    sep=''
-    for f in $(cd "$d" && find . -type f | sort); do printf '%s{"uri":"%s/%s"}' "$sep" "$1" "${f#./}"; sep=','; done
-    printf ']}\n' ;;
-  ls) [ -d "$(path_of "$1")" ] || not_found; echo '{"ok":true,"result":[]}' ;;
-  mkdir) mkdir -p "$(path_of "$1")"; echo '{"ok":true}' ;;
-  write)
-    uri="$1"; shift
-    [ "$1" = "--from-file" ] || exit 2
-    [ -f "$DIR/write.fail" ] && exit 1
-    f=$(path_of "$uri"); mkdir -p "$(dirname "$f")"; cp "$2" "$f"
-    echo '{"ok":true,"result":{"uri":"'"$uri"'"}}' ;;
-  add-resource)
-    src="$1"; uri="$3"
-    case "$*" in *--timeout*) [ -f "$DIR/no-timeout-flag" ] && exit 2 ;; esac
-    base=$(basename "$src"); d=$(path_of "$uri"); mkdir -p "$d"; cp "$src" "$d/${base%.*}.md"
-    echo '{"ok":true}' ;;
-  search)
-    [ -f "$DIR/search.sleep" ] && sleep 5
-    scope="$3"; d=$(path_of "$scope")
-    printf '{"ok":true,"result":{"resources":[{"uri":"%s/.abstract.md","level":0,"abstract":"dir"}' "$scope"
-    if [ -d "$d" ]; then
-      for f in $(cd "$d" && find . -type f | sort); do printf ',{"uri":"%s/%s","level":2,"score":0.5,"abstract":"hit"}' "$scope" "${f#./}"; done
-    fi
-    printf ',{"uri":"viking://resources/elsewhere/x.json","level":2}]}}\n' ;;
-  *) echo "unknown command" >&2; exit 2 ;;
-esac
-"#;
+    const SCRIPT: &str = include_str!("../../fixtures/provider/openviking/fake-ov.sh");
 
     pub struct FakeOv {
         pub dir: PathBuf,

@@ -126,3 +126,100 @@ fn real_openviking_sync_retrieve_and_idempotent_resync() {
 
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// The fixture case of `fixtures/ingest_event/openviking` in a scratch dir, with `ov`
+/// replaced by the scripted stand-in of `fixtures/provider/openviking/fake-ov.sh`.
+#[cfg(unix)]
+fn scripted_case(version: &str) -> (crate::support::Scratch, PathBuf) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = crate::support::Scratch::new();
+    let fixtures = crate::support::fixtures_dir();
+    let fake_dir = scratch.path.join("fake-ov");
+    std::fs::create_dir_all(fake_dir.join("store")).expect("fake store");
+    std::fs::write(fake_dir.join("version"), version).expect("version");
+    let script = std::fs::read_to_string(fixtures.join("provider/openviking/fake-ov.sh"))
+        .expect("fake ov script");
+    let ov = fake_dir.join("ov");
+    std::fs::write(&ov, script.replace("@DIR@", &fake_dir.to_string_lossy())).expect("ov");
+    std::fs::set_permissions(&ov, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    for rel in [
+        "registry.json",
+        "event.json",
+        "project/.loopx/config/reward-memory/experiment.json",
+    ] {
+        let text = std::fs::read_to_string(fixtures.join("ingest_event/openviking").join(rel))
+            .expect("fixture");
+        scratch.write(
+            rel,
+            &text
+                .replace("@CASE_DIR@", &scratch.path.to_string_lossy())
+                .replace("@OV_BIN@", &ov.to_string_lossy()),
+        );
+    }
+    (scratch, fake_dir)
+}
+
+#[cfg(unix)]
+fn ingest_execute(scratch: &crate::support::Scratch) -> serde_json::Value {
+    let run = scratch.run(
+        &[
+            "--registry",
+            "registry.json",
+            "ingest-event",
+            "--input",
+            "event.json",
+            "--goal-id",
+            "reward-memory-goal",
+            "--agent-id",
+            "pilot",
+            "--execute",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    run.json()
+}
+
+#[cfg(unix)]
+#[test]
+fn ingest_event_execute_with_a_scripted_ov_activates_then_deduplicates() {
+    let (scratch, fake_dir) = scripted_case("openviking 0.5.2\n");
+    let first = ingest_execute(&scratch);
+    assert_eq!(first["status"], "activated", "{first:#}");
+    assert_eq!(first["reason_codes"], serde_json::json!([]));
+    assert_eq!(first["exact_readback_verified"], true);
+    assert_eq!(first["deduplicated"], false);
+    assert_eq!(first["write"]["write_count"], 1);
+    assert_eq!(first["write"]["provider_version"], "openviking 0.5.2");
+    assert_eq!(first["readback"]["result_count"], 1);
+    let calls = std::fs::read_to_string(fake_dir.join("calls.log")).expect("calls");
+    assert!(
+        calls.lines().any(|line| line
+            .starts_with("write viking://resources/reward-memory/example-reviewer-artifacts/")
+            && line.contains(" --mode create --wait -o json -c true")),
+        "{calls}"
+    );
+    assert!(!calls.contains("add-resource"), "{calls}");
+
+    let second = ingest_execute(&scratch);
+    assert_eq!(second["status"], "activated", "{second:#}");
+    assert_eq!(second["deduplicated"], true);
+    assert_eq!(second["write"]["write_count"], 0);
+    assert_eq!(second["external_writes_performed"], false);
+}
+
+#[cfg(unix)]
+#[test]
+fn ingest_event_execute_with_an_old_ov_is_provider_unavailable() {
+    let (scratch, _fake_dir) = scripted_case("ov 0.4.8\n");
+    let packet = ingest_execute(&scratch);
+    assert_eq!(packet["status"], "provider_unavailable", "{packet:#}");
+    assert_eq!(
+        packet["reason_codes"],
+        serde_json::json!(["provider_version_incompatible"])
+    );
+    assert_eq!(packet["write"]["status"], "unavailable");
+    assert_eq!(packet["write"]["provider_version"], "ov 0.4.8");
+}
