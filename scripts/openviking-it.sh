@@ -65,7 +65,7 @@ if command -v flock >/dev/null 2>&1; then
     flock 9
 fi
 install_openviking
-if command -v flock >/dev/null 2>&1; then flock -u 9; fi
+if command -v flock >/dev/null 2>&1; then flock -u 9; exec 9>&-; fi
 log "install step: $(since "$INSTALL_START")"
 OV_BIN="$VENV/bin/ov"
 
