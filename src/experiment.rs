@@ -986,6 +986,73 @@ mod tests {
         assert!(policy.experimental);
     }
 
+    fn fixture_config() -> Value {
+        crate::json::parse(include_str!(
+            "../fixtures/experiment_status/valid/experiment-two-surfaces.json"
+        ))
+        .expect("valid fixture")
+    }
+
+    #[test]
+    fn config_surfaces_route_to_their_own_corpora() {
+        let config = normalize_config(&fixture_config()).expect("valid config");
+        assert_eq!(config.corpora.len(), 2);
+        let route = surface_route(&config, "reviewer_artifact.summary", None).expect("route");
+        assert_eq!(route.adapter, SCOPED_FEEDBACK_ADAPTER);
+        assert_eq!(
+            route.ingest.corpus.get("corpus_id"),
+            Some(&s("example_reviewer_artifact_policy"))
+        );
+        let packet = route.packet();
+        assert_eq!(
+            packet
+                .get("selection")
+                .and_then(|v| v.get("global_corpus_scan")),
+            Some(&Value::Bool(false))
+        );
+        assert_eq!(
+            surface_route(
+                &config,
+                "reviewer_artifact.summary",
+                Some(ISSUE_FIX_ADAPTER)
+            )
+            .expect_err("mismatch")
+            .0,
+            "input adapter does not match the configured route"
+        );
+        assert_eq!(
+            surface_route(&config, "nope.surface", None)
+                .expect_err("unknown")
+                .0,
+            "reward-memory surface is not configured"
+        );
+    }
+
+    #[test]
+    fn unassigned_corpora_and_unknown_corpus_ids_are_rejected() {
+        let mut raw = fixture_config();
+        if let Value::Object(m) = &mut raw
+            && let Some(Value::Array(surfaces)) = m.get_mut("surfaces")
+        {
+            surfaces.truncate(1);
+        }
+        assert_eq!(
+            normalize_config(&raw).expect_err("unassigned").0,
+            "every declared corpus must be assigned to an explicit surface"
+        );
+        let mut raw = fixture_config();
+        if let Value::Object(m) = &mut raw
+            && let Some(Value::Array(surfaces)) = m.get_mut("surfaces")
+            && let Some(Value::Object(first)) = surfaces.first_mut()
+        {
+            first.insert("corpus_ids", crate::json::str_list(&["ghost"]));
+        }
+        assert_eq!(
+            normalize_config(&raw).expect_err("unknown").0,
+            "surface selects an undeclared corpus: ghost"
+        );
+    }
+
     #[test]
     fn goal_without_id_matches_none() {
         assert_eq!(python_str_id(None), "None");

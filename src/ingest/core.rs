@@ -69,7 +69,7 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
     };
     let mut reasons: Vec<String> = str_set(guard.get("reason_codes").filter(|v| v.is_truthy()))
         .iter()
-        .map(|v| crate::pyfmt::py_str_value(v))
+        .map(crate::pyfmt::py_str_value)
         .collect();
     let mut push = |r: &str| reasons.push(r.to_owned());
     if guard.get("passed") != Some(&Value::Bool(true))
@@ -459,7 +459,7 @@ pub fn readback(
     let surface_id = get(&prepared.candidate, &["scope", "surface_ids"])
         .and_then(Value::as_array)
         .and_then(|a| a.first())
-        .map(|v| crate::pyfmt::py_str_value(v))
+        .map(crate::pyfmt::py_str_value)
         .unwrap_or_default();
     let summary = crate::pyfmt::pystr(prepared.candidate.get("content_summary"));
     let revision = scope.get("revision_ref").filter(|v| v.is_truthy()).cloned();
@@ -521,4 +521,261 @@ pub fn readback(
             && item.content_digest == prepared.expected_digest
     });
     Ok((session.packet, exact))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::ingest::adapters::{Mode, Route, ingest_issue_fix_event};
+    use crate::provider::{ProviderError, Retrieval, RetrieveRequest, RetrievedItem};
+
+    const FIXTURE: &str = include_str!("../../fixtures/ingest_event/valid/issue-fix-planned.json");
+
+    /// A provider double: a scripted sync outcome, and a retrieve that returns whatever
+    /// the last sync wrote (optionally altered).
+    struct Double {
+        sync_status: &'static str,
+        report_target: bool,
+        fail_sync: bool,
+        tamper: Option<(&'static str, &'static str)>,
+        written: RefCell<Vec<(String, String)>>,
+    }
+
+    impl Double {
+        fn new(sync_status: &'static str) -> Double {
+            Double {
+                sync_status,
+                report_target: true,
+                fail_sync: false,
+                tamper: None,
+                written: RefCell::new(Vec::new()),
+            }
+        }
+    }
+
+    impl ContextProvider for Double {
+        fn provider_id(&self) -> &str {
+            "openviking"
+        }
+        fn retrieve(&self, request: &RetrieveRequest) -> Retrieval {
+            let items = self
+                .written
+                .borrow()
+                .iter()
+                .map(|(r, c)| RetrievedItem {
+                    resource_ref: r.clone(),
+                    summary: "s".to_owned(),
+                    content: match self.tamper {
+                        Some((from, to)) => c.replace(from, to),
+                        None => c.clone(),
+                    },
+                    score: None,
+                })
+                .collect();
+            Retrieval {
+                provider: "openviking".to_owned(),
+                namespace: request.namespace.clone(),
+                status: "completed".to_owned(),
+                query_summary: request.query_summary.clone(),
+                observed_at: request.observed_at.clone(),
+                search_performed: true,
+                read_performed: true,
+                items,
+                reason_code: None,
+                provider_version: None,
+                latency_ms: 0,
+                requested_limit: 3,
+            }
+        }
+        fn sync(&self, request: &SyncRequest) -> Sync {
+            let mut sync = Sync::planned("openviking", &request.namespace, &request.observed_at, 1);
+            let resource = &request.resources[0];
+            let content = std::fs::read_to_string(&resource.local_source_path).unwrap_or_default();
+            self.written
+                .borrow_mut()
+                .push((resource.target_ref.clone(), content));
+            sync.status = self.sync_status.to_owned();
+            sync.write_count = 1;
+            sync.reason_code = (self.sync_status == "committed_pending")
+                .then(|| "provider_sync_committed_pending".to_owned());
+            sync.retry_disposition = "no_retry".to_owned();
+            if self.report_target {
+                sync.result_refs = vec![resource.target_ref.clone()];
+            }
+            sync
+        }
+        fn try_sync(&self, request: &SyncRequest) -> Result<Sync, ProviderError> {
+            if self.fail_sync {
+                return Err(ProviderError::Invalid(
+                    "sync targets must stay under viking://resources/".to_owned(),
+                ));
+            }
+            Ok(self.sync(request))
+        }
+    }
+
+    fn run(provider: &Double) -> Map {
+        let input = crate::json::parse(FIXTURE).expect("valid fixture");
+        let binding = input
+            .get("provider_binding")
+            .and_then(Value::as_object)
+            .cloned()
+            .expect("binding");
+        let route = Route {
+            corpus: input.get("corpus").expect("corpus"),
+            standing_policy: input.get("standing_policy").expect("policy"),
+            provider_binding: &binding,
+            observed_at: "2026-07-16T00:30:00+00:00",
+        };
+        let write = |prepared: &Prepared| -> Result<Map, crate::error::Error> {
+            let stage = |name: &str, bytes: &[u8]| {
+                crate::io::write_temp_resource(STAGING_PREFIX, name, bytes)
+            };
+            Ok(execute(
+                prepared,
+                Ok(provider as &dyn ContextProvider),
+                &stage,
+            )?)
+        };
+        let event = input.get("event").expect("event");
+        ingest_issue_fix_event(event, &route, &Mode::Execute(&write)).expect("ingests")
+    }
+
+    fn status(m: &Map) -> (String, Value) {
+        (
+            m.get("status")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            m.get("reason_codes").cloned().unwrap_or_default(),
+        )
+    }
+
+    #[test]
+    fn completed_sync_with_exact_readback_activates() {
+        let receipt = run(&Double::new("completed"));
+        assert_eq!(
+            status(&receipt),
+            ("activated".to_owned(), Value::Array(vec![]))
+        );
+        assert_eq!(
+            receipt.get("external_writes_performed"),
+            Some(&Value::Bool(true))
+        );
+        assert_eq!(
+            receipt
+                .get("readback")
+                .and_then(|r| r.get("results"))
+                .and_then(Value::as_array)
+                .and_then(|r| r.first())
+                .and_then(|r| r.get("memory_ref")),
+            receipt.get("provider_ref")
+        );
+    }
+
+    #[test]
+    fn committed_pending_is_reported_with_the_sync_reason() {
+        let receipt = run(&Double::new("committed_pending"));
+        assert_eq!(
+            status(&receipt),
+            (
+                "committed_pending".to_owned(),
+                crate::json::str_list(&["provider_sync_committed_pending"])
+            )
+        );
+        assert!(!receipt.contains_key("readback"));
+    }
+
+    #[test]
+    fn a_sync_that_does_not_report_the_target_is_unverified() {
+        let double = Double {
+            report_target: false,
+            ..Double::new("completed")
+        };
+        let receipt = run(&double);
+        assert_eq!(
+            status(&receipt),
+            (
+                "provider_unavailable".to_owned(),
+                crate::json::str_list(&["provider_sync_unverified"])
+            )
+        );
+    }
+
+    #[test]
+    fn a_failing_sync_call_keeps_the_planned_write() {
+        let double = Double {
+            fail_sync: true,
+            ..Double::new("completed")
+        };
+        let receipt = run(&double);
+        assert_eq!(
+            status(&receipt),
+            (
+                "provider_unavailable".to_owned(),
+                crate::json::str_list(&["provider_sync_execution_failed"])
+            )
+        );
+        assert_eq!(
+            receipt.get("write").and_then(|w| w.get("status")),
+            Some(&Value::Str("planned".to_owned()))
+        );
+    }
+
+    #[test]
+    fn a_readback_with_different_content_is_unverified() {
+        let double = Double {
+            tamper: Some(("Standing exact-scope", "Standing  exact-scope")),
+            ..Double::new("completed")
+        };
+        let receipt = run(&double);
+        assert_eq!(
+            status(&receipt),
+            (
+                "readback_unverified".to_owned(),
+                crate::json::str_list(&["exact_provider_readback_unverified"])
+            )
+        );
+        assert_eq!(
+            receipt
+                .get("execution_evidence")
+                .and_then(|e| e.get("verified_result")),
+            Some(&Value::Str("ingest_exact_readback_verified".to_owned())),
+            "the recall itself verified a record; only the digest differs"
+        );
+    }
+
+    #[test]
+    fn policy_guard_sorts_and_deduplicates_reasons() {
+        let input = crate::json::parse(FIXTURE).expect("valid fixture");
+        let mut policy = input.get("standing_policy").cloned().expect("policy");
+        if let Value::Object(p) = &mut policy {
+            p.insert("enabled", false);
+            p.insert("auto_activate", false);
+        }
+        let route_binding = input
+            .get("provider_binding")
+            .and_then(Value::as_object)
+            .cloned()
+            .expect("binding");
+        let route = Route {
+            corpus: input.get("corpus").expect("corpus"),
+            standing_policy: &policy,
+            provider_binding: &route_binding,
+            observed_at: "not a timestamp",
+        };
+        let receipt =
+            ingest_issue_fix_event(input.get("event").expect("event"), &route, &Mode::DryRun)
+                .expect("blocked, not an error");
+        assert_eq!(
+            receipt.get("guard").and_then(|g| g.get("reason_codes")),
+            Some(&crate::json::str_list(&[
+                "authority_checkpoint_unverified",
+                "standing_policy_disabled",
+                "standing_policy_requires_manual_review",
+            ]))
+        );
+    }
 }

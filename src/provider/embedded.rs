@@ -69,6 +69,12 @@ pub struct EmbeddedStore {
     path: PathBuf,
 }
 
+/// A usable busy timeout from a caller's seconds (non-finite values fall back to 30 s).
+fn busy_timeout(seconds: f64) -> Duration {
+    let seconds = if seconds.is_finite() { seconds.clamp(1.0, 120.0) } else { 30.0 };
+    Duration::from_secs_f64(seconds)
+}
+
 fn elapsed_ms(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -234,7 +240,7 @@ impl EmbeddedStore {
         if !request.execute {
             return Sync::planned(PROVIDER_ID, namespace, &request.observed_at, requested);
         }
-        let timeout = Duration::from_secs_f64(request.timeout_seconds.clamp(1.0, 120.0));
+        let timeout = busy_timeout(request.timeout_seconds);
         let mut conn = match self.open_for_write(timeout) {
             Ok(conn) => conn,
             Err(_) => {
@@ -376,7 +382,7 @@ impl EmbeddedStore {
             latency_ms: 0,
             requested_limit: limit,
         };
-        let timeout = Duration::from_secs_f64(request.timeout_seconds.clamp(1.0, 120.0));
+        let timeout = busy_timeout(request.timeout_seconds);
         let conn = match self.open_existing(timeout) {
             Ok(Some(conn)) => conn,
             // A store that was never written holds nothing: an empty, successful search.
@@ -638,6 +644,13 @@ mod tests {
             .try_retrieve(&retrieve_request("anything", "embedded://rm"))
             .expect("valid");
         assert_eq!((r.status.as_str(), r.items.len()), ("completed", 0));
+    }
+
+    #[test]
+    fn non_finite_timeouts_do_not_panic() {
+        assert_eq!(busy_timeout(f64::NAN), Duration::from_secs(30));
+        assert_eq!(busy_timeout(f64::INFINITY), Duration::from_secs(30));
+        assert_eq!(busy_timeout(0.5), Duration::from_secs(1));
     }
 
     #[test]

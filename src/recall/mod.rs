@@ -40,3 +40,6 @@ pub use request::{
     MAX_QUERY_STEPS, MAX_RESULTS, RECALL_MODES, RECALL_REQUEST_SCHEMA_VERSION,
     build_recall_request, query_evidence,
 };
+
+#[cfg(test)]
+mod tests;

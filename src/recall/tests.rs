@@ -1,0 +1,355 @@
+//! Seam tests against vectors recorded from the reference (fixtures/recall/expected.json):
+//! the same corpus, request, provider hits and model decision must give the same request,
+//! recall and application packets, receipt id and execution evidence.
+
+use std::cell::Cell;
+
+use super::*;
+use crate::json::{self, Map, Value};
+use crate::obj;
+use crate::provider::{
+    ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,
+};
+
+const CORPUS: &str = include_str!("../../fixtures/recall/corpus.json");
+const RECORD: &str = include_str!("../../fixtures/recall/record-content.txt");
+const EXPECTED: &str = include_str!("../../fixtures/recall/expected.json");
+
+/// A provider double returning fixed hits (or a status) and counting calls.
+struct Double {
+    items: Vec<RetrievedItem>,
+    status: &'static str,
+    fail: bool,
+    calls: Cell<usize>,
+}
+
+impl Double {
+    fn hits(items: Vec<RetrievedItem>) -> Double {
+        Double {
+            items,
+            status: "completed",
+            fail: false,
+            calls: Cell::new(0),
+        }
+    }
+}
+
+impl ContextProvider for Double {
+    fn provider_id(&self) -> &str {
+        "embedded"
+    }
+    fn retrieve(&self, request: &RetrieveRequest) -> Retrieval {
+        self.calls.set(self.calls.get() + 1);
+        Retrieval {
+            provider: "embedded".to_owned(),
+            namespace: request.namespace.clone(),
+            status: self.status.to_owned(),
+            query_summary: request.query_summary.clone(),
+            observed_at: request.observed_at.clone(),
+            search_performed: true,
+            read_performed: true,
+            items: self.items.clone(),
+            reason_code: (self.status != "completed").then(|| "provider_search_failed".to_owned()),
+            provider_version: None,
+            latency_ms: 0,
+            requested_limit: 3,
+        }
+    }
+    fn sync(&self, request: &SyncRequest) -> Sync {
+        Sync::planned("embedded", &request.namespace, &request.observed_at, 1)
+    }
+    fn try_retrieve(&self, request: &RetrieveRequest) -> Result<Retrieval, ProviderError> {
+        if self.fail {
+            self.calls.set(self.calls.get() + 1);
+            return Err(ProviderError::Invalid("bad call".to_owned()));
+        }
+        Ok(self.retrieve(request))
+    }
+}
+
+fn item(resource_ref: &str, content: &str) -> RetrievedItem {
+    RetrievedItem {
+        resource_ref: resource_ref.to_owned(),
+        summary: "s".to_owned(),
+        content: content.to_owned(),
+        score: None,
+    }
+}
+
+fn parse_map(text: &str) -> Map {
+    json::parse(text)
+        .expect("valid json")
+        .as_object()
+        .cloned()
+        .expect("object")
+}
+
+fn expected() -> Map {
+    parse_map(EXPECTED)
+}
+
+fn request() -> Map {
+    parse_map(
+        r#"{"workspace_ref": "workspace:exact", "project_ref": "project:exact", "surface_id": "agent_workflow.turn_admission",
+            "mode": "function_boundary", "queries": [{"query": "guidance", "query_summary": "turn admission"}],
+            "observed_at": "2026-07-16T00:30:00Z", "conflict_state": "clear",
+            "freshness_context": {"source_truth_current": true}, "raw_content_captured": false}"#,
+    )
+}
+
+fn checkpoint() -> Value {
+    json::parse(
+        r#"{"verified": true, "corpus_id": "example_prefs", "workspace_ref": "workspace:exact", "project_ref": "project:exact",
+            "surface_id": "agent_workflow.turn_admission", "read_authority": "module_scoped", "source_ref": "policy:x"}"#,
+    )
+    .expect("valid")
+}
+
+fn binding() -> Map {
+    parse_map(
+        r#"{"corpus_id": "example_prefs", "provider_id": "embedded", "namespace": "reward_memory", "scope_ref": "embedded://rm/example",
+            "setup_hints": {"install": "Run the installer.", "configure": "/home/u/secret"}}"#,
+    )
+}
+
+fn corpus() -> Value {
+    json::parse(CORPUS).expect("valid")
+}
+
+fn session(provider: &Double) -> RecallSession {
+    let req =
+        build_recall_request(&corpus(), &request(), Some(&checkpoint())).expect("valid request");
+    execute_recall(&req, &binding(), ProviderSource::Injected(provider)).expect("recall runs")
+}
+
+fn hits() -> Double {
+    Double::hits(vec![
+        item("embedded://rm/example/m.json", RECORD),
+        item("embedded://rm/example/junk.json", "not json"),
+    ])
+}
+
+#[test]
+fn request_recall_application_receipt_and_evidence_match_the_reference() {
+    let expected = expected();
+    let req =
+        build_recall_request(&corpus(), &request(), Some(&checkpoint())).expect("valid request");
+    assert_eq!(Some(&Value::Object(req)), expected.get("request"));
+    let provider = hits();
+    let s = session(&provider);
+    assert_eq!(
+        Some(&Value::Object(s.packet.clone())),
+        expected.get("recall")
+    );
+    assert_eq!(s.items.len(), 1, "the unparseable hit is skipped");
+    let apply = |_: &Value, items: &[RecallItem]| -> Result<Value, String> {
+        Ok(Value::Object(obj! {
+            "output" => obj! {"plan" => "changed"},
+            "outcome" => "applied",
+            "memory_refs" => json::str_list(&[items[0].memory_ref.as_str()]),
+            "current_artifact_verified" => true,
+            "reasoning_summary" => "The preference matched the turn.",
+        }))
+    };
+    let base = Value::Object(obj! {"plan" => "base"});
+    let app = apply_recall(&base, &s, "recall:test", Some("pr:1"), Some(&apply)).expect("applies");
+    assert_eq!(
+        Some(&Value::Object(app.clone())),
+        expected.get("application")
+    );
+    let receipt = app
+        .get("receipt")
+        .and_then(Value::as_object)
+        .expect("receipt");
+    assert_eq!(
+        application_receipt_id(receipt).expect("valid receipt"),
+        expected
+            .get("receipt_id")
+            .and_then(Value::as_str)
+            .expect("id")
+    );
+    let evidence = execution_evidence(Some(&s.packet), Some(&app), None);
+    assert_eq!(Some(&Value::Object(evidence)), expected.get("evidence"));
+}
+
+#[test]
+fn a_guard_blocked_request_never_calls_the_provider() {
+    let mut req = request();
+    req.insert("workspace_ref", "workspace:other");
+    req.insert("conflict_state", "");
+    let packet = build_recall_request(&corpus(), &req, Some(&Value::Object(obj! {
+        "verified" => false, "corpus_id" => "example_prefs", "workspace_ref" => "workspace:other",
+        "project_ref" => "project:exact", "surface_id" => "agent_workflow.turn_admission", "read_authority" => "module_scoped",
+    })))
+    .expect("valid request");
+    assert_eq!(
+        packet.get("status"),
+        Some(&Value::Str("guard_blocked".to_owned()))
+    );
+    assert_eq!(
+        packet.get("guard").and_then(|g| g.get("reason_codes")),
+        Some(&json::str_list(&[
+            "workspace_scope_mismatch",
+            "unresolved_conflict",
+            "read_authority_unverified",
+            "read_authority_source_missing",
+        ]))
+    );
+    let provider = hits();
+    let s = execute_recall(&packet, &binding(), ProviderSource::Injected(&provider)).expect("runs");
+    assert_eq!(provider.calls.get(), 0);
+    assert_eq!(
+        s.packet.get("status"),
+        Some(&Value::Str("guard_blocked".to_owned()))
+    );
+    assert!(s.packet.contains_key("reason_codes") && !s.packet.contains_key("reason_code"));
+}
+
+#[test]
+fn provider_failures_fail_open_with_setup_hints() {
+    let failing = Double {
+        fail: true,
+        ..hits()
+    };
+    let s = session(&failing);
+    assert_eq!(
+        s.packet.get("reason_code"),
+        Some(&Value::Str("provider_execution_failed".to_owned()))
+    );
+    assert_eq!(
+        s.packet.get("setup_hints"),
+        Some(&Value::Object(obj! {"install" => "Run the installer."})),
+        "the unsafe hint is dropped"
+    );
+    let down = Double {
+        status: "unavailable",
+        ..hits()
+    };
+    let s = session(&down);
+    assert_eq!(
+        s.packet.get("status"),
+        Some(&Value::Str("provider_unavailable".to_owned()))
+    );
+    assert_eq!(
+        s.packet.get("reason_code"),
+        Some(&Value::Str("provider_search_failed".to_owned()))
+    );
+    let base = Value::Object(obj! {"plan" => "base"});
+    let app = apply_recall(&base, &s, "recall:test", None, None).expect("fails open");
+    assert_eq!(
+        app.get("status"),
+        Some(&Value::Str("not_available".to_owned()))
+    );
+    assert_eq!(
+        app.get("receipt").and_then(|r| r.get("reasoning_summary")),
+        Some(&Value::Str("recall_provider_unavailable".to_owned()))
+    );
+}
+
+#[test]
+fn an_unknown_provider_id_is_an_error_outside_fail_open() {
+    let req =
+        build_recall_request(&corpus(), &request(), Some(&checkpoint())).expect("valid request");
+    let factory = crate::provider::DefaultFactory::at(std::path::Path::new("/nonexistent"));
+    let mut b = binding();
+    b.insert("provider_id", "mystery");
+    let mut c = corpus();
+    if let Value::Object(m) = &mut c {
+        m.insert("provider_id", "mystery");
+    }
+    let req2 = build_recall_request(&c, &request(), Some(&checkpoint())).expect("valid request");
+    let err =
+        execute_recall(&req2, &b, ProviderSource::Factory(&factory)).expect_err("unknown provider");
+    assert_eq!(err.to_string(), "unsupported context provider: mystery");
+    // The embedded id is known: an absent store is an empty recall.
+    let s = execute_recall(&req, &binding(), ProviderSource::Factory(&factory)).expect("runs");
+    assert_eq!(
+        s.packet.get("status"),
+        Some(&Value::Str("empty".to_owned()))
+    );
+}
+
+#[test]
+fn expired_wrong_scope_and_inactive_records_are_skipped() {
+    let expired = RECORD.replace("2027-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
+    let other_surface = RECORD.replace(
+        "\"surface_ids\": [\"agent_workflow.turn_admission\"]",
+        "\"surface_ids\": [\"x.y\"]",
+    );
+    let retired = RECORD.replace("\"state\": \"active\"", "\"state\": \"retired\"");
+    let provider = Double::hits(vec![
+        item("embedded://rm/example/a.json", &expired),
+        item("embedded://rm/example/b.json", &other_surface),
+        item("embedded://rm/example/c.json", &retired),
+    ]);
+    let s = session(&provider);
+    assert_eq!(
+        s.packet.get("status"),
+        Some(&Value::Str("empty".to_owned()))
+    );
+    assert_eq!(
+        s.packet.get("reason_code"),
+        Some(&Value::Str("no_active_exact_corpus_results".to_owned()))
+    );
+}
+
+#[test]
+fn an_active_record_with_a_bad_candidate_ref_is_an_error() {
+    let bad = RECORD.replace("candidate:b7ca26ca6356dd695b21", "bad ref");
+    let provider = Double::hits(vec![item("embedded://rm/example/a.json", &bad)]);
+    let req =
+        build_recall_request(&corpus(), &request(), Some(&checkpoint())).expect("valid request");
+    let err =
+        execute_recall(&req, &binding(), ProviderSource::Injected(&provider)).expect_err("raises");
+    assert_eq!(
+        err.to_string(),
+        "candidate_ref must be a compact public-safe token"
+    );
+}
+
+#[test]
+fn invalid_application_decisions_fail_open() {
+    let provider = hits();
+    let s = session(&provider);
+    let base = Value::Object(obj! {"plan" => "base"});
+    let foreign = |_: &Value, _: &[RecallItem]| -> Result<Value, String> {
+        Ok(Value::Object(obj! {
+            "output" => obj! {"plan" => "changed"}, "outcome" => "applied",
+            "memory_refs" => json::str_list(&["embedded://elsewhere"]), "current_artifact_verified" => true,
+            "reasoning_summary" => "x",
+        }))
+    };
+    let app =
+        apply_recall(&base, &s, "recall:test", Some("pr:1"), Some(&foreign)).expect("fails open");
+    assert_eq!(app.get("status"), Some(&Value::Str("failed".to_owned())));
+    assert_eq!(app.get("output"), Some(&base));
+    let raising =
+        |_: &Value, _: &[RecallItem]| -> Result<Value, String> { Err("model crashed".to_owned()) };
+    let app = apply_recall(&base, &s, "recall:test", None, Some(&raising)).expect("fails open");
+    assert_eq!(
+        app.get("fail_open_preserved_base"),
+        Some(&Value::Bool(true))
+    );
+    let receipt = app
+        .get("receipt")
+        .and_then(Value::as_object)
+        .expect("receipt");
+    assert!(
+        application_receipt_id(receipt).is_err(),
+        "artifact_ref null has no id"
+    );
+    assert!(apply_recall(&base, &s, "bad id", None, None).is_err());
+}
+
+#[test]
+fn active_record_envelope_requires_an_accepted_guard_passed_review() {
+    let review = parse_map(
+        r#"{"schema_version": "reward_memory_candidate_review_v0", "status": "rejected", "effective_decision": "reject", "guard_passed": true}"#,
+    );
+    assert_eq!(
+        build_active_record(&review, &corpus(), "2026-07-16T00:30:00Z")
+            .expect_err("rejected")
+            .0,
+        "only a guard-passed accepted candidate can become active"
+    );
+}
