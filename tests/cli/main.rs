@@ -9,6 +9,7 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod openviking;
 mod route_check;
 mod schemas;
 mod utility_observe;
