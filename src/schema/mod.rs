@@ -9,6 +9,7 @@
 mod check;
 pub mod core;
 pub mod stage45;
+pub mod utility;
 
 use std::borrow::Cow;
 
@@ -49,6 +50,9 @@ pub fn all() -> Vec<SchemaFile> {
         file::<stage45::DogfoodBatchPacket>("reward_memory_dogfood_batch_v1"),
         file::<stage45::OperatorControlInput>("reward_memory_operator_control_input"),
         file::<stage45::OperatorControlPacket>("reward_memory_operator_control_v0"),
+        file::<utility::ObservationPacket>("memory_utility_observation_v0"),
+        file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
+        file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
     ]
 }
 

@@ -11,6 +11,7 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod openviking;
 mod operator_control;
 mod route_check;
 mod schemas;
