@@ -71,7 +71,11 @@ pub struct EmbeddedStore {
 
 /// A usable busy timeout from a caller's seconds (non-finite values fall back to 30 s).
 fn busy_timeout(seconds: f64) -> Duration {
-    let seconds = if seconds.is_finite() { seconds.clamp(1.0, 120.0) } else { 30.0 };
+    let seconds = if seconds.is_finite() {
+        seconds.clamp(1.0, 120.0)
+    } else {
+        30.0
+    };
     Duration::from_secs_f64(seconds)
 }
 

@@ -353,3 +353,72 @@ fn active_record_envelope_requires_an_accepted_guard_passed_review() {
         "only a guard-passed accepted candidate can become active"
     );
 }
+
+/// 870 mutations of a recall request and its checkpoint over three corpora (plain,
+/// revision-bound with identity refs, time-bound non-durable retired), recorded from the
+/// reference: each gives the same error text, or a packet with the same printed bytes.
+#[test]
+fn recall_request_mutations_match_the_reference() {
+    let data = parse_map(include_str!("../../fixtures/recall/request-cases.json"));
+    let base_request = data
+        .get("request")
+        .and_then(Value::as_object)
+        .cloned()
+        .expect("request");
+    let base_checkpoint = data.get("checkpoint").cloned().expect("checkpoint");
+    let corpora = data
+        .get("corpora")
+        .and_then(Value::as_array)
+        .cloned()
+        .expect("corpora");
+    let cases = data
+        .get("cases")
+        .and_then(Value::as_array)
+        .cloned()
+        .expect("cases");
+    assert!(cases.len() > 800);
+    for (index, case) in cases.iter().enumerate() {
+        let mut request = base_request.clone();
+        let mut checkpoint = base_checkpoint.clone();
+        let corpus_index = match case.get("corpus") {
+            Some(Value::Int(i)) => usize::try_from(*i).expect("index"),
+            _ => 0,
+        };
+        let key = case.get("key").and_then(Value::as_str).unwrap_or_default();
+        let deleting = case.get("delete") == Some(&Value::Bool(true));
+        match case.get("target").and_then(Value::as_str) {
+            Some("request") if deleting => {
+                request.remove(key);
+            }
+            Some("request") => request.insert(key, case.get("value").cloned().unwrap_or_default()),
+            Some("checkpoint") if case.get("replace").is_some() => {
+                checkpoint = case.get("replace").cloned().unwrap_or_default();
+            }
+            Some("checkpoint") => {
+                if let Value::Object(m) = &mut checkpoint {
+                    if deleting {
+                        m.remove(key);
+                    } else {
+                        m.insert(key, case.get("value").cloned().unwrap_or_default());
+                    }
+                }
+            }
+            _ => {}
+        }
+        let result = build_recall_request(&corpora[corpus_index], &request, Some(&checkpoint));
+        let expect = case.get("expect").expect("expect");
+        match (result, expect.get("error").and_then(Value::as_str)) {
+            (Err(err), Some(message)) => assert_eq!(err.0, message, "case {index}"),
+            (Ok(packet), None) => {
+                let printed = json::to_pretty_line(&Value::Object(packet));
+                let digest = crate::digest::sha256_hex(printed.trim_end_matches('\n'));
+                assert_eq!(
+                    Some(digest.as_str()),
+                    expect.get("sha256").and_then(Value::as_str),
+                    "case {index}: {printed}"
+                );
+            }
+            (other, message) => panic!("case {index}: got {other:?}, expected error {message:?}"),
+        }
+    }
+}
