@@ -381,3 +381,43 @@ fn an_unavailable_experiment_refuses_the_write() {
     snap_masked!("ingest_event_experiment_config_invalid", out);
     assert!(!s.path.join("rt").exists());
 }
+
+#[test]
+fn bad_events_never_reach_the_store_even_with_execute() {
+    let s = embedded_setup(|_| {});
+    let edits: [(&str, fn(&mut Value)); 5] = [
+        ("raw comment", |v| {
+            v["event"]["raw_comment"] = json!("the whole thread")
+        }),
+        ("wrong type", |v| {
+            v["event"]["guard_context"]["current_artifact_verified"] = json!("yes")
+        }),
+        ("raw content", |v| {
+            v["event"]["raw_content_captured"] = json!(true)
+        }),
+        ("oversized token", |v| {
+            v["event"]["revision_ref"] = json!("r".repeat(201))
+        }),
+        ("bad timestamp", |v| {
+            v["observed_at"] = json!("2026-07-16T00:30:00")
+        }),
+    ];
+    for (label, edit) in edits {
+        let mut input = embedded("event.json");
+        edit(&mut input);
+        s.write("bad.json", &pretty(&input));
+        let out = configured(&s, "bad.json", true);
+        assert_eq!(out.code, 2, "{label}");
+        assert_eq!(out.json()["status"], "invalid_request", "{label}");
+    }
+    let mut stale = embedded("event.json");
+    stale["event"]["guard_context"]["source_freshness"] = json!("stale");
+    s.write("stale.json", &pretty(&stale));
+    let out = configured(&s, "stale.json", true);
+    assert_eq!(out.json()["status"], "guard_blocked");
+    assert_eq!(
+        out.json()["guard"]["reason_codes"],
+        json!(["source_freshness_not_current"])
+    );
+    assert!(!s.path.join("rt").exists(), "no store was created");
+}
