@@ -385,7 +385,8 @@ fn an_unavailable_experiment_refuses_the_write() {
 #[test]
 fn bad_events_never_reach_the_store_even_with_execute() {
     let s = embedded_setup(|_| {});
-    let edits: [(&str, fn(&mut Value)); 5] = [
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 5] = [
         ("raw comment", |v| {
             v["event"]["raw_comment"] = json!("the whole thread")
         }),
