@@ -8,6 +8,7 @@
 
 mod check;
 pub mod core;
+pub mod ingest;
 
 use std::borrow::Cow;
 
@@ -43,6 +44,8 @@ pub fn all() -> Vec<SchemaFile> {
         file::<core::HealthPacket>("reward_memory_corpus_health_v0"),
         file::<core::CandidateReviewPacket>("reward_memory_candidate_review_v0"),
         file::<core::RoutePacket>("reward_memory_pilot_meta_route_v0"),
+        file::<ingest::ExperimentStatusPacket>("reward_memory_experiment_status_v1"),
+        file::<ingest::IngestReceiptPacket>("reward_memory_ingest_receipt_v0"),
     ]
 }
 
