@@ -20,6 +20,9 @@ pub enum Error {
     /// The registry route could not be resolved.
     #[error(transparent)]
     Registry(#[from] crate::experiment::ExperimentError),
+    /// A utility observation, projection or validation request failed.
+    #[error(transparent)]
+    Utility(#[from] crate::utility::UtilityError),
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),

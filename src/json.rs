@@ -514,6 +514,18 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
     Ok(value)
 }
 
+/// Python's `json.JSONDecoder().raw_decode(text)`: decodes the one value that starts at
+/// the first byte of `text` and ignores whatever follows it.
+pub fn parse_prefix(text: &str) -> Result<Value, ParseError> {
+    let mut parser = Parser {
+        text,
+        bytes: text.as_bytes(),
+        pos: 0,
+        depth: 0,
+    };
+    parser.parse_value()
+}
+
 /// Deepest nesting accepted; Python would raise `RecursionError` far past any real packet.
 const MAX_DEPTH: usize = 512;
 

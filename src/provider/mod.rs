@@ -13,6 +13,7 @@
 //! [`ContextProvider::try_retrieve`], which callers use so that they can fail open.
 
 pub mod embedded;
+pub mod openviking;
 
 use std::path::{Path, PathBuf};
 
@@ -169,7 +170,7 @@ pub trait ProviderFactory {
 }
 
 /// The process-wide factory: `embedded` → the SQLite store, `openviking` → the OpenViking
-/// adapter (not wired in this build yet: it reports `unsupported context provider`).
+/// adapter (the `ov` CLI).
 #[derive(Debug, Clone)]
 pub struct DefaultFactory {
     /// Home of the embedded store's default location.
@@ -188,10 +189,9 @@ impl ProviderFactory for DefaultFactory {
                 };
                 Ok(Box::new(embedded::EmbeddedStore::new(path)))
             }
-            // Seam for the OpenViking adapter (src/provider/openviking.rs, built on another
-            // branch): until it is wired here, `openviking` is reported as unsupported,
-            // which ingest turns into `provider_sync_execution_failed` (fail open).
-            "openviking" => Err(ProviderError::Unsupported("openviking".to_owned())),
+            openviking::PROVIDER_ID => Ok(Box::new(openviking::OpenVikingProvider::from_config(
+                config,
+            )?)),
             "" => Err(ProviderError::Unsupported("<missing>".to_owned())),
             other => Err(ProviderError::Unsupported(other.to_owned())),
         }

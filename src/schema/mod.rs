@@ -9,6 +9,7 @@
 mod check;
 pub mod core;
 pub mod ingest;
+pub mod utility;
 
 use std::borrow::Cow;
 
@@ -46,6 +47,9 @@ pub fn all() -> Vec<SchemaFile> {
         file::<core::RoutePacket>("reward_memory_pilot_meta_route_v0"),
         file::<ingest::ExperimentStatusPacket>("reward_memory_experiment_status_v1"),
         file::<ingest::IngestReceiptPacket>("reward_memory_ingest_receipt_v0"),
+        file::<utility::ObservationPacket>("memory_utility_observation_v0"),
+        file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
+        file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
     ]
 }
 

@@ -1,22 +1,200 @@
-//! TODO(issue 5): utility observation, reducer and readback validator.
+//! Post-outcome memory utility attribution (utility Stage 1 and Stage 2).
+//!
+//! * [`observation`]: building and validating `memory_utility_observation_v0`;
+//! * [`reducer`]: reducing a complete observation stream into a read-only
+//!   `memory_utility_projection_v0`;
+//! * [`validate`]: the readback validator every projection passes through.
+//!
+//! This module also owns the three command entry points. Commands read their input
+//! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
+//! memory, ranks, or grants authority.
+//!
+//! `utility-observe --input FILE|-` (our addition) reads one object with exactly
+//! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
+//! and `created_at`, and prints the built observation (exit 0) or an `invalid_request`
+//! error packet (exit 2).
+//!
+//! `utility-validate --input FILE|-` (our addition) reads one projection packet and prints
+//! `{"ok", "schema_version": "memory_utility_projection_validation_v0", "status":
+//! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
+//! otherwise.
+
+pub mod observation;
+pub mod reducer;
+mod strict;
+pub mod validate;
 
 use crate::cli::InputArgs;
-use crate::error::Error;
-use crate::json::Value;
+use crate::error::{Error, Exit};
+use crate::io;
+use crate::json::{Map, Value};
+use crate::obj;
+use crate::pyfmt;
 use crate::text::FieldError;
 use crate::{Context, Outcome};
 
-/// `utility-project`.
-pub fn project_command(_args: &InputArgs, _ctx: &Context) -> Result<Value, Error> {
-    Err(FieldError::new("not implemented yet").into())
+pub use observation::{
+    AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
+    UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
+};
+pub use reducer::{ProjectionRequest, reduce};
+pub use validate::validate_projection;
+
+/// Schema version of the `utility-validate` packet.
+pub const VALIDATION_SCHEMA_VERSION: &str = "memory_utility_projection_validation_v0";
+
+/// A request error of the utility commands; the text is what the error packet prints.
+#[derive(Debug, thiserror::Error)]
+pub enum UtilityError {
+    /// A shape rule of the command input, or a rule of the observation contract.
+    #[error(transparent)]
+    Field(#[from] FieldError),
 }
 
-/// `utility-observe`.
-pub fn observe_command(_args: &InputArgs, _ctx: &Context) -> Result<Outcome, Error> {
-    Err(FieldError::new("not implemented yet").into())
+fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Option<String> {
+    let mut missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|k| !map.contains_key(k))
+        .collect();
+    if !missing.is_empty() {
+        missing.sort_unstable();
+        return Some(format!("{what} is missing: {}", missing.join(", ")));
+    }
+    let mut extra: Vec<&str> = map
+        .keys()
+        .filter(|k| !required.contains(k) && !optional.contains(k))
+        .collect();
+    if !extra.is_empty() {
+        extra.sort_unstable();
+        return Some(format!(
+            "{what} contains unsupported fields: {}",
+            extra.join(", ")
+        ));
+    }
+    None
 }
 
-/// `utility-validate`.
-pub fn validate_command(_args: &InputArgs, _ctx: &Context) -> Result<Outcome, Error> {
-    Err(FieldError::new("not implemented yet").into())
+fn request_error(message: impl Into<String>) -> Error {
+    Error::from(UtilityError::Field(FieldError(message.into())))
 }
+
+/// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
+pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
+    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let empty = Map::new();
+    let map = input.as_object().unwrap_or(&empty);
+    if let Some(message) = key_error(
+        map,
+        &[
+            "observations",
+            "scope",
+            "retrieval_snapshot_ref",
+            "policy_snapshot_ref",
+        ],
+        &["reducer_version", "previous_projection"],
+        "utility projection input",
+    ) {
+        return Err(request_error(message));
+    }
+    let Some(Value::Array(observations)) = map.get("observations") else {
+        return Err(request_error("observations must be a list"));
+    };
+    let scope = map.get("scope").unwrap_or(&Value::Null);
+    if scope.as_object().is_none() {
+        return Err(request_error("scope must be an object"));
+    }
+    let retrieval = map.get("retrieval_snapshot_ref").unwrap_or(&Value::Null);
+    if retrieval.as_str().is_none() {
+        return Err(request_error("retrieval_snapshot_ref must be a string"));
+    }
+    let policy = map.get("policy_snapshot_ref").unwrap_or(&Value::Null);
+    if policy.as_str().is_none() {
+        return Err(request_error("policy_snapshot_ref must be a string"));
+    }
+    let previous = match map.get("previous_projection") {
+        None | Some(Value::Null) => None,
+        Some(v @ Value::Object(_)) => Some(v),
+        Some(_) => return Err(request_error("previous_projection must be an object")),
+    };
+    let default_version = Value::from(reducer::DEFAULT_REDUCER_VERSION);
+    let reducer_version = match map.get("reducer_version") {
+        None => &default_version,
+        Some(v @ Value::Str(s)) if !pyfmt::py_strip(s).is_empty() => v,
+        Some(_) => {
+            return Err(request_error(
+                "reducer_version must be a non-empty string when provided",
+            ));
+        }
+    };
+    let request = ProjectionRequest {
+        observations,
+        scope,
+        retrieval_snapshot_ref: retrieval,
+        policy_snapshot_ref: policy,
+        reducer_version,
+        previous_projection: previous,
+    };
+    reduce(&request).map_err(|e| Error::from(UtilityError::Field(e)))
+}
+
+/// `utility-observe`: builds one observation from the four inputs and `created_at`.
+pub fn observe_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
+    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let empty = Map::new();
+    let map = input.as_object().unwrap_or(&empty);
+    let keys = [
+        "application_receipt",
+        "verified_outcome",
+        "attribution_context",
+        "evaluator_proposal",
+        "created_at",
+    ];
+    if let Some(message) = key_error(map, &keys, &[], "utility observation input") {
+        return Err(request_error(message));
+    }
+    let field = |k: &str| map.get(k).unwrap_or(&Value::Null);
+    let observation = build_observation(
+        field("application_receipt"),
+        field("verified_outcome"),
+        field("attribution_context"),
+        field("evaluator_proposal"),
+        field("created_at"),
+    )
+    .map_err(|e| Error::from(UtilityError::Field(e)))?;
+    Ok(Outcome::success(observation.to_value()))
+}
+
+/// The `utility-validate` packet for a validation result.
+pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
+    let (ok, status, error) = match result {
+        Ok(()) => (true, "valid", Value::Null),
+        Err(err) => (false, "invalid", Value::from(err.0.as_str())),
+    };
+    Value::Object(obj! {
+        "ok" => ok,
+        "schema_version" => VALIDATION_SCHEMA_VERSION,
+        "status" => status,
+        "error" => error,
+    })
+}
+
+/// `utility-validate`: runs the readback validator on one projection packet.
+pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
+    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let result = validate_projection(&input);
+    let exit = if result.is_ok() {
+        Exit::Success
+    } else {
+        Exit::NotOk
+    };
+    Ok(Outcome {
+        packet: validation_packet(&result),
+        exit,
+    })
+}
+
+#[cfg(test)]
+mod props;
+#[cfg(test)]
+mod testkit;

@@ -318,7 +318,7 @@ fn guard_blocked_execute_never_touches_the_store() {
 }
 
 #[test]
-fn an_unwired_provider_fails_open_as_provider_unavailable() {
+fn an_unknown_provider_id_fails_open_as_provider_unavailable() {
     let s = embedded_setup(|c| {
         c["project_provider_binding"]["provider_id"] = json!("memory_service");
         c["corpora"][0]["corpus"]["provider_id"] = json!("memory_service");

@@ -9,8 +9,12 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod openviking;
 mod route_check;
 mod schemas;
+mod utility_observe;
+mod utility_project;
+mod utility_validate;
 
 /// Every `.rs` file under `tests/cli` must be declared as a module above.
 #[test]

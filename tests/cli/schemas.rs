@@ -93,3 +93,34 @@ fn schema_check_rejects_a_packet_with_keys_out_of_order() {
     let err = schema::check(&packet, &schema_named("reward_memory_error_v0")).expect_err("order");
     assert!(err.contains("out of order"), "{err}");
 }
+
+/// Checks a printed packet against the schema its own `schema_version` names.
+fn assert_packet_conforms(args: &[&str]) {
+    let out = Scratch::new().run(args, None);
+    let packet = reward_memory::json::parse(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"));
+    let version = packet
+        .get("schema_version")
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("{args:?} printed no schema_version"))
+        .to_owned();
+    if let Err(err) = schema::check(&packet, &schema_named(&version)) {
+        panic!("{args:?} does not conform to {version}: {err}");
+    }
+}
+
+#[test]
+fn utility_packets_conform_to_their_schemas() {
+    for (sub, dir) in [
+        ("utility-project", "utility_project"),
+        ("utility-observe", "utility_observe"),
+        ("utility-validate", "utility_validate"),
+    ] {
+        for kind in ["valid", "invalid"] {
+            for path in crate::support::fixture_files(dir, kind) {
+                let path = path.to_string_lossy().into_owned();
+                assert_packet_conforms(&[sub, "--input", &path, "--format", "json"]);
+            }
+        }
+    }
+}

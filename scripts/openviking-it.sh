@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# OpenViking integration check: the real `openviking` provider against a real OpenViking
+# server, entirely on loopback.
+#
+# 1. Installs openviking==$OV_VERSION from PyPI into a cached venv (uv, compiled bytecode;
+#    reused when it exists).
+# 2. Starts, in a throw-away HOME: a loopback embedding stand-in (scripts/embedding-standin.py,
+#    OpenViking has no offline embedder) and `openviking-server` on a free 127.0.0.1 port
+#    with local vector/AGFS storage.
+# 3. Runs the checks: the gated Rust integration test (tests/cli/openviking.rs: sync, exact
+#    readback, idempotent re-sync, conflict not overwritten) and the `ingest-event --execute`
+#    end-to-end check (fixtures/ingest_event/openviking/).
+# Every process it starts is stopped on exit.
+#
+# Environment: OV_IT_KEEP=1 keeps the temp dir (logs, data) for inspection;
+# OV_IT_INGEST=auto|1|0 runs the ingest-event step when the binary implements it (auto),
+# always (1) or never (0).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OV_VERSION=0.5.2
+CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/reward-memory"
+VENV="$CACHE_DIR/openviking-$OV_VERSION"
+OV_IT_INGEST="${OV_IT_INGEST:-auto}"
+
+# Cargo and rustup must keep finding their homes after HOME is isolated below.
+export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
+
+now() { date +%s.%N; }
+since() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}s')" "$1" "$(now)"; }
+log() { printf '[openviking-it] %s\n' "$*" >&2; }
+fail() { log "FAIL: $*"; exit 1; }
+
+RUN_START=$(now)
+
+# --- 1. install ------------------------------------------------------------------------
+install_openviking() {
+    if [ -f "$VENV/.complete" ] && [ -x "$VENV/bin/ov" ] && [ -x "$VENV/bin/openviking-server" ]; then
+        log "reusing $VENV"
+        return
+    fi
+    local uv
+    if command -v uv >/dev/null 2>&1; then
+        uv=(uv)
+    else
+        python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet uv
+        uv=(python3 -m uv)
+    fi
+    log "installing openviking==$OV_VERSION into $VENV"
+    rm -rf "$VENV"
+    mkdir -p "$CACHE_DIR"
+    "${uv[@]}" venv --quiet --python python3 "$VENV"
+    # Compiled bytecode matters: with PYTHONDONTWRITEBYTECODE=1 every start would
+    # otherwise compile the whole package again (40-60 s per `ov` start).
+    "${uv[@]}" pip install --quiet --python "$VENV/bin/python" --compile-bytecode \
+        "openviking==$OV_VERSION"
+    touch "$VENV/.complete"
+}
+
+mkdir -p "$CACHE_DIR"
+INSTALL_START=$(now)
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$CACHE_DIR/.openviking-$OV_VERSION.lock"
+    flock 9
+fi
+install_openviking
+if command -v flock >/dev/null 2>&1; then flock -u 9; exec 9>&-; fi
+log "install step: $(since "$INSTALL_START")"
+OV_BIN="$VENV/bin/ov"
+
+# --- 2. isolated services --------------------------------------------------------------
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/reward-memory-ovit.XXXXXX")
+PIDS=()
+cleanup() {
+    local status=$?
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        # Give the server a moment to stop cleanly, then force it.
+        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    if [ "$status" -ne 0 ] && [ -f "$WORK/server.log" ]; then
+        log "server log (last 40 lines):"
+        tail -n 40 "$WORK/server.log" >&2 || true
+    fi
+    if [ "${OV_IT_KEEP:-0}" = 1 ]; then
+        log "kept $WORK"
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export HOME="$WORK/home"
+mkdir -p "$HOME/.openviking" "$WORK/data"
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+http_ok() {
+    python3 - "$1" <<'PY'
+import sys, urllib.request
+try:
+    with urllib.request.urlopen(sys.argv[1], timeout=2) as response:
+        sys.exit(0 if response.status == 200 else 1)
+except Exception:
+    sys.exit(1)
+PY
+}
+wait_for() { # wait_for <seconds> <pid> <url>
+    local deadline=$(( $(date +%s) + $1 ))
+    while ! http_ok "$3"; do
+        kill -0 "$2" 2>/dev/null || fail "process $2 exited before $3 answered"
+        [ "$(date +%s)" -lt "$deadline" ] || fail "$3 did not answer within $1 s"
+        sleep 0.3
+    done
+}
+
+python3 "$ROOT/scripts/embedding-standin.py" --port-file "$WORK/embedding.port" \
+    >"$WORK/embedding.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do [ -s "$WORK/embedding.port" ] && break; sleep 0.1; done
+[ -s "$WORK/embedding.port" ] || fail "embedding stand-in did not start"
+EMBEDDING_PORT=$(cat "$WORK/embedding.port")
+wait_for 10 "${PIDS[0]}" "http://127.0.0.1:$EMBEDDING_PORT/health"
+
+SERVER_PORT=$(free_port)
+cat >"$WORK/ov.conf" <<EOF
+{
+  "storage": {
+    "workspace": "$WORK/data",
+    "vectordb": {"backend": "local"},
+    "agfs": {"backend": "local"}
+  },
+  "embedding": {
+    "dense": {
+      "provider": "openai",
+      "model": "standin-embedding",
+      "api_key": "loopback-standin",
+      "api_base": "http://127.0.0.1:$EMBEDDING_PORT/v1",
+      "dimension": 64,
+      "input": "text"
+    }
+  },
+  "auto_generate_l0": false,
+  "auto_generate_l1": false,
+  "default_search_mode": "fast"
+}
+EOF
+cat >"$HOME/.openviking/ovcli.conf" <<EOF
+{"url": "http://127.0.0.1:$SERVER_PORT"}
+EOF
+export OPENVIKING_CONFIG_FILE="$WORK/ov.conf"
+export OPENVIKING_CLI_CONFIG_FILE="$HOME/.openviking/ovcli.conf"
+
+# Without a display language every `ov` call exits 2.
+"$OV_BIN" language en >/dev/null
+
+SERVER_START=$(now)
+"$VENV/bin/openviking-server" --host 127.0.0.1 --port "$SERVER_PORT" --config "$WORK/ov.conf" \
+    >"$WORK/server.log" 2>&1 &
+PIDS+=($!)
+wait_for 180 "${PIDS[1]}" "http://127.0.0.1:$SERVER_PORT/health"
+log "server start: $(since "$SERVER_START") (127.0.0.1:$SERVER_PORT)"
+
+# --- 3. checks -------------------------------------------------------------------------
+CHECKS_START=$(now)
+version=$("$OV_BIN" --version)
+[ "$version" = "openviking $OV_VERSION" ] || fail "unexpected ov --version: $version"
+"$OV_BIN" status -o json -c true >/dev/null || fail "ov status failed"
+log "ov: $version, status ok"
+
+log "provider integration test (tests/cli/openviking.rs)"
+(cd "$ROOT" && REWARD_MEMORY_OV_BIN="$OV_BIN" cargo test --locked --quiet --test cli openviking \
+    -- --exact openviking::real_openviking_sync_retrieve_and_idempotent_resync) \
+    || fail "provider integration test"
+
+# ---- ingest-event --execute end to end ----------------------------------------------
+# The configured-form event of fixtures/ingest_event/openviking/ (registry, experiment
+# config with provider_binary = @OV_BIN@, event). First run: status `activated` with exact
+# readback; second run: `activated` again, deduplicated, no external write; third run with
+# an unreachable server: `provider_unavailable` / `provider_service_unavailable`, exit 0.
+ingest_event() {
+    (cd "$CASE" && "$BIN" --registry registry.json ingest-event --input event.json \
+        --goal-id reward-memory-goal --agent-id pilot --execute --format json)
+}
+check_ingest() { # check_ingest <packet file> <expected deduplicated>
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+packet = json.load(open(sys.argv[1], encoding="utf-8"))
+write = packet.get("write", {})
+problems = []
+def expect(label, actual, wanted):
+    if actual != wanted:
+        problems.append(f"{label}: {actual!r} != {wanted!r}")
+expect("status", packet.get("status"), "activated")
+expect("reason_codes", packet.get("reason_codes"), [])
+expect("exact_readback_verified", packet.get("exact_readback_verified"), True)
+expect("deduplicated", packet.get("deduplicated"), sys.argv[2] == "true")
+expect("write.status", write.get("status"), "completed")
+expect("write.write_count", write.get("write_count"), 0 if sys.argv[2] == "true" else 1)
+expect("external_writes_performed", packet.get("external_writes_performed"), sys.argv[2] != "true")
+expect("write.provider_version", write.get("provider_version"), "openviking 0.5.2")
+expect("readback.status", packet.get("readback", {}).get("status"), "completed")
+if problems:
+    print("\n".join(problems), file=sys.stderr)
+    sys.exit(1)
+PY
+}
+run_ingest_check() {
+    (cd "$ROOT" && cargo build --locked --quiet) || fail "cargo build"
+    BIN="$ROOT/target/debug/reward-memory"
+    CASE="$WORK/ingest-case"
+    cp -R "$ROOT/fixtures/ingest_event/openviking" "$CASE"
+    find "$CASE" -type f -name '*.json' -exec sed -i \
+        -e "s#@CASE_DIR@#$CASE#g" -e "s#@OV_BIN@#$OV_BIN#g" {} +
+    if [ "$OV_IT_INGEST" = auto ]; then
+        local probe
+        probe=$(cd "$CASE" && "$BIN" --registry registry.json ingest-event --input event.json \
+            --goal-id reward-memory-goal --agent-id pilot --format json 2>&1 || true)
+        if printf '%s' "$probe" | grep -q 'not implemented'; then
+            log "SKIP ingest-event step: the subcommand is not implemented in this build"
+            return
+        fi
+    fi
+    log "ingest-event --execute (first run)"
+    ingest_event >"$WORK/ingest-1.json" || fail "ingest-event exited $? ($(cat "$WORK/ingest-1.json"))"
+    check_ingest "$WORK/ingest-1.json" false || fail "first ingest-event run"
+    log "ingest-event --execute (second run, idempotent)"
+    ingest_event >"$WORK/ingest-2.json" || fail "ingest-event exited $? ($(cat "$WORK/ingest-2.json"))"
+    check_ingest "$WORK/ingest-2.json" true || fail "second ingest-event run"
+    log "ingest-event --execute with the server unreachable (fails open)"
+    printf '{"url": "http://127.0.0.1:%s"}\n' "$(free_port)" >"$WORK/unreachable.conf"
+    OPENVIKING_CLI_CONFIG_FILE="$WORK/unreachable.conf" ingest_event >"$WORK/ingest-3.json" \
+        || fail "ingest-event exited $? with the server unreachable"
+    python3 - "$WORK/ingest-3.json" <<'PY' || fail "unreachable-server ingest-event run"
+import json, sys
+packet = json.load(open(sys.argv[1], encoding="utf-8"))
+seen = (packet.get("status"), packet.get("reason_codes"), packet.get("write", {}).get("status"))
+wanted = ("provider_unavailable", ["provider_service_unavailable"], "unavailable")
+if seen != wanted:
+    sys.exit(f"got {seen!r}, wanted {wanted!r}")
+PY
+}
+if [ "$OV_IT_INGEST" != 0 ]; then
+    run_ingest_check
+fi
+# ---- end of ingest-event step -------------------------------------------------------
+
+log "checks: $(since "$CHECKS_START")"
+log "PASS (total $(since "$RUN_START"))"

@@ -1,0 +1,248 @@
+//! Schema-only wire types of the utility-attribution packets: the observation, the
+//! projection and our `utility-validate` result.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+
+use super::{AlwaysFalse, AlwaysTrue, Nullable};
+use crate::const_string;
+
+const_string!(ObservationVersion, "memory_utility_observation_v0");
+const_string!(ProjectionVersion, "memory_utility_projection_v0");
+const_string!(ValidationVersion, "memory_utility_projection_validation_v0");
+
+/// `helpful`, `harmful`, `neutral` or `unknown`.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UtilityLabel {
+    Helpful,
+    Harmful,
+    Neutral,
+    Unknown,
+}
+
+/// `item`, `set` or `none`.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttributionLevel {
+    Item,
+    Set,
+    None,
+}
+
+/// Evidence tiers, strongest first: owner correction, controlled replay, deterministic
+/// effect, evaluator inference, insufficient.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceBasis {
+    OwnerCorrection,
+    ControlledReplay,
+    DeterministicEffect,
+    EvaluatorInference,
+    Insufficient,
+}
+
+/// The four opaque scope ids of an observation or projection (sorted keys in
+/// observations; the rejected fallback keeps `agent, project, corpus, surface`).
+pub type UtilityScope = BTreeMap<String, String>;
+
+/// `memory_utility_observation_v0`: one append-only attribution statement.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ObservationPacket {
+    pub schema_version: ObservationVersion,
+    /// `muo_` + 64 hex over the canonical identity fields.
+    pub observation_id: String,
+    pub scope: UtilityScope,
+    /// `rma_` + 64 hex.
+    pub application_receipt_id: String,
+    /// Sorted 16-hex or `sha256:`-prefixed digests.
+    pub memory_ref_digests: Vec<String>,
+    pub retrieval_snapshot_ref: String,
+    pub policy_snapshot_ref: String,
+    pub outcome_ref: String,
+    pub utility_label: UtilityLabel,
+    pub attribution_level: AttributionLevel,
+    pub evidence_basis: EvidenceBasis,
+    /// Between 0 and 1.
+    pub confidence: f64,
+    pub reason_codes: Vec<String>,
+    pub evidence_refs: Vec<String>,
+    pub evaluator_ref: String,
+    pub evaluation_version: String,
+    /// The aware ISO timestamp as supplied.
+    pub created_at: String,
+    pub grants_new_action_authority: AlwaysFalse,
+    pub provider_write_performed: AlwaysFalse,
+    pub external_writes_performed: AlwaysFalse,
+    pub raw_content_captured: AlwaysFalse,
+}
+
+/// Bounds of a utility estimate.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UtilityBounds {
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Support of one evidence tier and label.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct EvidenceLabelSummary {
+    pub evidence_basis: EvidenceBasis,
+    pub utility_label: UtilityLabel,
+    pub observation_count: u64,
+    /// Noisy-OR of the confidences, rounded to 6 digits.
+    pub combined_confidence: f64,
+}
+
+/// Review state of a subject: a proposal only, never a mutation.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SubjectReview {
+    pub state: String,
+    pub proposed_action: String,
+    pub reason_codes: Vec<String>,
+    pub quarantine_proposed: bool,
+    pub automatic_deletion: AlwaysFalse,
+    pub action_authority_granted: AlwaysFalse,
+}
+
+/// One item, set or none subject of the projection.
+#[derive(JsonSchema)]
+pub struct Subject {
+    /// `mui_`, `mus_` or `mul_` + 64 hex.
+    pub subject_id: String,
+    pub attribution_level: AttributionLevel,
+    pub memory_ref_digests: Vec<String>,
+    pub utility_estimate: f64,
+    pub utility_bounds: UtilityBounds,
+    pub effective_utility_label: UtilityLabel,
+    pub effective_evidence_basis: EvidenceBasis,
+    pub confidence: f64,
+    pub uncertainty: f64,
+    pub support: BTreeMap<String, u64>,
+    pub evidence_strength: BTreeMap<String, u64>,
+    pub evidence_label_summary: Vec<EvidenceLabelSummary>,
+    pub observation_count: u64,
+    pub last_observed_at: String,
+    pub last_observation_id: String,
+    pub review: SubjectReview,
+    pub read_only: AlwaysTrue,
+    pub automatic_deletion: AlwaysFalse,
+    pub action_authority_granted: AlwaysFalse,
+}
+
+/// One accepted observation kept in the bounded public history.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct HistoryEntry {
+    pub observation_id: String,
+    /// `muof_` + 64 hex.
+    pub observation_fingerprint: String,
+    pub subject_id: String,
+    pub application_receipt_id: String,
+    pub outcome_ref: String,
+    pub memory_ref_digests: Vec<String>,
+    pub attribution_level: AttributionLevel,
+    pub utility_label: UtilityLabel,
+    pub evidence_basis: EvidenceBasis,
+    pub confidence: f64,
+    pub reason_codes: Vec<String>,
+    pub evidence_refs: Vec<String>,
+    pub evaluator_ref: String,
+    pub evaluation_version: String,
+    pub created_at: String,
+}
+
+/// A rejection record: conflicting deliveries, or the reasons of a rejected packet.
+#[derive(JsonSchema)]
+pub struct Rejection {
+    pub observation_id: Option<String>,
+    pub reason_codes: Vec<String>,
+    pub delivery_count: Option<u64>,
+    pub delivery_fingerprints: Option<Vec<String>>,
+    pub delivery_fingerprints_truncated: Option<bool>,
+    pub quarantine_proposed: Option<bool>,
+    pub automatic_deletion: Option<AlwaysFalse>,
+    pub action_authority_granted: Option<AlwaysFalse>,
+}
+
+/// A review proposal for one subject.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ReviewProposal {
+    pub subject_id: String,
+    pub attribution_level: AttributionLevel,
+    pub memory_ref_digests: Vec<String>,
+    pub state: String,
+    pub proposed_action: String,
+    pub reason_codes: Vec<String>,
+    pub quarantine_proposed: bool,
+    pub automatic_deletion: AlwaysFalse,
+    pub action_authority_granted: AlwaysFalse,
+}
+
+/// Projection status.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ProjectionStatus {
+    Ready,
+    Empty,
+    ReviewRequired,
+    Rejected,
+}
+
+/// `memory_utility_projection_v0`: the read-only reduction of an observation stream.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ProjectionPacket {
+    pub ok: bool,
+    pub schema_version: ProjectionVersion,
+    pub status: ProjectionStatus,
+    pub projection_ready: bool,
+    pub reducer_version: String,
+    /// `mur_` + 64 hex.
+    pub reducer_identity: String,
+    pub scope: UtilityScope,
+    pub retrieval_snapshot_ref: String,
+    pub policy_snapshot_ref: String,
+    pub accepted_observation_count: u64,
+    pub duplicate_observation_count: u64,
+    pub conflicting_observation_count: u64,
+    pub rejected_observation_count: u64,
+    pub lineage_observation_count: u64,
+    pub subject_count: u64,
+    pub item_subject_count: u64,
+    pub set_subject_count: u64,
+    pub unresolved_lineage_count: u64,
+    pub last_observed_at: Nullable<String>,
+    pub last_observation_id: Nullable<String>,
+    pub subjects: Vec<Subject>,
+    /// At most 256 entries.
+    pub observation_history: Vec<HistoryEntry>,
+    pub observation_history_truncated: bool,
+    pub rejections: Vec<Rejection>,
+    pub review_proposals: Vec<ReviewProposal>,
+    pub read_only: AlwaysTrue,
+    pub grants_new_action_authority: AlwaysFalse,
+    pub provider_write_performed: AlwaysFalse,
+    pub external_writes_performed: AlwaysFalse,
+    pub raw_content_captured: AlwaysFalse,
+}
+
+/// `utility-validate`: the readback validator's verdict on a projection.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ValidationPacket {
+    pub ok: bool,
+    pub schema_version: ValidationVersion,
+    /// `valid` or `invalid`.
+    pub status: String,
+    /// The first violated rule, `null` when valid.
+    pub error: Nullable<String>,
+}

@@ -1,0 +1,1384 @@
+//! `memory_utility_observation_v0`: building one observation from trusted facts and an
+//! evaluator proposal, structure-only validation with typed reason codes, and the
+//! reproducible `observation_id`.
+//!
+//! Validation here is *lenient* like the reference: string fields go through Python's
+//! `str(value or "").strip()` coercion, lists are sorted, an integer confidence becomes a
+//! float. The result is always a normalized [`Observation`]. This module never reduces,
+//! ranks or stores anything, and does no I/O.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use crate::digest;
+use crate::json::{self, Map, Value};
+use crate::obj;
+use crate::pyfmt::{self, pystr_strip};
+use crate::text::{FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::timestamp::{self, Instant};
+
+use super::strict::{MEMORY_DIGEST_RE, SCOPE_KEYS, exact_fields};
+
+/// Schema version of every observation.
+pub const OBSERVATION_SCHEMA_VERSION: &str = "memory_utility_observation_v0";
+/// Schema version an application receipt must carry.
+pub const APPLICATION_RECEIPT_SCHEMA_VERSION: &str = "reward_memory_application_receipt_v0";
+/// At most this many memory digests per observation or receipt.
+pub const MAX_MEMORY_DIGESTS: usize = 16;
+/// At most this many reason codes per observation.
+pub const MAX_REASON_CODES: usize = 12;
+/// At most this many evidence references per observation.
+pub const MAX_EVIDENCE_REFS: usize = 16;
+
+const OBSERVATION_FIELDS: [&str; 21] = [
+    "schema_version",
+    "observation_id",
+    "scope",
+    "application_receipt_id",
+    "memory_ref_digests",
+    "retrieval_snapshot_ref",
+    "policy_snapshot_ref",
+    "outcome_ref",
+    "utility_label",
+    "attribution_level",
+    "evidence_basis",
+    "confidence",
+    "reason_codes",
+    "evidence_refs",
+    "evaluator_ref",
+    "evaluation_version",
+    "created_at",
+    "grants_new_action_authority",
+    "provider_write_performed",
+    "external_writes_performed",
+    "raw_content_captured",
+];
+
+const WRITE_BOUNDARY_FIELDS: [&str; 4] = [
+    "grants_new_action_authority",
+    "provider_write_performed",
+    "external_writes_performed",
+    "raw_content_captured",
+];
+
+const IDENTITY_FIELDS: [&str; 12] = [
+    "schema_version",
+    "scope",
+    "application_receipt_id",
+    "memory_ref_digests",
+    "retrieval_snapshot_ref",
+    "policy_snapshot_ref",
+    "outcome_ref",
+    "attribution_level",
+    "evidence_basis",
+    "evidence_refs",
+    "evaluator_ref",
+    "evaluation_version",
+];
+
+const RECEIPT_REQUIRED_FIELDS: [&str; 18] = [
+    "schema_version",
+    "application_id",
+    "artifact_ref",
+    "corpus_id",
+    "surface_id",
+    "mode",
+    "query_kind",
+    "query_evidence",
+    "outcome",
+    "memory_ref_digests",
+    "reasoning_summary",
+    "current_artifact_verified",
+    "result_readback_verified",
+    "provider_call_count",
+    "model_reasoning_preserved",
+    "grants_new_action_authority",
+    "external_writes_performed",
+    "raw_content_captured",
+];
+const RECEIPT_OPTIONAL_FIELDS: [&str; 2] = ["retrieval_snapshot_ref", "policy_snapshot_ref"];
+const QUERY_EVIDENCE_FIELDS: [&str; 3] = ["query_digest", "query_summary", "exact_query_exposed"];
+const RECALL_MODES: [&str; 2] = ["function_boundary", "bounded_agentic_search"];
+const RECALL_QUERY_KINDS: [&str; 2] = ["business_recall", "ingest_verification"];
+const APPLICATION_OUTCOMES: [&str; 6] = [
+    "applied",
+    "ignored",
+    "refuted",
+    "failed",
+    "not_available",
+    "available_not_applied",
+];
+const VERIFIED_OUTCOME_FIELDS: [&str; 4] =
+    ["verified", "outcome_ref", "artifact_ref", "outcome_status"];
+const ATTRIBUTION_CONTEXT_FIELDS: [&str; 3] =
+    ["scope", "retrieval_snapshot_ref", "policy_snapshot_ref"];
+const PROPOSAL_FIELDS: [&str; 16] = [
+    "scope",
+    "application_id",
+    "artifact_ref",
+    "outcome_ref",
+    "outcome_status",
+    "retrieval_snapshot_ref",
+    "policy_snapshot_ref",
+    "memory_ref_digests",
+    "utility_label",
+    "attribution_level",
+    "evidence_basis",
+    "confidence",
+    "reason_codes",
+    "evidence_refs",
+    "evaluator_ref",
+    "evaluation_version",
+];
+
+static QUERY_DIGEST_RE: LazyLock<Regex> = LazyLock::new(|| match Regex::new(r"^[0-9a-f]{16}$") {
+    Ok(r) => r,
+    Err(err) => panic!("built-in pattern must compile: {err}"),
+});
+
+macro_rules! string_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name { $($variant),+ }
+
+        impl $name {
+            /// Every value in the contract's canonical order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// Every wire spelling in the contract's canonical order.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+
+            /// The wire spelling.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+
+            /// Parses the wire spelling.
+            pub fn parse(text: &str) -> Option<$name> {
+                match text { $($text => Some($name::$variant),)+ _ => None }
+            }
+
+            /// Position in [`Self::ALL`].
+            pub fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// The evaluator's judgment of one memory (or set) for one outcome.
+    UtilityLabel {
+        Helpful => "helpful",
+        Harmful => "harmful",
+        Neutral => "neutral",
+        Unknown => "unknown",
+    }
+);
+
+string_enum!(
+    /// What the evidence can tell apart: one memory, the whole set, or nothing.
+    AttributionLevel {
+        Item => "item",
+        Set => "set",
+        None => "none",
+    }
+);
+
+string_enum!(
+    /// Evidence tiers, weakest first: the derived `Ord` is the precedence order.
+    EvidenceBasis {
+        Insufficient => "insufficient",
+        EvaluatorInference => "evaluator_inference",
+        DeterministicEffect => "deterministic_effect",
+        ControlledReplay => "controlled_replay",
+        OwnerCorrection => "owner_correction",
+    }
+);
+
+impl UtilityLabel {
+    /// helpful +1, harmful −1, neutral 0; unknown has no direction.
+    pub fn direction(self) -> Option<f64> {
+        match self {
+            UtilityLabel::Helpful => Some(1.0),
+            UtilityLabel::Harmful => Some(-1.0),
+            UtilityLabel::Neutral => Some(0.0),
+            UtilityLabel::Unknown => None,
+        }
+    }
+}
+
+impl EvidenceBasis {
+    /// The three tiers that require at least one evidence reference.
+    pub fn is_strong(self) -> bool {
+        matches!(
+            self,
+            EvidenceBasis::OwnerCorrection
+                | EvidenceBasis::ControlledReplay
+                | EvidenceBasis::DeterministicEffect
+        )
+    }
+}
+
+/// The four scope ids of an observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    pub agent_id: String,
+    pub project_id: String,
+    pub corpus_id: String,
+    pub surface_id: String,
+}
+
+impl Scope {
+    /// The scope object in declaration order (`agent_id, project_id, corpus_id, surface_id`).
+    pub fn to_map(&self) -> Map {
+        obj! {
+            "agent_id" => self.agent_id.as_str(),
+            "project_id" => self.project_id.as_str(),
+            "corpus_id" => self.corpus_id.as_str(),
+            "surface_id" => self.surface_id.as_str(),
+        }
+    }
+
+    /// The scope object in sorted key order, as projections print it.
+    pub fn to_sorted_map(&self) -> Map {
+        obj! {
+            "agent_id" => self.agent_id.as_str(),
+            "corpus_id" => self.corpus_id.as_str(),
+            "project_id" => self.project_id.as_str(),
+            "surface_id" => self.surface_id.as_str(),
+        }
+    }
+
+    /// Reads a scope whose four values were already validated as strings.
+    pub fn from_map(map: &Map) -> Scope {
+        let get = |k: &str| {
+            map.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        Scope {
+            agent_id: get("agent_id"),
+            project_id: get("project_id"),
+            corpus_id: get("corpus_id"),
+            surface_id: get("surface_id"),
+        }
+    }
+}
+
+/// One normalized, validated `memory_utility_observation_v0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub observation_id: String,
+    pub scope: Scope,
+    pub application_receipt_id: String,
+    /// 1–16 canonical digests, sorted and unique.
+    pub memory_ref_digests: Vec<String>,
+    pub retrieval_snapshot_ref: String,
+    pub policy_snapshot_ref: String,
+    pub outcome_ref: String,
+    pub utility_label: UtilityLabel,
+    pub attribution_level: AttributionLevel,
+    pub evidence_basis: EvidenceBasis,
+    /// Finite, within `[0, 1]`.
+    pub confidence: f64,
+    pub reason_codes: Vec<String>,
+    pub evidence_refs: Vec<String>,
+    pub evaluator_ref: String,
+    pub evaluation_version: String,
+    /// The timestamp text as supplied (stripped), never re-formatted.
+    pub created_at: String,
+    /// `created_at` as a UTC instant, for ordering.
+    pub created_instant: Instant,
+}
+
+impl Observation {
+    /// The packet: the 21 fields in contract order.
+    pub fn to_value(&self) -> Value {
+        Value::Object(self.to_map(true))
+    }
+
+    fn to_map(&self, with_created_at: bool) -> Map {
+        let mut m = obj! {
+            "schema_version" => OBSERVATION_SCHEMA_VERSION,
+            "observation_id" => self.observation_id.as_str(),
+            "scope" => self.scope.to_map(),
+            "application_receipt_id" => self.application_receipt_id.as_str(),
+            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
+            "retrieval_snapshot_ref" => self.retrieval_snapshot_ref.as_str(),
+            "policy_snapshot_ref" => self.policy_snapshot_ref.as_str(),
+            "outcome_ref" => self.outcome_ref.as_str(),
+            "utility_label" => self.utility_label.as_str(),
+            "attribution_level" => self.attribution_level.as_str(),
+            "evidence_basis" => self.evidence_basis.as_str(),
+            "confidence" => self.confidence,
+            "reason_codes" => json::str_list(&self.reason_codes),
+            "evidence_refs" => json::str_list(&self.evidence_refs),
+            "evaluator_ref" => self.evaluator_ref.as_str(),
+            "evaluation_version" => self.evaluation_version.as_str(),
+        };
+        if with_created_at {
+            m.insert("created_at", self.created_at.as_str());
+        }
+        for flag in WRITE_BOUNDARY_FIELDS {
+            m.insert(flag, false);
+        }
+        m
+    }
+
+    /// `muo_` + SHA-256 of the canonical JSON of the 12 identity fields.
+    pub fn computed_id(&self) -> String {
+        let full = self.to_map(true);
+        let identity: Map = IDENTITY_FIELDS
+            .iter()
+            .filter_map(|k| full.get(k).map(|v| ((*k).to_owned(), v.clone())))
+            .collect();
+        digest::prefixed_canonical("muo_", &Value::Object(identity))
+    }
+
+    /// `muof_` + SHA-256 of the canonical JSON of every field except `created_at`: two
+    /// deliveries with the same fingerprint are the same semantic statement.
+    pub fn fingerprint(&self) -> String {
+        digest::prefixed_canonical("muof_", &Value::Object(self.to_map(false)))
+    }
+
+    /// The ordering key of the reducer: UTC instant, then the raw text, then the id.
+    pub fn order_key(&self) -> (Instant, &str, &str) {
+        (
+            self.created_instant,
+            self.created_at.as_str(),
+            self.observation_id.as_str(),
+        )
+    }
+}
+
+/// Why structure-only validation rejected an observation, derived from the input's
+/// typed fields (never from the message text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ObservationReason {
+    Malformed,
+    SchemaMismatch,
+    WriteBoundaryViolation,
+    MalformedScope,
+    MalformedSnapshot,
+    IdentityInvalid,
+}
+
+impl ObservationReason {
+    /// The reducer's rejection reason code.
+    pub fn code(self) -> &'static str {
+        match self {
+            ObservationReason::Malformed => "observation_malformed",
+            ObservationReason::SchemaMismatch => "observation_schema_mismatch",
+            ObservationReason::WriteBoundaryViolation => "observation_write_boundary_violation",
+            ObservationReason::MalformedScope => "observation_malformed_scope",
+            ObservationReason::MalformedSnapshot => "observation_malformed_snapshot",
+            ObservationReason::IdentityInvalid => "observation_identity_invalid",
+        }
+    }
+}
+
+/// A structure-only validation failure: the reference's message plus a typed reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ObservationError {
+    pub reason: ObservationReason,
+    pub message: String,
+}
+
+// ---------------------------------------------------------------------------------------
+// Lenient field rules
+// ---------------------------------------------------------------------------------------
+
+fn field<'a>(map: &'a Map, key: &str) -> &'a Value {
+    map.get(key).unwrap_or(&Value::Null)
+}
+
+fn lenient_object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
+    v.as_object()
+        .ok_or_else(|| FieldError(format!("{label} must be an object")))
+}
+
+/// `str(value or "").strip()` matching `REF`. JSON `true` is refused rather than read as
+/// the reference `"True"` (a deliberate divergence, see docs/compatibility.md).
+fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
+    let s = pystr_strip(Some(v));
+    if *v != Value::Bool(true) && REF_RE.is_match(&s) {
+        Ok(s)
+    } else {
+        Err(FieldError(format!(
+            "{label} must be an opaque public-safe reference"
+        )))
+    }
+}
+
+/// `str(value or "").strip()` matching `TOKEN`; JSON `true` is refused like in
+/// [`lenient_ref`].
+fn lenient_token(v: &Value, label: &str) -> FieldResult<String> {
+    let s = pystr_strip(Some(v));
+    if *v != Value::Bool(true) && TOKEN_RE.is_match(&s) {
+        Ok(s)
+    } else {
+        Err(FieldError(format!(
+            "{label} must be a compact public-safe token"
+        )))
+    }
+}
+
+/// A list of `min..=max` lenient refs, returned sorted; duplicates rejected.
+fn lenient_refs(v: &Value, label: &str, min: usize, max: usize) -> FieldResult<Vec<String>> {
+    let items = match v {
+        Value::Array(items) if (min..=max).contains(&items.len()) => items,
+        _ => {
+            return Err(FieldError(format!(
+                "{label} must be a list containing between {min} and {max} opaque references"
+            )));
+        }
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(lenient_ref(item, label)?);
+    }
+    out.sort();
+    if out.windows(2).any(|w| w[0] == w[1]) {
+        return Err(FieldError(format!("{label} must not contain duplicates")));
+    }
+    Ok(out)
+}
+
+/// Normalizes a memory digest list (sorted, unique, canonical digests).
+pub fn memory_ref_digests(v: &Value, label: &str, min: usize) -> FieldResult<Vec<String>> {
+    let out = lenient_refs(v, label, min, MAX_MEMORY_DIGESTS)?;
+    if out.iter().any(|d| !MEMORY_DIGEST_RE.is_match(d)) {
+        return Err(FieldError(format!(
+            "{label} must contain only canonical opaque memory digests"
+        )));
+    }
+    Ok(out)
+}
+
+fn lenient_scope(v: &Value, label: &str) -> FieldResult<Scope> {
+    let map = lenient_object(v, label)?;
+    exact_fields(map, &SCOPE_KEYS, label)?;
+    let get = |key: &str| lenient_ref(field(map, key), &format!("{label}.{key}"));
+    Ok(Scope {
+        agent_id: get("agent_id")?,
+        project_id: get("project_id")?,
+        corpus_id: get("corpus_id")?,
+        surface_id: get("surface_id")?,
+    })
+}
+
+fn lenient_timestamp(v: &Value, label: &str) -> FieldResult<(String, Instant)> {
+    timestamp::timestamp_field(Some(v), label)
+}
+
+fn false_boundary(map: &Map, key: &str, label: &str) -> FieldResult<()> {
+    if map.get(key) == Some(&Value::Bool(false)) {
+        Ok(())
+    } else {
+        Err(FieldError(format!("{label}.{key} must be false")))
+    }
+}
+
+fn boolean(map: &Map, key: &str, label: &str) -> FieldResult<bool> {
+    match map.get(key) {
+        Some(Value::Bool(b)) => Ok(*b),
+        _ => Err(FieldError(format!("{label}.{key} must be a boolean"))),
+    }
+}
+
+fn strict_compact_text(v: &Value, label: &str, max: usize) -> FieldResult<String> {
+    let fail = || FieldError(format!("{label} must be compact public-safe text"));
+    let Value::Str(s) = v else {
+        return Err(fail());
+    };
+    let t = pyfmt::py_strip(s);
+    if t.is_empty() || t.chars().count() > max || t.contains(['\r', '\n']) {
+        return Err(fail());
+    }
+    Ok(t.to_owned())
+}
+
+const CONFIDENCE_ERROR: &str = "confidence must be a finite number between 0 and 1";
+
+fn confidence(v: &Value) -> FieldResult<f64> {
+    let f = match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        // Outside i64: Python either overflows or gets a float far outside [0, 1].
+        Value::BigInt(_) => return Err(FieldError::new(CONFIDENCE_ERROR)),
+        _ => return Err(FieldError::new(CONFIDENCE_ERROR)),
+    };
+    if f.is_finite() && (0.0..=1.0).contains(&f) {
+        Ok(f)
+    } else {
+        Err(FieldError::new(CONFIDENCE_ERROR))
+    }
+}
+
+/// The judgment fields shared by proposals and observations, checked in contract order.
+struct UtilityFields {
+    utility_label: UtilityLabel,
+    attribution_level: AttributionLevel,
+    evidence_basis: EvidenceBasis,
+    confidence: f64,
+    reason_codes: Vec<String>,
+    evidence_refs: Vec<String>,
+    evaluator_ref: String,
+    evaluation_version: String,
+}
+
+fn utility_fields(map: &Map) -> FieldResult<UtilityFields> {
+    let label = UtilityLabel::parse(&pystr_strip(map.get("utility_label")))
+        .ok_or_else(|| FieldError::new("utility_label is invalid"))?;
+    let level = AttributionLevel::parse(&pystr_strip(map.get("attribution_level")))
+        .ok_or_else(|| FieldError::new("attribution_level is invalid"))?;
+    let basis = EvidenceBasis::parse(&pystr_strip(map.get("evidence_basis")))
+        .ok_or_else(|| FieldError::new("evidence_basis is invalid"))?;
+    let evidence_refs = lenient_refs(
+        field(map, "evidence_refs"),
+        "evidence_refs",
+        0,
+        MAX_EVIDENCE_REFS,
+    )?;
+    if basis == EvidenceBasis::Insufficient && label != UtilityLabel::Unknown {
+        return Err(FieldError::new(
+            "insufficient evidence must produce unknown utility",
+        ));
+    }
+    if basis.is_strong() && evidence_refs.is_empty() {
+        return Err(FieldError::new(
+            "strong evidence basis requires evidence_refs",
+        ));
+    }
+    if level == AttributionLevel::None && label != UtilityLabel::Unknown {
+        return Err(FieldError::new(
+            "none attribution must produce unknown utility",
+        ));
+    }
+    if label != UtilityLabel::Unknown && evidence_refs.is_empty() {
+        return Err(FieldError::new(
+            "non-unknown utility requires evidence_refs",
+        ));
+    }
+    Ok(UtilityFields {
+        utility_label: label,
+        attribution_level: level,
+        evidence_basis: basis,
+        confidence: confidence(field(map, "confidence"))?,
+        reason_codes: lenient_refs(
+            field(map, "reason_codes"),
+            "reason_codes",
+            0,
+            MAX_REASON_CODES,
+        )?,
+        evidence_refs,
+        evaluator_ref: lenient_ref(field(map, "evaluator_ref"), "evaluator_ref")?,
+        evaluation_version: lenient_ref(field(map, "evaluation_version"), "evaluation_version")?,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Trusted facts
+// ---------------------------------------------------------------------------------------
+
+/// The normalized facts of a `reward_memory_application_receipt_v0`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApplicationReceipt {
+    pub application_id: String,
+    pub artifact_ref: String,
+    pub corpus_id: String,
+    pub surface_id: String,
+    pub outcome: String,
+    pub memory_ref_digests: Vec<String>,
+    pub retrieval_snapshot_ref: Option<String>,
+    pub policy_snapshot_ref: Option<String>,
+    /// `rma_` + SHA-256 of the canonical JSON of the complete raw receipt.
+    pub receipt_id: String,
+}
+
+fn contains_non_finite(v: &Value) -> bool {
+    match v {
+        Value::Float(f) => !f.is_finite(),
+        Value::Array(items) => items.iter().any(contains_non_finite),
+        Value::Object(map) => map.iter().any(|(_, v)| contains_non_finite(v)),
+        _ => false,
+    }
+}
+
+fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
+    let mut missing: Vec<&str> = RECEIPT_REQUIRED_FIELDS
+        .iter()
+        .copied()
+        .filter(|k| !raw.contains_key(k))
+        .collect();
+    let mut unknown: Vec<&str> = raw
+        .keys()
+        .filter(|k| !RECEIPT_REQUIRED_FIELDS.contains(k) && !RECEIPT_OPTIONAL_FIELDS.contains(k))
+        .collect();
+    if !missing.is_empty() || !unknown.is_empty() {
+        missing.sort_unstable();
+        unknown.sort_unstable();
+        return Err(FieldError(format!(
+            "application_receipt has invalid fields: missing={}, unknown={}",
+            pyfmt::str_list_repr(&missing),
+            pyfmt::str_list_repr(&unknown)
+        )));
+    }
+    if !RECALL_MODES.contains(&pystr_strip(raw.get("mode")).as_str()) {
+        return Err(FieldError::new("application_receipt.mode is invalid"));
+    }
+    if !RECALL_QUERY_KINDS.contains(&pystr_strip(raw.get("query_kind")).as_str()) {
+        return Err(FieldError::new("application_receipt.query_kind is invalid"));
+    }
+    let evidence = match raw.get("query_evidence") {
+        Some(Value::Array(items)) if items.len() <= 3 => items,
+        _ => {
+            return Err(FieldError::new(
+                "application_receipt.query_evidence must be a bounded list",
+            ));
+        }
+    };
+    for (index, item) in evidence.iter().enumerate() {
+        let label = format!("application_receipt.query_evidence[{index}]");
+        let item = lenient_object(item, &label)?;
+        exact_fields(item, &QUERY_EVIDENCE_FIELDS, &label)?;
+        if !QUERY_DIGEST_RE.is_match(&pystr_strip(item.get("query_digest"))) {
+            return Err(FieldError(format!(
+                "{label}.query_digest must be a canonical digest"
+            )));
+        }
+        strict_compact_text(
+            field(item, "query_summary"),
+            &format!("{label}.query_summary"),
+            220,
+        )?;
+        if item.get("exact_query_exposed") != Some(&Value::Bool(false)) {
+            return Err(FieldError(format!(
+                "{label}.exact_query_exposed must be false"
+            )));
+        }
+    }
+    strict_compact_text(
+        field(raw, "reasoning_summary"),
+        "application_receipt.reasoning_summary",
+        500,
+    )?;
+    boolean(raw, "current_artifact_verified", "application_receipt")?;
+    boolean(raw, "result_readback_verified", "application_receipt")?;
+    if !boolean(raw, "model_reasoning_preserved", "application_receipt")? {
+        return Err(FieldError::new(
+            "application_receipt.model_reasoning_preserved must be true",
+        ));
+    }
+    let count_ok = match raw.get("provider_call_count") {
+        Some(Value::Int(i)) => *i >= 0,
+        Some(Value::BigInt(s)) => !s.starts_with('-'),
+        _ => false,
+    };
+    if !count_ok {
+        return Err(FieldError::new(
+            "application_receipt.provider_call_count must be a non-negative integer",
+        ));
+    }
+    Ok(())
+}
+
+/// Validates a complete application receipt and derives its `rma_` id.
+///
+/// `min_digests` is 1 when an observation is built from the receipt and 0 when only the
+/// receipt id is needed (dogfood settlement). Every message is the reference's.
+pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<ApplicationReceipt> {
+    let raw = lenient_object(value, "application_receipt")?;
+    if raw.get("schema_version").and_then(Value::as_str) != Some(APPLICATION_RECEIPT_SCHEMA_VERSION)
+    {
+        return Err(FieldError::new(
+            "application_receipt must use reward_memory_application_receipt_v0",
+        ));
+    }
+    validate_receipt_envelope(raw)?;
+    let outcome = pystr_strip(raw.get("outcome"));
+    if !APPLICATION_OUTCOMES.contains(&outcome.as_str()) {
+        return Err(FieldError::new("application_receipt.outcome is invalid"));
+    }
+    let label = "application_receipt.memory_ref_digests";
+    let digests = memory_ref_digests(field(raw, "memory_ref_digests"), label, min_digests)?;
+    let canonical = match raw.get("memory_ref_digests") {
+        Some(Value::Array(items)) => {
+            items.len() == digests.len()
+                && items
+                    .iter()
+                    .zip(&digests)
+                    .all(|(item, d)| item.as_str() == Some(d.as_str()))
+        }
+        _ => false,
+    };
+    if !canonical {
+        return Err(FieldError(format!("{label} must be sorted and canonical")));
+    }
+    let application_id = lenient_token(
+        field(raw, "application_id"),
+        "application_receipt.application_id",
+    )?;
+    let artifact_ref = lenient_token(
+        field(raw, "artifact_ref"),
+        "application_receipt.artifact_ref",
+    )?;
+    let corpus_id = lenient_ref(field(raw, "corpus_id"), "application_receipt.corpus_id")?;
+    let surface_id = lenient_ref(field(raw, "surface_id"), "application_receipt.surface_id")?;
+    for key in [
+        "grants_new_action_authority",
+        "external_writes_performed",
+        "raw_content_captured",
+    ] {
+        false_boundary(raw, key, "application_receipt")?;
+    }
+    let optional = |key: &str| -> FieldResult<Option<String>> {
+        raw.get(key)
+            .map(|v| lenient_ref(v, &format!("application_receipt.{key}")))
+            .transpose()
+    };
+    let retrieval_snapshot_ref = optional("retrieval_snapshot_ref")?;
+    let policy_snapshot_ref = optional("policy_snapshot_ref")?;
+    if contains_non_finite(value) {
+        return Err(FieldError::new(
+            "application_receipt must be canonical JSON data",
+        ));
+    }
+    Ok(ApplicationReceipt {
+        application_id,
+        artifact_ref,
+        corpus_id,
+        surface_id,
+        outcome,
+        memory_ref_digests: digests,
+        retrieval_snapshot_ref,
+        policy_snapshot_ref,
+        receipt_id: digest::application_receipt_id(value),
+    })
+}
+
+/// The normalized verified work outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedOutcome {
+    pub outcome_ref: String,
+    pub artifact_ref: String,
+    pub outcome_status: String,
+}
+
+/// Validates `{verified: true, outcome_ref, artifact_ref, outcome_status}`.
+pub fn verified_outcome(value: &Value) -> FieldResult<VerifiedOutcome> {
+    let raw = lenient_object(value, "verified_outcome")?;
+    exact_fields(raw, &VERIFIED_OUTCOME_FIELDS, "verified_outcome")?;
+    if raw.get("verified") != Some(&Value::Bool(true)) {
+        return Err(FieldError::new("verified_outcome.verified must be true"));
+    }
+    Ok(VerifiedOutcome {
+        outcome_ref: lenient_ref(field(raw, "outcome_ref"), "verified_outcome.outcome_ref")?,
+        artifact_ref: lenient_token(field(raw, "artifact_ref"), "verified_outcome.artifact_ref")?,
+        outcome_status: lenient_ref(
+            field(raw, "outcome_status"),
+            "verified_outcome.outcome_status",
+        )?,
+    })
+}
+
+/// The trusted execution context: scope and the snapshots visible during execution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttributionContext {
+    pub scope: Scope,
+    pub retrieval_snapshot_ref: String,
+    pub policy_snapshot_ref: String,
+}
+
+/// Validates `{scope, retrieval_snapshot_ref, policy_snapshot_ref}`.
+pub fn attribution_context(value: &Value) -> FieldResult<AttributionContext> {
+    let raw = lenient_object(value, "attribution_context")?;
+    exact_fields(raw, &ATTRIBUTION_CONTEXT_FIELDS, "attribution_context")?;
+    Ok(AttributionContext {
+        scope: lenient_scope(field(raw, "scope"), "attribution_context.scope")?,
+        retrieval_snapshot_ref: lenient_ref(
+            field(raw, "retrieval_snapshot_ref"),
+            "attribution_context.retrieval_snapshot_ref",
+        )?,
+        policy_snapshot_ref: lenient_ref(
+            field(raw, "policy_snapshot_ref"),
+            "attribution_context.policy_snapshot_ref",
+        )?,
+    })
+}
+
+fn validate_bindings(
+    receipt: &ApplicationReceipt,
+    outcome: &VerifiedOutcome,
+    context: &AttributionContext,
+) -> FieldResult<()> {
+    if outcome.artifact_ref != receipt.artifact_ref {
+        return Err(FieldError::new(
+            "verified_outcome.artifact_ref must match the application receipt",
+        ));
+    }
+    if context.scope.corpus_id != receipt.corpus_id {
+        return Err(FieldError::new(
+            "attribution_context.scope.corpus_id must match the application receipt",
+        ));
+    }
+    if context.scope.surface_id != receipt.surface_id {
+        return Err(FieldError::new(
+            "attribution_context.scope.surface_id must match the application receipt",
+        ));
+    }
+    let snapshots = [
+        (
+            "retrieval_snapshot_ref",
+            &receipt.retrieval_snapshot_ref,
+            &context.retrieval_snapshot_ref,
+        ),
+        (
+            "policy_snapshot_ref",
+            &receipt.policy_snapshot_ref,
+            &context.policy_snapshot_ref,
+        ),
+    ];
+    for (key, expected, actual) in snapshots {
+        if expected.as_ref().is_some_and(|e| e != actual) {
+            return Err(FieldError(format!(
+                "attribution_context.{key} must match the application receipt"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn validate_attribution_subject(
+    digests: &[String],
+    level: AttributionLevel,
+    receipt_digests: &[String],
+) -> FieldResult<()> {
+    if level == AttributionLevel::Item {
+        if digests.len() != 1 || !receipt_digests.contains(&digests[0]) {
+            return Err(FieldError::new(
+                "item attribution must bind exactly one digest from the application receipt",
+            ));
+        }
+        return Ok(());
+    }
+    if digests != receipt_digests {
+        return Err(FieldError::new(
+            "set or none attribution must bind the complete application memory set",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Build
+// ---------------------------------------------------------------------------------------
+
+/// Builds one observation by binding an untrusted evaluator proposal to trusted facts.
+///
+/// * `application_receipt`: the complete Stage-3 receipt exactly as supplied (its raw
+///   canonical JSON is hashed into `application_receipt_id`, so any change changes the id);
+///   it must bind at least one memory digest.
+/// * `verified_outcome`: `{verified: true, outcome_ref, artifact_ref, outcome_status}`.
+/// * `attribution_context`: `{scope, retrieval_snapshot_ref, policy_snapshot_ref}` from the
+///   execution boundary.
+/// * `evaluator_proposal`: the 16-key proposal; its echoes must match the trusted facts.
+/// * `created_at`: an aware ISO timestamp (kept verbatim after stripping).
+///
+/// The observation is then validated again, structure plus all trusted facts, exactly as
+/// the reference does. Errors carry the reference's message; the `dogfood-evaluate`
+/// utility sub-flow maps any error to `utility_attribution_rejected`.
+pub fn build_observation(
+    application_receipt: &Value,
+    verified_outcome: &Value,
+    attribution_context: &Value,
+    evaluator_proposal: &Value,
+    created_at: &Value,
+) -> FieldResult<Observation> {
+    let receipt = self::application_receipt(application_receipt, 1)?;
+    let outcome = self::verified_outcome(verified_outcome)?;
+    let context = self::attribution_context(attribution_context)?;
+    validate_bindings(&receipt, &outcome, &context)?;
+    let proposal = evaluator_proposal_fields(evaluator_proposal, &receipt, &outcome, &context)?;
+    let (created_at, created_instant) = lenient_timestamp(created_at, "created_at")?;
+    let mut observation = Observation {
+        observation_id: String::new(),
+        scope: context.scope.clone(),
+        application_receipt_id: receipt.receipt_id.clone(),
+        memory_ref_digests: proposal.memory_ref_digests,
+        retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
+        policy_snapshot_ref: context.policy_snapshot_ref.clone(),
+        outcome_ref: outcome.outcome_ref.clone(),
+        utility_label: proposal.utility.utility_label,
+        attribution_level: proposal.utility.attribution_level,
+        evidence_basis: proposal.utility.evidence_basis,
+        confidence: proposal.utility.confidence,
+        reason_codes: proposal.utility.reason_codes,
+        evidence_refs: proposal.utility.evidence_refs,
+        evaluator_ref: proposal.utility.evaluator_ref,
+        evaluation_version: proposal.utility.evaluation_version,
+        created_at,
+        created_instant,
+    };
+    observation.observation_id = observation.computed_id();
+    validate_observation_with_facts(
+        &observation.to_value(),
+        application_receipt,
+        verified_outcome,
+        attribution_context,
+    )
+}
+
+struct Proposal {
+    memory_ref_digests: Vec<String>,
+    utility: UtilityFields,
+}
+
+fn evaluator_proposal_fields(
+    value: &Value,
+    receipt: &ApplicationReceipt,
+    outcome: &VerifiedOutcome,
+    context: &AttributionContext,
+) -> FieldResult<Proposal> {
+    let raw = lenient_object(value, "evaluator_proposal")?;
+    exact_fields(raw, &PROPOSAL_FIELDS, "evaluator_proposal")?;
+    let label = |key: &str| format!("evaluator_proposal.{key}");
+    let scope = lenient_scope(field(raw, "scope"), &label("scope"))?;
+    let application_id = lenient_token(field(raw, "application_id"), &label("application_id"))?;
+    let artifact_ref = lenient_token(field(raw, "artifact_ref"), &label("artifact_ref"))?;
+    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), &label("outcome_ref"))?;
+    let outcome_status = lenient_ref(field(raw, "outcome_status"), &label("outcome_status"))?;
+    let retrieval = lenient_ref(
+        field(raw, "retrieval_snapshot_ref"),
+        &label("retrieval_snapshot_ref"),
+    )?;
+    let policy = lenient_ref(
+        field(raw, "policy_snapshot_ref"),
+        &label("policy_snapshot_ref"),
+    )?;
+    let digests = memory_ref_digests(
+        field(raw, "memory_ref_digests"),
+        &label("memory_ref_digests"),
+        1,
+    )?;
+    let utility = utility_fields(raw)?;
+    let echoes = [
+        ("scope", scope == context.scope),
+        ("application_id", application_id == receipt.application_id),
+        ("artifact_ref", artifact_ref == outcome.artifact_ref),
+        ("outcome_ref", outcome_ref == outcome.outcome_ref),
+        ("outcome_status", outcome_status == outcome.outcome_status),
+        (
+            "retrieval_snapshot_ref",
+            retrieval == context.retrieval_snapshot_ref,
+        ),
+        ("policy_snapshot_ref", policy == context.policy_snapshot_ref),
+    ];
+    for (key, matches) in echoes {
+        if !matches {
+            return Err(FieldError(format!(
+                "evaluator_proposal.{key} does not match trusted context"
+            )));
+        }
+    }
+    validate_attribution_subject(
+        &digests,
+        utility.attribution_level,
+        &receipt.memory_ref_digests,
+    )?;
+    Ok(Proposal {
+        memory_ref_digests: digests,
+        utility,
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Validate
+// ---------------------------------------------------------------------------------------
+
+fn normalize_observation(value: &Value) -> FieldResult<Observation> {
+    let raw = lenient_object(value, "observation")?;
+    exact_fields(raw, &OBSERVATION_FIELDS, "observation")?;
+    if raw.get("schema_version").and_then(Value::as_str) != Some(OBSERVATION_SCHEMA_VERSION) {
+        return Err(FieldError::new(
+            "observation.schema_version must be memory_utility_observation_v0",
+        ));
+    }
+    for key in WRITE_BOUNDARY_FIELDS {
+        false_boundary(raw, key, "observation")?;
+    }
+    let observation_id = lenient_ref(field(raw, "observation_id"), "observation.observation_id")?;
+    let scope = lenient_scope(field(raw, "scope"), "observation.scope")?;
+    let application_receipt_id = lenient_ref(
+        field(raw, "application_receipt_id"),
+        "observation.application_receipt_id",
+    )?;
+    let digests = memory_ref_digests(
+        field(raw, "memory_ref_digests"),
+        "observation.memory_ref_digests",
+        1,
+    )?;
+    let retrieval_snapshot_ref = lenient_ref(
+        field(raw, "retrieval_snapshot_ref"),
+        "observation.retrieval_snapshot_ref",
+    )?;
+    let policy_snapshot_ref = lenient_ref(
+        field(raw, "policy_snapshot_ref"),
+        "observation.policy_snapshot_ref",
+    )?;
+    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), "observation.outcome_ref")?;
+    let utility = utility_fields(raw)?;
+    let (created_at, created_instant) =
+        lenient_timestamp(field(raw, "created_at"), "observation.created_at")?;
+    let observation = Observation {
+        observation_id,
+        scope,
+        application_receipt_id,
+        memory_ref_digests: digests,
+        retrieval_snapshot_ref,
+        policy_snapshot_ref,
+        outcome_ref,
+        utility_label: utility.utility_label,
+        attribution_level: utility.attribution_level,
+        evidence_basis: utility.evidence_basis,
+        confidence: utility.confidence,
+        reason_codes: utility.reason_codes,
+        evidence_refs: utility.evidence_refs,
+        evaluator_ref: utility.evaluator_ref,
+        evaluation_version: utility.evaluation_version,
+        created_at,
+        created_instant,
+    };
+    if observation.observation_id != observation.computed_id() {
+        return Err(FieldError::new(
+            "observation.observation_id does not match canonical identity",
+        ));
+    }
+    Ok(observation)
+}
+
+/// Classifies a rejected observation from its typed input fields (§4.6 precedence).
+fn classify(value: &Value) -> ObservationReason {
+    let Some(raw) = value.as_object() else {
+        return ObservationReason::Malformed;
+    };
+    if raw.get("schema_version").and_then(Value::as_str) != Some(OBSERVATION_SCHEMA_VERSION) {
+        return ObservationReason::SchemaMismatch;
+    }
+    if WRITE_BOUNDARY_FIELDS
+        .iter()
+        .any(|k| raw.get(k).is_some_and(|v| *v != Value::Bool(false)))
+    {
+        return ObservationReason::WriteBoundaryViolation;
+    }
+    if lenient_scope(field(raw, "scope"), "observation.scope").is_err() {
+        return ObservationReason::MalformedScope;
+    }
+    if lenient_ref(
+        field(raw, "retrieval_snapshot_ref"),
+        "observation.retrieval_snapshot_ref",
+    )
+    .is_err()
+        || lenient_ref(
+            field(raw, "policy_snapshot_ref"),
+            "observation.policy_snapshot_ref",
+        )
+        .is_err()
+    {
+        return ObservationReason::MalformedSnapshot;
+    }
+    let Ok(observation_id) =
+        lenient_ref(field(raw, "observation_id"), "observation.observation_id")
+    else {
+        return ObservationReason::IdentityInvalid;
+    };
+    if IDENTITY_FIELDS.iter().all(|k| raw.contains_key(k)) {
+        let identity: Map = IDENTITY_FIELDS
+            .iter()
+            .map(|k| ((*k).to_owned(), field(raw, k).clone()))
+            .collect();
+        if observation_id != digest::prefixed_canonical("muo_", &Value::Object(identity)) {
+            return ObservationReason::IdentityInvalid;
+        }
+    }
+    ObservationReason::Malformed
+}
+
+/// Structure-only validation of one observation (the reducer's input rule).
+///
+/// Normalizes like the reference (strip, coerce, sort, float confidence) and checks that
+/// `observation_id` matches the canonical identity. A failure carries the first violated
+/// rule's message and a reason code derived from the input's typed fields.
+pub fn validate_observation(value: &Value) -> Result<Observation, ObservationError> {
+    normalize_observation(value).map_err(|err| ObservationError {
+        reason: classify(value),
+        message: err.0,
+    })
+}
+
+/// Structure validation plus every binding to the three trusted facts.
+pub fn validate_observation_with_facts(
+    value: &Value,
+    application_receipt: &Value,
+    verified_outcome: &Value,
+    attribution_context: &Value,
+) -> FieldResult<Observation> {
+    let observation = validate_observation(value).map_err(|e| FieldError(e.message))?;
+    let receipt = self::application_receipt(application_receipt, 1)?;
+    let outcome = self::verified_outcome(verified_outcome)?;
+    let context = self::attribution_context(attribution_context)?;
+    validate_bindings(&receipt, &outcome, &context)?;
+    let expected = [
+        ("scope", observation.scope == context.scope),
+        (
+            "application_receipt_id",
+            observation.application_receipt_id == receipt.receipt_id,
+        ),
+        (
+            "retrieval_snapshot_ref",
+            observation.retrieval_snapshot_ref == context.retrieval_snapshot_ref,
+        ),
+        (
+            "policy_snapshot_ref",
+            observation.policy_snapshot_ref == context.policy_snapshot_ref,
+        ),
+        (
+            "outcome_ref",
+            observation.outcome_ref == outcome.outcome_ref,
+        ),
+    ];
+    for (key, matches) in expected {
+        if !matches {
+            return Err(FieldError(format!(
+                "observation.{key} does not match trusted context"
+            )));
+        }
+    }
+    validate_attribution_subject(
+        &observation.memory_ref_digests,
+        observation.attribution_level,
+        &receipt.memory_ref_digests,
+    )?;
+    Ok(observation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utility::testkit::{DIGEST_A, Spec, context, outcome, receipt};
+
+    fn stage2() -> Spec {
+        let mut spec = Spec::item("unknown", "insufficient", 0.0, "evaluation:stage2");
+        spec.evidence_ref = String::new();
+        spec
+    }
+
+    fn stage2_proposal() -> Value {
+        let mut proposal = stage2().proposal();
+        if let Value::Object(m) = &mut proposal {
+            m.insert("evidence_refs", Value::Array(Vec::new()));
+        }
+        proposal
+    }
+
+    fn with(mut v: Value, key: &str, value: Value) -> Value {
+        if let Value::Object(m) = &mut v {
+            m.insert(key, value);
+        }
+        v
+    }
+
+    #[test]
+    fn builds_the_spec_example_with_its_identifiers() {
+        let observation = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &stage2_proposal(),
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect("spec example builds");
+        assert_eq!(
+            observation.application_receipt_id,
+            "rma_9dd4fc76d0ef477d23aeb81711ad17d0dc18cddd0ca231875b6de2b8270b96d4"
+        );
+        assert_eq!(
+            observation.observation_id,
+            "muo_24445b026bc98c8a88317fe27d27138dbe9b3638c6d835b0125ace2c1c0a34e8"
+        );
+        assert_eq!(
+            observation.fingerprint(),
+            "muof_b69ef1146c0bbc413f1e63f91b8ef2dfcc70d005bd47af634cda4d7cede0e55f"
+        );
+        let keys: Vec<String> = observation
+            .to_value()
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(keys, OBSERVATION_FIELDS);
+    }
+
+    #[test]
+    fn retry_with_another_created_at_keeps_the_id() {
+        let a = stage2().build();
+        let b = stage2().at("2026-08-16T00:00:00+02:00").build();
+        assert_eq!(a.observation_id, b.observation_id);
+        assert_eq!(a.fingerprint(), b.fingerprint());
+    }
+
+    #[test]
+    fn rejects_helpful_label_on_insufficient_evidence() {
+        let proposal = with(stage2_proposal(), "utility_label", Value::from("helpful"));
+        let err = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect_err("insufficient cannot be helpful");
+        assert_eq!(err.0, "insufficient evidence must produce unknown utility");
+    }
+
+    #[test]
+    fn rejects_a_proposal_echo_that_differs_from_trusted_context() {
+        let proposal = with(stage2_proposal(), "outcome_status", Value::from("failed"));
+        let err = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect_err("echo mismatch");
+        assert_eq!(
+            err.0,
+            "evaluator_proposal.outcome_status does not match trusted context"
+        );
+    }
+
+    #[test]
+    fn rejects_receipt_with_unsorted_digests() {
+        let raw = with(
+            receipt(&[DIGEST_A]),
+            "memory_ref_digests",
+            crate::json::str_list(&["fedcba9876543210", DIGEST_A]),
+        );
+        assert_eq!(
+            application_receipt(&raw, 1).expect_err("unsorted").0,
+            "application_receipt.memory_ref_digests must be sorted and canonical"
+        );
+    }
+
+    #[test]
+    fn rejects_non_finite_snapshot_in_receipt_hash() {
+        let raw = with(
+            receipt(&[DIGEST_A]),
+            "retrieval_snapshot_ref",
+            Value::Float(f64::NAN),
+        );
+        assert_eq!(
+            application_receipt(&raw, 1).expect_err("nan").0,
+            "application_receipt must be canonical JSON data"
+        );
+    }
+
+    #[test]
+    fn classifies_structure_failures_from_typed_fields() {
+        let good = stage2().build().to_value();
+        let cases = [
+            (
+                "schema_version",
+                Value::from("memory_utility_observation_v99"),
+                ObservationReason::SchemaMismatch,
+            ),
+            (
+                "raw_content_captured",
+                Value::Bool(true),
+                ObservationReason::WriteBoundaryViolation,
+            ),
+            (
+                "policy_snapshot_ref",
+                Value::from("a b"),
+                ObservationReason::MalformedSnapshot,
+            ),
+            (
+                "utility_label",
+                Value::from("great"),
+                ObservationReason::Malformed,
+            ),
+            (
+                "confidence",
+                Value::BigInt("1".repeat(400)),
+                ObservationReason::Malformed,
+            ),
+            (
+                "observation_id",
+                Value::from(format!("muo_{}", "0".repeat(64))),
+                ObservationReason::IdentityInvalid,
+            ),
+        ];
+        for (key, value, reason) in cases {
+            let err = validate_observation(&with(good.clone(), key, value)).expect_err(key);
+            assert_eq!(err.reason, reason, "{key}: {}", err.message);
+        }
+        let mut scope = crate::utility::testkit::scope();
+        if let Value::Object(m) = &mut scope {
+            m.insert("agent_id", "/abs");
+        }
+        let err = validate_observation(&with(good, "scope", scope)).expect_err("scope");
+        assert_eq!(err.reason, ObservationReason::MalformedScope);
+        assert_eq!(
+            err.message,
+            "observation.scope.agent_id must be an opaque public-safe reference"
+        );
+    }
+
+    #[test]
+    fn json_true_is_not_read_as_the_reference_true() {
+        let proposal = with(stage2_proposal(), "evaluator_ref", Value::Bool(true));
+        let err = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect_err("true is not a reference");
+        assert_eq!(
+            err.0,
+            "evaluator_ref must be an opaque public-safe reference"
+        );
+        // A number keeps the reference's coercion: 7 becomes "7".
+        let proposal = with(stage2_proposal(), "evaluator_ref", Value::Int(7));
+        let observation = build_observation(
+            &receipt(&[DIGEST_A]),
+            &outcome(),
+            &context(),
+            &proposal,
+            &Value::from("2026-08-15T00:00:00Z"),
+        )
+        .expect("numbers are coerced");
+        assert_eq!(observation.evaluator_ref, "7");
+    }
+
+    #[test]
+    fn integer_confidence_normalizes_to_float() {
+        let good = stage2().build().to_value();
+        let mut raw = with(good, "confidence", Value::Int(0));
+        // Changing confidence keeps the id: it is not an identity field.
+        let observation = validate_observation(&raw).expect("int confidence is valid");
+        assert_eq!(observation.confidence, 0.0);
+        raw = with(raw, "confidence", Value::Bool(false));
+        assert_eq!(
+            validate_observation(&raw).expect_err("bool").message,
+            "confidence must be a finite number between 0 and 1"
+        );
+    }
+}

@@ -1,0 +1,1017 @@
+//! The deterministic utility reducer: a complete observation stream in, one read-only
+//! `memory_utility_projection_v0` out.
+//!
+//! Owns context checks, the previous-projection identity guard, batch validation,
+//! duplicate versus conflicting deliveries, item/set/none subjects, evidence-tier
+//! precedence, noisy-OR confidence, the history budget, review proposals, counters and
+//! status. Every packet it returns has passed the readback validator. It never merges a
+//! previous projection, never calls a provider and never deletes or ranks anything. Pure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::digest;
+use crate::json::{self, Map, Value};
+use crate::obj;
+use crate::text::FieldResult;
+use crate::timestamp::Instant;
+
+use super::observation::{
+    AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel, validate_observation,
+};
+use super::strict::{self, bounded, py_eq};
+use super::validate::validate_projection;
+
+/// Schema version of every projection packet.
+pub const PROJECTION_SCHEMA_VERSION: &str = "memory_utility_projection_v0";
+/// The reducer version used when the caller names none.
+pub const DEFAULT_REDUCER_VERSION: &str = "memory_utility_reducer_v0";
+/// Lower utility bound.
+pub const UTILITY_MIN: f64 = -1.0;
+/// Upper utility bound.
+pub const UTILITY_MAX: f64 = 1.0;
+/// At most this many deliveries per reduction; more is rejected.
+pub const MAX_OBSERVATIONS: usize = 1024;
+/// At most this many subjects per projection; more is rejected.
+pub const MAX_SUBJECTS: usize = 128;
+/// At most this many history entries are printed.
+pub const MAX_HISTORY: usize = 256;
+/// At most this many conflict records are printed.
+pub const MAX_REJECTIONS: usize = 64;
+/// At most this many distinct fingerprints are listed per conflict.
+pub const MAX_CONFLICT_FINGERPRINTS: usize = 16;
+/// At most this many reason codes in reviews, history entries and rejections.
+pub const MAX_REVIEW_REASON_CODES: usize = 12;
+/// At most this many evidence refs per history entry.
+pub const MAX_HISTORY_EVIDENCE_REFS: usize = 16;
+
+/// Every rejection reason code a projection can carry.
+pub mod reason {
+    pub const MALFORMED: &str = "observation_malformed";
+    pub const REDUCER_IDENTITY_MISMATCH: &str = "reducer_identity_mismatch";
+    pub const SUBJECT_LIMIT: &str = "projection_subject_limit_exceeded";
+    pub const CONFLICTING_DELIVERY: &str = "conflicting_observation_delivery";
+    pub const SCOPE_MISMATCH: &str = "scope_mismatch";
+    pub const RETRIEVAL_MISMATCH: &str = "retrieval_snapshot_mismatch";
+    pub const POLICY_MISMATCH: &str = "policy_snapshot_mismatch";
+}
+
+/// A validated reducer context. `scope` is printed as stored: sorted keys for a caller's
+/// context, declaration order for the fallback context of a rejected packet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReducerContext {
+    pub scope: Scope,
+    pub scope_map: Map,
+    pub retrieval_snapshot_ref: String,
+    pub policy_snapshot_ref: String,
+    pub reducer_version: String,
+}
+
+impl ReducerContext {
+    /// Strictly validates a caller context (no coercion; messages are the reference's).
+    pub fn strict(
+        scope: &Value,
+        retrieval_snapshot_ref: &Value,
+        policy_snapshot_ref: &Value,
+        reducer_version: &Value,
+    ) -> FieldResult<ReducerContext> {
+        let scope_map = strict::strict_scope(scope, "scope")?;
+        let retrieval = strict::strict_ref(retrieval_snapshot_ref, "retrieval_snapshot_ref")?;
+        let policy = strict::strict_ref(policy_snapshot_ref, "policy_snapshot_ref")?;
+        let version = strict::strict_ref(reducer_version, "reducer_version")?;
+        Ok(ReducerContext {
+            scope: Scope::from_map(&scope_map),
+            scope_map,
+            retrieval_snapshot_ref: retrieval.to_owned(),
+            policy_snapshot_ref: policy.to_owned(),
+            reducer_version: version.to_owned(),
+        })
+    }
+
+    /// The context of a packet rejected before any caller context was valid.
+    pub fn fallback() -> ReducerContext {
+        let scope = Scope {
+            agent_id: "rejected".into(),
+            project_id: "rejected".into(),
+            corpus_id: "rejected".into(),
+            surface_id: "rejected".into(),
+        };
+        ReducerContext {
+            scope_map: scope.to_map(),
+            scope,
+            retrieval_snapshot_ref: "rejected".into(),
+            policy_snapshot_ref: "rejected".into(),
+            reducer_version: DEFAULT_REDUCER_VERSION.into(),
+        }
+    }
+
+    /// `mur_` + SHA-256 of the canonical identity object.
+    pub fn identity(&self) -> String {
+        reducer_identity(
+            &self.scope,
+            &self.retrieval_snapshot_ref,
+            &self.policy_snapshot_ref,
+            &self.reducer_version,
+        )
+    }
+}
+
+/// `mur_` + SHA-256 of canonical `{policy_snapshot_ref, reducer_version,
+/// retrieval_snapshot_ref, schema_version, scope}`.
+pub fn reducer_identity(
+    scope: &Scope,
+    retrieval_snapshot_ref: &str,
+    policy_snapshot_ref: &str,
+    reducer_version: &str,
+) -> String {
+    let identity = obj! {
+        "schema_version" => PROJECTION_SCHEMA_VERSION,
+        "scope" => scope.to_sorted_map(),
+        "retrieval_snapshot_ref" => retrieval_snapshot_ref,
+        "policy_snapshot_ref" => policy_snapshot_ref,
+        "reducer_version" => reducer_version,
+    };
+    digest::prefixed_canonical("mur_", &Value::Object(identity))
+}
+
+/// One reduction request: the complete stream plus the caller's context.
+#[derive(Debug, Clone, Copy)]
+pub struct ProjectionRequest<'a> {
+    /// Every delivery, in any order (retries and conflicting versions included).
+    pub observations: &'a [Value],
+    pub scope: &'a Value,
+    pub retrieval_snapshot_ref: &'a Value,
+    pub policy_snapshot_ref: &'a Value,
+    pub reducer_version: &'a Value,
+    /// An earlier projection, used only as an identity guard.
+    pub previous_projection: Option<&'a Value>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Subject reduction (shared with the readback validator)
+// ---------------------------------------------------------------------------------------
+
+/// One `(evidence_basis, utility_label)` pair of a subject's joint evidence summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryPair {
+    pub basis: EvidenceBasis,
+    pub label: UtilityLabel,
+    pub count: usize,
+    pub combined_confidence: f64,
+}
+
+/// A subject's review state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Review {
+    pub state: &'static str,
+    pub proposed_action: &'static str,
+    /// Sorted and unique.
+    pub reason_codes: Vec<&'static str>,
+}
+
+impl Review {
+    fn none() -> Review {
+        Review {
+            state: "none",
+            proposed_action: "none",
+            reason_codes: Vec::new(),
+        }
+    }
+
+    /// True in the `conflict` state (which proposes quarantine).
+    pub fn quarantine_proposed(&self) -> bool {
+        self.state == "conflict"
+    }
+
+    /// The review object as printed in a subject.
+    pub fn to_value(&self) -> Value {
+        Value::Object(obj! {
+            "state" => self.state,
+            "proposed_action" => self.proposed_action,
+            "reason_codes" => json::str_list(&self.reason_codes),
+            "quarantine_proposed" => self.quarantine_proposed(),
+            "automatic_deletion" => false,
+            "action_authority_granted" => false,
+        })
+    }
+}
+
+/// The reduced state of one subject.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubjectState {
+    pub subject_id: String,
+    pub level: AttributionLevel,
+    pub memory_ref_digests: Vec<String>,
+    pub utility_estimate: f64,
+    pub effective_label: UtilityLabel,
+    pub effective_basis: EvidenceBasis,
+    pub confidence: f64,
+    pub uncertainty: f64,
+    /// Counts per label in [`UtilityLabel::ALL`] order.
+    pub support: [usize; 4],
+    /// Counts per tier in [`EvidenceBasis::ALL`] order.
+    pub evidence_strength: [usize; 5],
+    pub summary: Vec<SummaryPair>,
+    pub observation_count: usize,
+    pub last_observed_at: String,
+    pub last_observation_id: String,
+    pub review: Review,
+}
+
+impl SubjectState {
+    /// The support counters as printed.
+    pub fn support_value(&self) -> Value {
+        let mut m = Map::with_capacity(4);
+        for (label, count) in UtilityLabel::ALL.iter().zip(self.support) {
+            m.insert(label.as_str(), count);
+        }
+        Value::Object(m)
+    }
+
+    /// The evidence-strength counters as printed.
+    pub fn evidence_strength_value(&self) -> Value {
+        let mut m = Map::with_capacity(5);
+        for (basis, count) in EvidenceBasis::ALL.iter().zip(self.evidence_strength) {
+            m.insert(basis.as_str(), count);
+        }
+        Value::Object(m)
+    }
+
+    /// The joint evidence summary as printed.
+    pub fn summary_value(&self) -> Value {
+        Value::Array(
+            self.summary
+                .iter()
+                .map(|p| {
+                    Value::Object(obj! {
+                        "evidence_basis" => p.basis.as_str(),
+                        "utility_label" => p.label.as_str(),
+                        "observation_count" => p.count,
+                        "combined_confidence" => p.combined_confidence,
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The 19-key subject packet.
+    pub fn to_value(&self) -> Value {
+        Value::Object(obj! {
+            "subject_id" => self.subject_id.as_str(),
+            "attribution_level" => self.level.as_str(),
+            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
+            "utility_estimate" => self.utility_estimate,
+            "utility_bounds" => obj! {"min" => UTILITY_MIN, "max" => UTILITY_MAX},
+            "effective_utility_label" => self.effective_label.as_str(),
+            "effective_evidence_basis" => self.effective_basis.as_str(),
+            "confidence" => self.confidence,
+            "uncertainty" => self.uncertainty,
+            "support" => self.support_value(),
+            "evidence_strength" => self.evidence_strength_value(),
+            "evidence_label_summary" => self.summary_value(),
+            "observation_count" => self.observation_count,
+            "last_observed_at" => self.last_observed_at.as_str(),
+            "last_observation_id" => self.last_observation_id.as_str(),
+            "review" => self.review.to_value(),
+            "read_only" => true,
+            "automatic_deletion" => false,
+            "action_authority_granted" => false,
+        })
+    }
+
+    /// The review proposal of a subject whose review state is not `none`.
+    pub fn proposal_value(&self) -> Value {
+        Value::Object(obj! {
+            "subject_id" => self.subject_id.as_str(),
+            "attribution_level" => self.level.as_str(),
+            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
+            "state" => self.review.state,
+            "proposed_action" => self.review.proposed_action,
+            "reason_codes" => json::str_list(&self.review.reason_codes),
+            "quarantine_proposed" => self.review.quarantine_proposed(),
+            "automatic_deletion" => false,
+            "action_authority_granted" => false,
+        })
+    }
+}
+
+/// Noisy-OR over confidences in the given order: `r6(1 − Π(1 − clamp01(c)))`.
+pub fn combined_confidence<'a>(confidences: impl IntoIterator<Item = &'a f64>) -> f64 {
+    let mut remaining = 1.0_f64;
+    for &c in confidences {
+        // Python's `min(1.0, max(0.0, c))`: the first argument wins ties.
+        let low = if c > 0.0 { c } else { 0.0 };
+        let clamped = if low < 1.0 { low } else { 1.0 };
+        remaining *= 1.0 - clamped;
+    }
+    bounded(1.0 - remaining, 0.0, 1.0)
+}
+
+/// The subject identity of an observation: `mui_`/`mus_`/`mul_` + 64 hex.
+pub fn subject_id(observation: &Observation) -> String {
+    let level = observation.attribution_level;
+    let digests = json::str_list(&observation.memory_ref_digests);
+    match level {
+        AttributionLevel::None => digest::prefixed_canonical(
+            "mul_",
+            &Value::Object(obj! {
+                "attribution_level" => level.as_str(),
+                "application_receipt_id" => observation.application_receipt_id.as_str(),
+                "memory_ref_digests" => digests,
+            }),
+        ),
+        AttributionLevel::Item | AttributionLevel::Set => digest::prefixed_canonical(
+            if level == AttributionLevel::Item {
+                "mui_"
+            } else {
+                "mus_"
+            },
+            &Value::Object(obj! {
+                "attribution_level" => level.as_str(),
+                "memory_ref_digests" => digests,
+            }),
+        ),
+    }
+}
+
+/// The observation with the greatest order key.
+pub fn latest<'a>(observations: &[&'a Observation]) -> Option<&'a Observation> {
+    observations
+        .iter()
+        .copied()
+        .max_by(|a, b| a.order_key().cmp(&b.order_key()))
+}
+
+/// Reduces one subject's observations, taken in the order given (which fixes the
+/// multiplication order of the noisy-OR). `observations` must not be empty.
+pub fn reduce_subject(
+    subject_id: &str,
+    level: AttributionLevel,
+    memory_ref_digests: &[String],
+    observations: &[&Observation],
+) -> SubjectState {
+    let mut support = [0usize; 4];
+    let mut strength = [0usize; 5];
+    // One bucket per (tier, label) pair keeps each pair's confidences in subject order.
+    let mut buckets: Vec<Vec<f64>> = vec![Vec::new(); 20];
+    for o in observations {
+        support[o.utility_label.index()] += 1;
+        strength[o.evidence_basis.index()] += 1;
+        buckets[o.evidence_basis.index() * 4 + o.utility_label.index()].push(o.confidence);
+    }
+    let strongest = EvidenceBasis::ALL
+        .iter()
+        .copied()
+        .rev()
+        .find(|b| strength[b.index()] > 0)
+        .unwrap_or(EvidenceBasis::Insufficient);
+    let summary: Vec<SummaryPair> = EvidenceBasis::ALL
+        .iter()
+        .flat_map(|&basis| UtilityLabel::ALL.iter().map(move |&label| (basis, label)))
+        .filter_map(|(basis, label)| {
+            let bucket = &buckets[basis.index() * 4 + label.index()];
+            (!bucket.is_empty()).then(|| SummaryPair {
+                basis,
+                label,
+                count: bucket.len(),
+                combined_confidence: combined_confidence(bucket),
+            })
+        })
+        .collect();
+
+    let unknown = |review: Review| (UtilityLabel::Unknown, 0.0, 0.0, 1.0, review);
+    let known = observations
+        .iter()
+        .any(|o| o.utility_label.direction().is_some());
+    let (label, utility, confidence, uncertainty, review) = if level == AttributionLevel::None {
+        unknown(Review {
+            state: "unresolved_attribution",
+            proposed_action: "collect_attribution",
+            reason_codes: vec!["attribution_not_established"],
+        })
+    } else if !known {
+        unknown(Review::none())
+    } else {
+        let top: Vec<&Observation> = observations
+            .iter()
+            .copied()
+            .filter(|o| o.evidence_basis == strongest)
+            .collect();
+        let top_has_unknown = top.iter().any(|o| o.utility_label == UtilityLabel::Unknown);
+        let directional: Vec<&Observation> = top
+            .iter()
+            .copied()
+            .filter(|o| o.utility_label.direction().is_some())
+            .collect();
+        let directional_labels: BTreeSet<UtilityLabel> =
+            directional.iter().map(|o| o.utility_label).collect();
+        let lower_direction = observations
+            .iter()
+            .any(|o| o.utility_label.direction().is_some() && o.evidence_basis < strongest);
+        if top_has_unknown {
+            let mut reasons = Vec::new();
+            if !directional.is_empty() || lower_direction {
+                reasons.push("strongest_evidence_unknown");
+            }
+            if directional_labels.len() > 1 {
+                reasons.push("same_evidence_tier_conflict");
+            }
+            reasons.sort_unstable();
+            let review = if reasons.is_empty() {
+                Review::none()
+            } else {
+                Review {
+                    state: "conflict",
+                    proposed_action: "manual_review",
+                    reason_codes: reasons,
+                }
+            };
+            unknown(review)
+        } else if directional_labels.len() != 1 {
+            unknown(Review {
+                state: "conflict",
+                proposed_action: "manual_review",
+                reason_codes: vec!["same_evidence_tier_conflict"],
+            })
+        } else {
+            let label = directional[0].utility_label;
+            let confidence = combined_confidence(directional.iter().map(|o| &o.confidence));
+            let direction = label.direction().unwrap_or(0.0);
+            let utility = bounded(direction * confidence, UTILITY_MIN, UTILITY_MAX);
+            let uncertainty = bounded(1.0 - confidence, 0.0, 1.0);
+            let review = if label == UtilityLabel::Harmful {
+                Review {
+                    state: "attenuation_proposed",
+                    proposed_action: "attenuate_or_review",
+                    reason_codes: vec!["negative_utility_requires_review"],
+                }
+            } else {
+                Review::none()
+            };
+            (label, utility, confidence, uncertainty, review)
+        }
+    };
+    let last = latest(observations);
+    SubjectState {
+        subject_id: subject_id.to_owned(),
+        level,
+        memory_ref_digests: memory_ref_digests.to_vec(),
+        utility_estimate: utility,
+        effective_label: label,
+        effective_basis: strongest,
+        confidence,
+        uncertainty,
+        support,
+        evidence_strength: strength,
+        summary,
+        observation_count: observations.len(),
+        last_observed_at: last.map(|o| o.created_at.clone()).unwrap_or_default(),
+        last_observation_id: last.map(|o| o.observation_id.clone()).unwrap_or_default(),
+        review,
+    }
+}
+
+/// One history entry (15 keys).
+pub fn history_entry(observation: &Observation, subject_id: &str) -> Value {
+    Value::Object(obj! {
+        "observation_id" => observation.observation_id.as_str(),
+        "observation_fingerprint" => observation.fingerprint(),
+        "subject_id" => subject_id,
+        "application_receipt_id" => observation.application_receipt_id.as_str(),
+        "outcome_ref" => observation.outcome_ref.as_str(),
+        "memory_ref_digests" => json::str_list(&observation.memory_ref_digests),
+        "attribution_level" => observation.attribution_level.as_str(),
+        "utility_label" => observation.utility_label.as_str(),
+        "evidence_basis" => observation.evidence_basis.as_str(),
+        "confidence" => observation.confidence,
+        "reason_codes" => json::str_list(&observation.reason_codes),
+        "evidence_refs" => json::str_list(&observation.evidence_refs),
+        "evaluator_ref" => observation.evaluator_ref.as_str(),
+        "evaluation_version" => observation.evaluation_version.as_str(),
+        "created_at" => observation.created_at.as_str(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Packets
+// ---------------------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Counts {
+    accepted: usize,
+    duplicate: usize,
+    conflicting: usize,
+    rejected: usize,
+}
+
+struct Body {
+    ok: bool,
+    status: &'static str,
+    ready: bool,
+    counts: Counts,
+    subjects: Vec<SubjectState>,
+    history: Vec<Value>,
+    truncated: bool,
+    rejections: Vec<Value>,
+    last: Option<(String, String)>,
+}
+
+fn packet(context: &ReducerContext, body: Body) -> Value {
+    let level_count =
+        |level: AttributionLevel| body.subjects.iter().filter(|s| s.level == level).count();
+    let (last_at, last_id) = match &body.last {
+        Some((at, id)) => (Value::from(at.as_str()), Value::from(id.as_str())),
+        None => (Value::Null, Value::Null),
+    };
+    let proposals: Vec<Value> = body
+        .subjects
+        .iter()
+        .filter(|s| s.review.state != "none")
+        .map(SubjectState::proposal_value)
+        .collect();
+    Value::Object(obj! {
+        "ok" => body.ok,
+        "schema_version" => PROJECTION_SCHEMA_VERSION,
+        "status" => body.status,
+        "projection_ready" => body.ready,
+        "reducer_version" => context.reducer_version.as_str(),
+        "reducer_identity" => context.identity(),
+        "scope" => context.scope_map.clone(),
+        "retrieval_snapshot_ref" => context.retrieval_snapshot_ref.as_str(),
+        "policy_snapshot_ref" => context.policy_snapshot_ref.as_str(),
+        "accepted_observation_count" => body.counts.accepted,
+        "duplicate_observation_count" => body.counts.duplicate,
+        "conflicting_observation_count" => body.counts.conflicting,
+        "rejected_observation_count" => body.counts.rejected,
+        "lineage_observation_count" => body.counts.accepted,
+        "subject_count" => body.subjects.len(),
+        "item_subject_count" => level_count(AttributionLevel::Item),
+        "set_subject_count" => level_count(AttributionLevel::Set),
+        "unresolved_lineage_count" => level_count(AttributionLevel::None),
+        "last_observed_at" => last_at,
+        "last_observation_id" => last_id,
+        "subjects" => Value::Array(body.subjects.iter().map(SubjectState::to_value).collect()),
+        "observation_history" => Value::Array(body.history),
+        "observation_history_truncated" => body.truncated,
+        "rejections" => Value::Array(body.rejections),
+        "review_proposals" => Value::Array(proposals),
+        "read_only" => true,
+        "grants_new_action_authority" => false,
+        "provider_write_performed" => false,
+        "external_writes_performed" => false,
+        "raw_content_captured" => false,
+    })
+}
+
+/// A fail-closed rejected packet: no subjects, one `{reason_codes}` record.
+pub fn rejected_projection(
+    context: Option<&ReducerContext>,
+    reason_codes: &[&str],
+    rejected_count: usize,
+) -> FieldResult<Value> {
+    let fallback;
+    let context = match context {
+        Some(c) => c,
+        None => {
+            fallback = ReducerContext::fallback();
+            &fallback
+        }
+    };
+    let codes: BTreeSet<&str> = reason_codes.iter().copied().collect();
+    let value = packet(
+        context,
+        Body {
+            ok: false,
+            status: "rejected",
+            ready: false,
+            counts: Counts {
+                rejected: rejected_count,
+                ..Counts::default()
+            },
+            subjects: Vec::new(),
+            history: Vec::new(),
+            truncated: false,
+            rejections: vec![Value::Object(
+                obj! {"reason_codes" => json::str_list(&codes.into_iter().collect::<Vec<_>>())},
+            )],
+            last: None,
+        },
+    );
+    validate_projection(&value)?;
+    Ok(value)
+}
+
+/// Why a batch could not be reduced: rejection reason codes for the packet.
+struct BatchRejection(Vec<&'static str>);
+
+fn validate_batch(
+    observations: &[Value],
+    context: &ReducerContext,
+) -> Result<Vec<Observation>, BatchRejection> {
+    if observations.len() > MAX_OBSERVATIONS {
+        return Err(BatchRejection(vec![reason::MALFORMED]));
+    }
+    let mut out = Vec::with_capacity(observations.len());
+    for raw in observations {
+        if raw.as_object().is_none() {
+            return Err(BatchRejection(vec![reason::MALFORMED]));
+        }
+        let item = validate_observation(raw).map_err(|e| BatchRejection(vec![e.reason.code()]))?;
+        let mut mismatches = Vec::new();
+        if item.scope != context.scope {
+            mismatches.push(reason::SCOPE_MISMATCH);
+        }
+        if item.retrieval_snapshot_ref != context.retrieval_snapshot_ref {
+            mismatches.push(reason::RETRIEVAL_MISMATCH);
+        }
+        if item.policy_snapshot_ref != context.policy_snapshot_ref {
+            mismatches.push(reason::POLICY_MISMATCH);
+        }
+        if !mismatches.is_empty() {
+            return Err(BatchRejection(mismatches));
+        }
+        out.push(item);
+    }
+    Ok(out)
+}
+
+/// The deliveries of one `observation_id`, grouped by fingerprint.
+#[derive(Default)]
+struct Deliveries {
+    /// fingerprint → (representative with the smallest order key, delivery count)
+    versions: BTreeMap<String, (Observation, usize)>,
+    total: usize,
+}
+
+struct Deduplicated {
+    /// Accepted observations, ordered by `observation_id`.
+    accepted: Vec<Observation>,
+    conflicts: Vec<Value>,
+    conflicting_ids: usize,
+    duplicate: usize,
+    conflicting_deliveries: usize,
+}
+
+fn deduplicate(items: Vec<Observation>) -> Deduplicated {
+    let mut by_id: BTreeMap<String, Deliveries> = BTreeMap::new();
+    for item in items {
+        let fingerprint = item.fingerprint();
+        let entry = by_id.entry(item.observation_id.clone()).or_default();
+        entry.total += 1;
+        match entry.versions.get_mut(&fingerprint) {
+            Some((prior, count)) => {
+                *count += 1;
+                if item.order_key() < prior.order_key() {
+                    *prior = item;
+                }
+            }
+            None => {
+                entry.versions.insert(fingerprint, (item, 1));
+            }
+        }
+    }
+    let mut out = Deduplicated {
+        accepted: Vec::with_capacity(by_id.len()),
+        conflicts: Vec::new(),
+        conflicting_ids: 0,
+        duplicate: 0,
+        conflicting_deliveries: 0,
+    };
+    for (id, deliveries) in by_id {
+        out.duplicate += deliveries
+            .versions
+            .values()
+            .map(|(_, count)| count - 1)
+            .sum::<usize>();
+        if deliveries.versions.len() > 1 {
+            out.conflicting_ids += 1;
+            out.conflicting_deliveries += deliveries.total;
+            if out.conflicts.len() < MAX_REJECTIONS {
+                let fingerprints: Vec<&String> = deliveries
+                    .versions
+                    .keys()
+                    .take(MAX_CONFLICT_FINGERPRINTS)
+                    .collect();
+                out.conflicts.push(Value::Object(obj! {
+                    "observation_id" => id,
+                    "reason_codes" => json::str_list(&[reason::CONFLICTING_DELIVERY]),
+                    "delivery_count" => deliveries.total,
+                    "delivery_fingerprints" => json::str_list(&fingerprints),
+                    "delivery_fingerprints_truncated" =>
+                        deliveries.versions.len() > MAX_CONFLICT_FINGERPRINTS,
+                    "quarantine_proposed" => true,
+                    "automatic_deletion" => false,
+                    "action_authority_granted" => false,
+                }));
+            }
+            continue;
+        }
+        if let Some((_, (observation, _))) = deliveries.versions.into_iter().next() {
+            out.accepted.push(observation);
+        }
+    }
+    out
+}
+
+/// Keeps every subject's latest entry, then the newest others, up to [`MAX_HISTORY`].
+/// `ordered` must be sorted by order key; the kept indices come back sorted.
+fn bound_history(ordered: &[(Instant, &str, &str, &str)]) -> (Vec<usize>, bool) {
+    if ordered.len() <= MAX_HISTORY {
+        return ((0..ordered.len()).collect(), false);
+    }
+    let mut latest_by_subject: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, entry) in ordered.iter().enumerate() {
+        latest_by_subject.insert(entry.3, index);
+    }
+    let mut kept: BTreeSet<usize> = latest_by_subject.into_values().collect();
+    for index in (0..ordered.len()).rev() {
+        if kept.len() >= MAX_HISTORY {
+            break;
+        }
+        kept.insert(index);
+    }
+    (kept.into_iter().collect(), true)
+}
+
+/// Accepted observations grouped by subject key, with the subject id.
+type SubjectGroups<'a> = BTreeMap<(&'static str, Vec<String>), (String, Vec<&'a Observation>)>;
+
+/// Reduces a complete observation stream into a validated projection packet.
+///
+/// Every input problem after the CLI's shape checks yields a rejected packet (`ok:
+/// false`), never an error. An error means the finished packet failed its own readback
+/// validation, which the reference also reports as a request error.
+pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
+    let Ok(context) = ReducerContext::strict(
+        request.scope,
+        request.retrieval_snapshot_ref,
+        request.policy_snapshot_ref,
+        request.reducer_version,
+    ) else {
+        return rejected_projection(None, &[reason::MALFORMED], 1);
+    };
+    let identity = context.identity();
+    if let Some(previous) = request.previous_projection {
+        if validate_projection(previous).is_err() {
+            return rejected_projection(Some(&context), &[reason::MALFORMED], 1);
+        }
+        let same = previous
+            .get("scope")
+            .is_some_and(|s| py_eq(s, &Value::Object(context.scope_map.clone())))
+            && previous
+                .get("retrieval_snapshot_ref")
+                .and_then(Value::as_str)
+                == Some(context.retrieval_snapshot_ref.as_str())
+            && previous.get("policy_snapshot_ref").and_then(Value::as_str)
+                == Some(context.policy_snapshot_ref.as_str())
+            && previous.get("reducer_version").and_then(Value::as_str)
+                == Some(context.reducer_version.as_str())
+            && previous.get("reducer_identity").and_then(Value::as_str) == Some(identity.as_str());
+        if !same {
+            return rejected_projection(Some(&context), &[reason::REDUCER_IDENTITY_MISMATCH], 1);
+        }
+    }
+    let items = match validate_batch(request.observations, &context) {
+        Ok(items) => items,
+        Err(BatchRejection(codes)) => return rejected_projection(Some(&context), &codes, 1),
+    };
+    let dedup = deduplicate(items);
+    let accepted = &dedup.accepted;
+
+    // Group by (level, digest tuple) — or (level, subject id) for `none` — in the
+    // reference's sort order of those keys.
+    let mut groups: SubjectGroups<'_> = BTreeMap::new();
+    for observation in accepted {
+        let id = subject_id(observation);
+        let level = observation.attribution_level;
+        let key_tail = if level == AttributionLevel::None {
+            vec![id.clone()]
+        } else {
+            observation.memory_ref_digests.clone()
+        };
+        groups
+            .entry((level.as_str(), key_tail))
+            .or_insert_with(|| (id, Vec::new()))
+            .1
+            .push(observation);
+    }
+    if groups.len() > MAX_SUBJECTS {
+        return rejected_projection(Some(&context), &[reason::SUBJECT_LIMIT], accepted.len());
+    }
+
+    let mut subjects = Vec::with_capacity(groups.len());
+    let mut history: Vec<(&Observation, usize)> = Vec::with_capacity(accepted.len());
+    for (subject_index, (_, (id, members))) in groups.iter().enumerate() {
+        let Some(first) = members.first() else {
+            continue;
+        };
+        let subject = reduce_subject(
+            id,
+            first.attribution_level,
+            &first.memory_ref_digests,
+            members,
+        );
+        history.extend(members.iter().map(|o| (*o, subject_index)));
+        subjects.push(subject);
+    }
+    history.sort_by(|a, b| a.0.order_key().cmp(&b.0.order_key()));
+    let keys: Vec<(Instant, &str, &str, &str)> = history
+        .iter()
+        .map(|(o, s)| {
+            let (instant, at, id) = o.order_key();
+            (instant, at, id, subjects[*s].subject_id.as_str())
+        })
+        .collect();
+    let (kept, truncated) = bound_history(&keys);
+    let history_values: Vec<Value> = kept
+        .iter()
+        .map(|&i| {
+            let (observation, s) = history[i];
+            history_entry(observation, &subjects[s].subject_id)
+        })
+        .collect();
+
+    let subject_conflict = subjects.iter().any(|s| s.review.state == "conflict");
+    let status = if dedup.conflicting_ids > 0 || subject_conflict {
+        "review_required"
+    } else if !accepted.is_empty() {
+        "ready"
+    } else {
+        "empty"
+    };
+    let last = history
+        .last()
+        .map(|(o, _)| (o.created_at.clone(), o.observation_id.clone()));
+    let value = packet(
+        &context,
+        Body {
+            ok: true,
+            status,
+            ready: !accepted.is_empty() && dedup.conflicting_ids == 0 && !subject_conflict,
+            counts: Counts {
+                accepted: accepted.len(),
+                duplicate: dedup.duplicate,
+                conflicting: dedup.conflicting_ids,
+                rejected: dedup.conflicting_deliveries,
+            },
+            subjects,
+            history: history_values,
+            truncated,
+            rejections: dedup.conflicts,
+            last,
+        },
+    );
+    validate_projection(&value)?;
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pyfmt::float_repr;
+    use crate::utility::testkit::{Spec, project, subjects};
+
+    fn num(v: &Value, key: &str) -> String {
+        match v.get(key) {
+            Some(Value::Float(f)) => float_repr(*f),
+            other => panic!("{key}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn arithmetic_table_of_a_single_harmful_observation() {
+        let table = [
+            (0.0, "-0.0", "0.0", "1.0"),
+            (1e-7, "-0.0", "0.0", "1.0"),
+            (5e-7, "-0.0", "0.0", "1.0"),
+            (1.5e-6, "-1e-06", "1e-06", "0.999999"),
+            (0.9999995, "-1.0", "1.0", "0.0"),
+            (1.0, "-1.0", "1.0", "0.0"),
+            (0.123456789, "-0.123457", "0.123457", "0.876543"),
+        ];
+        for (input, utility, confidence, uncertainty) in table {
+            let o = Spec::item("harmful", "deterministic_effect", input, "v").build();
+            let projection = project(&[o.to_value()]);
+            let subject = &subjects(&projection)[0];
+            assert_eq!(num(subject, "utility_estimate"), utility, "{input}");
+            assert_eq!(num(subject, "confidence"), confidence, "{input}");
+            assert_eq!(num(subject, "uncertainty"), uncertainty, "{input}");
+        }
+    }
+
+    #[test]
+    fn weaker_contrary_evidence_is_ignored_without_review() {
+        let stream: Vec<Value> = [
+            Spec::item("helpful", "deterministic_effect", 0.5, "a"),
+            Spec::item("helpful", "deterministic_effect", 0.3, "b"),
+            Spec::item("harmful", "evaluator_inference", 0.9, "c"),
+        ]
+        .iter()
+        .map(|s| s.build().to_value())
+        .collect();
+        let projection = project(&stream);
+        let subject = &subjects(&projection)[0];
+        assert_eq!(num(subject, "confidence"), "0.65");
+        assert_eq!(num(subject, "utility_estimate"), "0.65");
+        assert_eq!(
+            subject.get("review").and_then(|r| r.get("state")),
+            Some(&Value::from("none"))
+        );
+    }
+
+    #[test]
+    fn three_replays_combine_by_noisy_or() {
+        let stream: Vec<Value> = (0..3)
+            .map(|i| {
+                Spec::item("helpful", "controlled_replay", 0.7, &format!("r{i}"))
+                    .build()
+                    .to_value()
+            })
+            .collect();
+        let projection = project(&stream);
+        let subject = &subjects(&projection)[0];
+        assert_eq!(num(subject, "confidence"), "0.973");
+        assert_eq!(num(subject, "uncertainty"), "0.027");
+    }
+
+    #[test]
+    fn conflicting_delivery_is_quarantined_and_counted() {
+        let base = Spec::item("helpful", "evaluator_inference", 0.4, "v");
+        let mut changed = base.clone();
+        changed.label = "harmful";
+        let retry = base.clone().at("2026-08-15T03:00:00Z");
+        let stream: Vec<Value> = [base, changed, retry]
+            .iter()
+            .map(|s| s.build().to_value())
+            .collect();
+        let projection = project(&stream);
+        let count = |k: &str| projection.get(k).cloned();
+        assert_eq!(count("status"), Some(Value::from("review_required")));
+        assert_eq!(count("accepted_observation_count"), Some(Value::Int(0)));
+        assert_eq!(count("duplicate_observation_count"), Some(Value::Int(1)));
+        assert_eq!(count("conflicting_observation_count"), Some(Value::Int(1)));
+        assert_eq!(count("rejected_observation_count"), Some(Value::Int(3)));
+    }
+
+    #[test]
+    fn history_budget_keeps_every_subject_latest_entry() {
+        let mut stream = vec![
+            Spec::item("helpful", "deterministic_effect", 0.1, "first")
+                .at("2026-08-15T00:00:00Z")
+                .build()
+                .to_value(),
+        ];
+        for i in 1..257 {
+            let at = format!("2026-08-15T01:{:02}:{:02}Z", i / 60, i % 60);
+            stream.push(
+                Spec::item("helpful", "evaluator_inference", 0.1, &format!("v{i}"))
+                    .at(&at)
+                    .build()
+                    .to_value(),
+            );
+        }
+        let projection = project(&stream);
+        assert_eq!(
+            projection.get("observation_history_truncated"),
+            Some(&Value::Bool(true))
+        );
+        let history = projection
+            .get("observation_history")
+            .and_then(Value::as_array)
+            .expect("history");
+        assert_eq!(history.len(), 256);
+        assert!(
+            history
+                .iter()
+                .all(|e| e.get("evaluation_version") != Some(&Value::from("first")))
+        );
+        assert_eq!(
+            subjects(&projection)[0].get("effective_evidence_basis"),
+            Some(&Value::from("deterministic_effect"))
+        );
+    }
+
+    #[test]
+    fn more_than_the_delivery_limit_is_rejected() {
+        let one = Spec::item("helpful", "evaluator_inference", 0.4, "v")
+            .build()
+            .to_value();
+        let stream = vec![one; MAX_OBSERVATIONS + 1];
+        let projection = project(&stream);
+        assert_eq!(projection.get("status"), Some(&Value::from("rejected")));
+        assert_eq!(
+            projection.get("rejections"),
+            Some(
+                &crate::json::parse(r#"[{"reason_codes": ["observation_malformed"]}]"#)
+                    .expect("json")
+            )
+        );
+    }
+
+    #[test]
+    fn fallback_context_identity_matches_the_spec() {
+        assert_eq!(
+            ReducerContext::fallback().identity(),
+            "mur_e36d676c5ee9f6d18ab7b1e7b119ce2e4a9a4bb8a7453c9a47fea81282e41b76"
+        );
+    }
+}

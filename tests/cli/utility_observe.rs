@@ -1,0 +1,84 @@
+//! `utility-observe`: building one observation from receipt, outcome, context and
+//! proposal.
+
+use crate::snap;
+use crate::support::{Scratch, fixture_files};
+
+fn observe_file(path: &std::path::Path) -> crate::support::Run {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    let scratch = Scratch::new();
+    scratch.write("input.json", &text);
+    scratch.run(
+        &[
+            "utility-observe",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    )
+}
+
+fn stem(path: &std::path::Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn valid_fixtures_build_an_observation() {
+    let files = fixture_files("utility_observe", "valid");
+    assert!(!files.is_empty());
+    for path in files {
+        let run = observe_file(&path);
+        assert_eq!(run.code, 0, "{}: {}", path.display(), run.stdout);
+        assert_eq!(
+            run.json()["schema_version"],
+            "memory_utility_observation_v0"
+        );
+        snap!(format!("utility_observe_valid_{}", stem(&path)), run);
+    }
+}
+
+#[test]
+fn invalid_fixtures_print_an_invalid_request_packet() {
+    let files = fixture_files("utility_observe", "invalid");
+    assert!(!files.is_empty());
+    for path in files {
+        let run = observe_file(&path);
+        assert_eq!(run.code, 2, "{}: {}", path.display(), run.stdout);
+        assert_eq!(run.json()["status"], "invalid_request");
+        snap!(format!("utility_observe_invalid_{}", stem(&path)), run);
+    }
+}
+
+#[test]
+fn built_observation_reduces_to_a_ready_projection() {
+    let path =
+        crate::support::fixtures_dir().join("utility_observe/valid/set-neutral-deterministic.json");
+    let observation = observe_file(&path).json();
+    let input = serde_json::json!({
+        "observations": [observation],
+        "scope": observation["scope"],
+        "retrieval_snapshot_ref": "retrieval:stage2",
+        "policy_snapshot_ref": "policy:stage2",
+    });
+    let scratch = Scratch::new();
+    scratch.write("input.json", &input.to_string());
+    let run = scratch.run(
+        &[
+            "utility-project",
+            "--input",
+            "input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let packet = run.json();
+    assert_eq!(packet["set_subject_count"], 1);
+    assert_eq!(packet["subjects"][0]["effective_utility_label"], "neutral");
+}

@@ -1,0 +1,100 @@
+//! `utility-validate`: the readback validator on reference projections and on tampered
+//! ones.
+
+use crate::snap;
+use crate::support::{Scratch, fixture_files};
+
+fn validate_file(path: &std::path::Path) -> crate::support::Run {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    let scratch = Scratch::new();
+    scratch.write("projection.json", &text);
+    scratch.run(
+        &[
+            "utility-validate",
+            "--input",
+            "projection.json",
+            "--format",
+            "json",
+        ],
+        None,
+    )
+}
+
+fn stem(path: &std::path::Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn reference_projections_read_back_as_valid() {
+    let files = fixture_files("utility_validate", "valid");
+    assert!(!files.is_empty());
+    for path in files {
+        let run = validate_file(&path);
+        assert_eq!(run.code, 0, "{}: {}", path.display(), run.stdout);
+        assert_eq!(
+            run.json(),
+            serde_json::json!({
+                "ok": true,
+                "schema_version": "memory_utility_projection_validation_v0",
+                "status": "valid",
+                "error": null,
+            })
+        );
+    }
+}
+
+#[test]
+fn tampered_projections_report_the_first_violated_rule() {
+    let files = fixture_files("utility_validate", "invalid");
+    assert!(!files.is_empty());
+    for path in files {
+        let run = validate_file(&path);
+        assert_eq!(run.code, 2, "{}: {}", path.display(), run.stdout);
+        assert_eq!(run.json()["status"], "invalid");
+        snap!(format!("utility_validate_invalid_{}", stem(&path)), run);
+    }
+}
+
+#[test]
+fn every_projection_we_emit_reads_back_as_valid() {
+    for path in fixture_files("utility_project", "valid") {
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let scratch = Scratch::new();
+        scratch.write("input.json", &text);
+        let projection = scratch.run(
+            &[
+                "utility-project",
+                "--input",
+                "input.json",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        scratch.write("projection.json", &projection.stdout);
+        let run = scratch.run(
+            &[
+                "utility-validate",
+                "--input",
+                "projection.json",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(run.code, 0, "{}: {}", path.display(), run.stdout);
+    }
+}
+
+#[test]
+fn non_object_input_is_an_error_packet() {
+    let scratch = Scratch::new();
+    scratch.write("projection.json", "[]");
+    snap!(
+        "utility_validate_not_object",
+        scratch.run(&["utility-validate", "--input", "projection.json"], None)
+    );
+}
