@@ -446,3 +446,24 @@ fn bad_events_never_reach_the_store_even_with_execute() {
     );
     assert!(!s.path.join("rt").exists(), "no store was created");
 }
+
+#[test]
+fn parallel_executions_on_a_fresh_store_write_the_record_once() {
+    let s = embedded_setup(|_| {});
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| configured(&s, "event.json", true)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    let mut writes = 0;
+    for run in &runs {
+        let packet = run.json();
+        assert_eq!(packet["status"], "activated", "{}", run.stdout);
+        writes += packet["write"]["write_count"].as_u64().expect("count");
+    }
+    assert_eq!(writes, 1);
+}
