@@ -79,6 +79,29 @@ fn busy_timeout(seconds: f64) -> Duration {
     Duration::from_secs_f64(seconds)
 }
 
+fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs `op` again while SQLite reports the database busy or locked, up to `timeout`.
+fn retry_busy<T>(
+    timeout: Duration,
+    mut op: impl FnMut() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let start = Instant::now();
+    loop {
+        match op() {
+            Err(err) if is_busy(&err) && start.elapsed() < timeout => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn elapsed_ms(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -138,25 +161,32 @@ impl EmbeddedStore {
             std::fs::create_dir_all(parent)
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
         }
-        let conn = Connection::open(&self.path)?;
-        conn.busy_timeout(timeout)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.execute_batch(SCHEMA)?;
-        Ok(conn)
+        // Several processes may create the store at once: switching to WAL and creating
+        // the schema can meet a lock that the busy handler does not wait for, so retry
+        // until the caller's timeout.
+        retry_busy(timeout, || {
+            let conn = Connection::open(&self.path)?;
+            conn.busy_timeout(timeout)?;
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+            conn.pragma_update(None, "synchronous", "FULL")?;
+            conn.execute_batch(SCHEMA)?;
+            Ok(conn)
+        })
     }
 
     fn open_existing(&self, timeout: Duration) -> rusqlite::Result<Option<Connection>> {
         if !self.path.is_file() {
             return Ok(None);
         }
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        conn.busy_timeout(timeout)?;
-        conn.execute_batch(SCHEMA)?;
-        Ok(Some(conn))
+        retry_busy(timeout, || {
+            let conn = Connection::open_with_flags(
+                &self.path,
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )?;
+            conn.busy_timeout(timeout)?;
+            conn.execute_batch(SCHEMA)?;
+            Ok(Some(conn))
+        })
     }
 
     /// Reads one stored resource exactly (`None` when absent or the store does not exist).
@@ -648,6 +678,35 @@ mod tests {
             .try_retrieve(&retrieve_request("anything", "embedded://rm"))
             .expect("valid");
         assert_eq!((r.status.as_str(), r.items.len()), ("completed", 0));
+    }
+
+    #[test]
+    fn concurrent_writers_of_the_same_record_write_it_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("embedded.sqlite3");
+        let target = "embedded://rm/c/a.json";
+        let requests: Vec<SyncRequest> = (0..4)
+            .map(|i| sync_request(dir.path(), &format!("s{i}.json"), "same bytes", target))
+            .collect();
+        let writes: usize = std::thread::scope(|scope| {
+            let handles: Vec<_> = requests
+                .iter()
+                .map(|req| {
+                    let store = EmbeddedStore::new(path.clone());
+                    scope.spawn(move || store.try_sync(req).expect("valid"))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    let sync = h.join().expect("no panic");
+                    assert_eq!(sync.status, "completed");
+                    sync.write_count
+                })
+                .sum()
+        });
+        assert_eq!(writes, 1);
+        assert_eq!(EmbeddedStore::new(path).count().expect("count"), 1);
     }
 
     #[test]

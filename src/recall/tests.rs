@@ -353,3 +353,182 @@ fn active_record_envelope_requires_an_accepted_guard_passed_review() {
         "only a guard-passed accepted candidate can become active"
     );
 }
+
+/// 870 mutations of a recall request and its checkpoint over three corpora (plain,
+/// revision-bound with identity refs, time-bound non-durable retired), recorded from the
+/// reference: each gives the same error text, or a packet with the same printed bytes.
+#[test]
+fn recall_request_mutations_match_the_reference() {
+    let data = parse_map(include_str!("../../fixtures/recall/request-cases.json"));
+    let base_request = data
+        .get("request")
+        .and_then(Value::as_object)
+        .cloned()
+        .expect("request");
+    let base_checkpoint = data.get("checkpoint").cloned().expect("checkpoint");
+    let corpora = data
+        .get("corpora")
+        .and_then(Value::as_array)
+        .cloned()
+        .expect("corpora");
+    let cases = data
+        .get("cases")
+        .and_then(Value::as_array)
+        .cloned()
+        .expect("cases");
+    assert!(cases.len() > 800);
+    for (index, case) in cases.iter().enumerate() {
+        let mut request = base_request.clone();
+        let mut checkpoint = base_checkpoint.clone();
+        let corpus_index = match case.get("corpus") {
+            Some(Value::Int(i)) => usize::try_from(*i).expect("index"),
+            _ => 0,
+        };
+        let key = case.get("key").and_then(Value::as_str).unwrap_or_default();
+        let deleting = case.get("delete") == Some(&Value::Bool(true));
+        match case.get("target").and_then(Value::as_str) {
+            Some("request") if deleting => {
+                request.remove(key);
+            }
+            Some("request") => request.insert(key, case.get("value").cloned().unwrap_or_default()),
+            Some("checkpoint") if case.get("replace").is_some() => {
+                checkpoint = case.get("replace").cloned().unwrap_or_default();
+            }
+            Some("checkpoint") => {
+                if let Value::Object(m) = &mut checkpoint {
+                    if deleting {
+                        m.remove(key);
+                    } else {
+                        m.insert(key, case.get("value").cloned().unwrap_or_default());
+                    }
+                }
+            }
+            _ => {}
+        }
+        let result = build_recall_request(&corpora[corpus_index], &request, Some(&checkpoint));
+        let expect = case.get("expect").expect("expect");
+        match (result, expect.get("error").and_then(Value::as_str)) {
+            (Err(err), Some(message)) => assert_eq!(err.0, message, "case {index}"),
+            (Ok(packet), None) => {
+                let printed = json::to_pretty_line(&Value::Object(packet));
+                let digest = crate::digest::sha256_hex(printed.trim_end_matches('\n'));
+                assert_eq!(
+                    Some(digest.as_str()),
+                    expect.get("sha256").and_then(Value::as_str),
+                    "case {index}: {printed}"
+                );
+            }
+            (other, message) => panic!("case {index}: got {other:?}, expected error {message:?}"),
+        }
+    }
+}
+
+/// Python's default `json.dumps` (insertion order, `", "`/`": "`, ASCII escapes).
+const PY_DEFAULT: json::DumpOptions = json::DumpOptions {
+    indent: None,
+    item_sep: ", ",
+    key_sep: ": ",
+    sort_keys: false,
+    ensure_ascii: true,
+};
+
+fn set_path(target: &mut Value, path: &[Value], value: Option<Value>) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = target;
+    for key in parents {
+        let Some(next) = key.as_str().and_then(|k| match node {
+            Value::Object(m) => m.get_mut(k),
+            _ => None,
+        }) else {
+            return;
+        };
+        node = next;
+    }
+    if let (Value::Object(m), Some(key)) = (node, last.as_str()) {
+        match value {
+            Some(v) => m.insert(key, v),
+            None => {
+                m.remove(key);
+            }
+        }
+    }
+}
+
+/// 269 provider hits with a mutated active record (every field × 22 values, plus
+/// unparseable contents), each paired with a valid record, recorded from the reference:
+/// same recall packet bytes and content digests, or the same error.
+#[test]
+fn recall_execution_over_mutated_records_matches_the_reference() {
+    let data = parse_map(include_str!("../../fixtures/recall/execute-cases.json"));
+    let request = data
+        .get("request")
+        .and_then(Value::as_object)
+        .cloned()
+        .expect("request");
+    let binding = data
+        .get("binding")
+        .and_then(Value::as_object)
+        .cloned()
+        .expect("binding");
+    let record = data.get("record").cloned().expect("record");
+    let base = json::dumps(&record, PY_DEFAULT);
+    let cases = data
+        .get("cases")
+        .and_then(Value::as_array)
+        .cloned()
+        .expect("cases");
+    assert!(cases.len() > 250);
+    for (index, case) in cases.iter().enumerate() {
+        let content = match case.get("raw").and_then(Value::as_str) {
+            Some(raw) => raw.to_owned(),
+            None => {
+                let mut mutated = record.clone();
+                let path = case
+                    .get("path")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let value = if case.get("delete") == Some(&Value::Bool(true)) {
+                    None
+                } else {
+                    Some(case.get("value").cloned().unwrap_or_default())
+                };
+                set_path(&mut mutated, &path, value);
+                json::dumps(&mutated, PY_DEFAULT)
+            }
+        };
+        let provider = Double::hits(vec![
+            item("embedded://rm/example/0.json", &content),
+            item("embedded://rm/example/1.json", &base),
+        ]);
+        let result = execute_recall(&request, &binding, ProviderSource::Injected(&provider));
+        let expect = case.get("expect").expect("expect");
+        match (result, expect.get("error").and_then(Value::as_str)) {
+            (Err(err), Some(message)) => assert_eq!(err.to_string(), message, "case {index}"),
+            (Ok(session), None) => {
+                let printed = json::to_pretty_line(&Value::Object(session.packet.clone()));
+                let digest = crate::digest::sha256_hex(printed.trim_end_matches('\n'));
+                assert_eq!(
+                    Some(digest.as_str()),
+                    expect.get("sha256").and_then(Value::as_str),
+                    "case {index}: {content}\n{printed}"
+                );
+                let digests: Vec<&str> = session
+                    .items
+                    .iter()
+                    .map(|i| i.content_digest.as_str())
+                    .collect();
+                assert_eq!(
+                    Some(&json::str_list(&digests)),
+                    expect.get("digests"),
+                    "case {index}"
+                );
+            }
+            (other, message) => {
+                panic!("case {index}: {content}: got {other:?}, expected error {message:?}")
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@
 
 mod check;
 pub mod core;
+pub mod ingest;
 pub mod stage45;
 pub mod utility;
 
@@ -50,6 +51,8 @@ pub fn all() -> Vec<SchemaFile> {
         file::<stage45::DogfoodBatchPacket>("reward_memory_dogfood_batch_v1"),
         file::<stage45::OperatorControlInput>("reward_memory_operator_control_input"),
         file::<stage45::OperatorControlPacket>("reward_memory_operator_control_v0"),
+        file::<ingest::ExperimentStatusPacket>("reward_memory_experiment_status_v1"),
+        file::<ingest::IngestReceiptPacket>("reward_memory_ingest_receipt_v0"),
         file::<utility::ObservationPacket>("memory_utility_observation_v0"),
         file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
         file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),

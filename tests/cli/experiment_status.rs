@@ -2,6 +2,7 @@
 
 use serde_json::{Value, json};
 
+use crate::ingest_event::conforms;
 use crate::snap;
 use crate::support::{Scratch, fixtures_dir};
 
@@ -52,6 +53,7 @@ fn available_single_surface_names_adapter_and_corpus() {
     let s = setup(|_| {}, Some(fixture("valid/experiment.json")));
     let out = s.run(STATUS, None);
     assert_eq!(out.json()["corpus_id"], "openviking_patch_policy");
+    conforms("reward_memory_experiment_status_v1", &out);
     snap!("experiment_status_available", out);
 }
 
@@ -61,6 +63,7 @@ fn available_two_surfaces_lists_sorted_profiles_without_single_route_keys() {
     let out = s.run(STATUS, None);
     assert_eq!(out.json()["status"], "available");
     assert!(out.json().get("adapter").is_none());
+    conforms("reward_memory_experiment_status_v1", &out);
     snap!("experiment_status_available_two_surfaces", out);
 }
 
@@ -100,7 +103,9 @@ fn agent_outside_the_allowlist_is_not_enabled() {
         |r| policy(r)["enabled_agents"] = json!(["meta"]),
         Some(fixture("valid/experiment.json")),
     );
-    snap!("experiment_status_agent_not_enabled", s.run(STATUS, None));
+    let out = s.run(STATUS, None);
+    conforms("reward_memory_experiment_status_v1", &out);
+    snap!("experiment_status_agent_not_enabled", out);
 }
 
 #[test]
@@ -112,7 +117,9 @@ fn empty_config_pointer_is_config_missing() {
 #[test]
 fn absent_config_file_is_config_invalid() {
     let s = setup(|_| {}, None);
-    snap!("experiment_status_config_absent", s.run(STATUS, None));
+    let out = s.run(STATUS, None);
+    conforms("reward_memory_experiment_status_v1", &out);
+    snap!("experiment_status_config_absent", out);
 }
 
 #[test]

@@ -24,6 +24,22 @@ fn mask_latency(text: &str) -> String {
     re.replace_all(text, r#""latency_ms": "[ms]""#).into_owned()
 }
 
+/// Checks a printed packet against its committed schema.
+pub fn conforms(schema_version: &str, run: &Run) {
+    let packet = reward_memory::json::parse(&run.stdout).expect("stdout is JSON");
+    let schema = reward_memory::schema::all()
+        .into_iter()
+        .find(|f| f.file_name == format!("{schema_version}.schema.json"))
+        .expect("schema exists")
+        .schema;
+    if let Err(err) = reward_memory::schema::check(&packet, &schema) {
+        panic!(
+            "packet does not conform to {schema_version}: {err}\n{}",
+            run.stdout
+        );
+    }
+}
+
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).expect("fixture is readable");
     serde_json::from_str(&text).expect("fixture is JSON")
@@ -68,6 +84,7 @@ fn valid_full_form_fixtures_are_planned_or_guard_blocked() {
             path.display()
         );
         assert_eq!(out.json()["external_writes_performed"], false);
+        conforms("reward_memory_ingest_receipt_v0", &out);
         snap_masked!(format!("ingest_event_valid_{}", stem(&path)), out);
     }
 }
@@ -214,6 +231,7 @@ fn configured_dry_run_is_planned_and_writes_nothing() {
         !s.path.join("rt").exists(),
         "a dry run never creates the store"
     );
+    conforms("reward_memory_ingest_receipt_v0", &out);
     snap_masked!("ingest_event_embedded_planned", out);
 }
 
@@ -235,6 +253,7 @@ fn execute_activates_with_exact_readback_then_is_idempotent() {
         packet["execution_evidence"]["verified_result"],
         "ingest_exact_readback_verified"
     );
+    conforms("reward_memory_ingest_receipt_v0", &first);
     snap_masked!("ingest_event_embedded_activated", first);
 
     // The stored bytes are exactly the canonical record plus one newline.
@@ -254,6 +273,7 @@ fn execute_activates_with_exact_readback_then_is_idempotent() {
     assert_eq!(packet["deduplicated"], true);
     assert_eq!(packet["write"]["write_count"], 0);
     assert_eq!(packet["external_writes_performed"], false);
+    conforms("reward_memory_ingest_receipt_v0", &second);
     snap_masked!("ingest_event_embedded_idempotent", second);
     let count: i64 = store(&s)
         .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
@@ -279,6 +299,7 @@ fn a_conflicting_payload_at_the_same_ref_is_not_overwritten() {
         json!(["provider_sync_revision_conflict"])
     );
     assert_eq!(packet["write"]["status"], "partial");
+    conforms("reward_memory_ingest_receipt_v0", &out);
     snap_masked!("ingest_event_embedded_revision_conflict", out);
     let after: Vec<u8> = store(&s)
         .query_row("SELECT content FROM resources", [], |r| r.get(0))
@@ -292,11 +313,12 @@ fn guard_blocked_execute_never_touches_the_store() {
     let out = configured(&s, "event.json", true);
     assert_eq!(out.json()["status"], "guard_blocked");
     assert!(!s.path.join("rt").exists());
+    conforms("reward_memory_ingest_receipt_v0", &out);
     snap_masked!("ingest_event_embedded_guard_blocked", out);
 }
 
 #[test]
-fn an_unwired_provider_fails_open_as_provider_unavailable() {
+fn an_unknown_provider_id_fails_open_as_provider_unavailable() {
     let s = embedded_setup(|c| {
         c["project_provider_binding"]["provider_id"] = json!("memory_service");
         c["corpora"][0]["corpus"]["provider_id"] = json!("memory_service");
@@ -310,6 +332,7 @@ fn an_unwired_provider_fails_open_as_provider_unavailable() {
         json!(["provider_sync_execution_failed"])
     );
     assert_eq!(packet["write"]["status"], "planned");
+    conforms("reward_memory_ingest_receipt_v0", &out);
     snap_masked!("ingest_event_unsupported_provider", out);
 }
 
@@ -345,6 +368,7 @@ fn a_readback_the_recall_guard_refuses_is_readback_unverified() {
     );
     assert_eq!(packet["readback"]["status"], "guard_blocked");
     assert_eq!(packet["write"]["write_count"], 1);
+    conforms("reward_memory_ingest_receipt_v0", &out);
     snap_masked!("ingest_event_embedded_readback_unverified", out);
 }
 
@@ -380,4 +404,66 @@ fn an_unavailable_experiment_refuses_the_write() {
     let out = configured(&s, "event.json", true);
     snap_masked!("ingest_event_experiment_config_invalid", out);
     assert!(!s.path.join("rt").exists());
+}
+
+#[test]
+fn bad_events_never_reach_the_store_even_with_execute() {
+    let s = embedded_setup(|_| {});
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 5] = [
+        ("raw comment", |v| {
+            v["event"]["raw_comment"] = json!("the whole thread")
+        }),
+        ("wrong type", |v| {
+            v["event"]["guard_context"]["current_artifact_verified"] = json!("yes")
+        }),
+        ("raw content", |v| {
+            v["event"]["raw_content_captured"] = json!(true)
+        }),
+        ("oversized token", |v| {
+            v["event"]["revision_ref"] = json!("r".repeat(201))
+        }),
+        ("bad timestamp", |v| {
+            v["observed_at"] = json!("2026-07-16T00:30:00")
+        }),
+    ];
+    for (label, edit) in edits {
+        let mut input = embedded("event.json");
+        edit(&mut input);
+        s.write("bad.json", &pretty(&input));
+        let out = configured(&s, "bad.json", true);
+        assert_eq!(out.code, 2, "{label}");
+        assert_eq!(out.json()["status"], "invalid_request", "{label}");
+    }
+    let mut stale = embedded("event.json");
+    stale["event"]["guard_context"]["source_freshness"] = json!("stale");
+    s.write("stale.json", &pretty(&stale));
+    let out = configured(&s, "stale.json", true);
+    assert_eq!(out.json()["status"], "guard_blocked");
+    assert_eq!(
+        out.json()["guard"]["reason_codes"],
+        json!(["source_freshness_not_current"])
+    );
+    assert!(!s.path.join("rt").exists(), "no store was created");
+}
+
+#[test]
+fn parallel_executions_on_a_fresh_store_write_the_record_once() {
+    let s = embedded_setup(|_| {});
+    let runs: Vec<Run> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| configured(&s, "event.json", true)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("no panic"))
+            .collect()
+    });
+    let mut writes = 0;
+    for run in &runs {
+        let packet = run.json();
+        assert_eq!(packet["status"], "activated", "{}", run.stdout);
+        writes += packet["write"]["write_count"].as_u64().expect("count");
+    }
+    assert_eq!(writes, 1);
 }
