@@ -526,6 +526,9 @@ pub fn parse_prefix(text: &str) -> Result<Value, ParseError> {
     parser.parse_value()
 }
 
+/// CPython's default `sys.get_int_max_str_digits()`.
+const MAX_INT_DIGITS: usize = 4300;
+
 /// Deepest nesting accepted; Python would raise `RecursionError` far past any real packet.
 const MAX_DEPTH: usize = 512;
 
@@ -650,6 +653,15 @@ impl Parser<'_> {
             Ok(Value::Float(f))
         } else {
             let digits = &self.text[start..int_end];
+            let count = digits.trim_start_matches('-').len();
+            if count > MAX_INT_DIGITS {
+                // CPython's `int()` refuses this many digits (a plain ValueError).
+                return Err(ParseError {
+                    message: format!(
+                        "Exceeds the limit ({MAX_INT_DIGITS} digits) for integer string conversion: value has {count} digits; use sys.set_int_max_str_digits() to increase the limit"
+                    ),
+                });
+            }
             Ok(match digits.parse::<i64>() {
                 Ok(v) => Value::Int(v),
                 Err(_) => Value::BigInt(digits.to_owned()),
@@ -925,6 +937,16 @@ mod tests {
         assert_eq!(
             roundtrip("[1, 1.0, -0.0, 1e16, 1E-6, 100000000000000000000]"),
             "[\n  1,\n  1.0,\n  -0.0,\n  1e+16,\n  1e-06,\n  100000000000000000000\n]"
+        );
+    }
+
+    #[test]
+    fn refuses_integers_longer_than_python_allows() {
+        assert!(parse(&"9".repeat(4300)).is_ok());
+        let err = parse(&format!("[-{}]", "1".repeat(4301))).expect_err("too long");
+        assert_eq!(
+            err.message,
+            "Exceeds the limit (4300 digits) for integer string conversion: value has 4301 digits; use sys.set_int_max_str_digits() to increase the limit"
         );
     }
 
