@@ -126,9 +126,9 @@ pub struct GoalPolicy {
     pub enabled_agents: Vec<String>,
 }
 
-/// Reads the goal policy. `enabled_agents` is iterated the way Python iterates it (a
-/// string by characters, an object by keys); a number or `true` cannot be iterated and
-/// is reported as a request error instead of the reference's crash.
+/// Reads the goal policy. `enabled_agents` must be a list (or falsy): a string, an object,
+/// a number or `true` is a request error, where the reference splits a string into
+/// characters, iterates an object's keys and crashes on a number.
 pub fn goal_policy(goal: &Map) -> FieldResult<GoalPolicy> {
     let empty = Map::new();
     let control_plane = goal.get("control_plane").and_then(Value::as_object);
@@ -140,8 +140,8 @@ pub fn goal_policy(goal: &Map) -> FieldResult<GoalPolicy> {
         None => Vec::new(),
         Some(v) if !v.is_truthy() => Vec::new(),
         Some(Value::Array(items)) => items.clone(),
-        Some(Value::Str(s)) => s.chars().map(|c| Value::Str(c.to_string())).collect(),
-        Some(Value::Object(map)) => map.keys().map(|k| Value::Str(k.to_owned())).collect(),
+        // The reference iterates a string by characters ("pilot" → p, i, l, o, t) and an
+        // object by keys; both are refused here rather than silently widened.
         Some(_) => {
             return Err(FieldError::new(
                 "control_plane.reward_memory.enabled_agents must be a list",
@@ -957,14 +957,18 @@ mod tests {
     }
 
     #[test]
-    fn enabled_agents_string_is_split_into_characters() {
-        let goal = crate::json::parse(
-            r#"{"control_plane": {"reward_memory": {"enabled": true, "experimental": true, "enabled_agents": "pilot"}}}"#,
-        )
-        .expect("valid");
-        let policy = goal_policy(goal.as_object().expect("object")).expect("policy");
-        assert_eq!(policy.enabled_agents, vec!["p", "i", "l", "o", "t"]);
-        assert!(policy.enabled);
+    fn enabled_agents_string_or_object_is_a_request_error_not_split() {
+        for agents in [r#""pilot""#, r#"{"pilot": true}"#] {
+            let goal = crate::json::parse(&format!(
+                r#"{{"control_plane": {{"reward_memory": {{"enabled": true, "experimental": true, "enabled_agents": {agents}}}}}}}"#
+            ))
+            .expect("valid");
+            let err = goal_policy(goal.as_object().expect("object")).expect_err("refused");
+            assert_eq!(
+                err.0,
+                "control_plane.reward_memory.enabled_agents must be a list"
+            );
+        }
     }
 
     #[test]

@@ -106,8 +106,24 @@ pub fn compact_text(s: &str, limit: usize) -> String {
     out
 }
 
-/// `public_safe_compact_text`: compacted text, or `None` when empty or unsafe.
+/// True for the values whose Python `str()` is an artefact rather than text: `true`
+/// (`"True"`) and non-empty lists or objects (their `repr`). The reference accepts them
+/// as tokens or summaries; this port refuses them (see docs/compatibility.md).
+fn is_python_artefact(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(true)) => true,
+        Some(Value::Array(items)) => !items.is_empty(),
+        Some(Value::Object(map)) => !map.is_empty(),
+        _ => false,
+    }
+}
+
+/// `public_safe_compact_text`: compacted text, or `None` when empty, unsafe, or not
+/// text at all (`true`, a list, an object).
 pub fn public_safe_text(v: Option<&Value>, limit: usize) -> Option<String> {
+    if is_python_artefact(v) {
+        return None;
+    }
     let text = compact_text(&pyfmt::pystr(v), limit);
     if text.is_empty() || has_local_path(&text) || has_secret(&text) {
         None
@@ -125,7 +141,7 @@ pub fn compact(v: Option<&Value>, label: &str, limit: usize) -> FieldResult<Stri
 /// A required compact public-safe token.
 pub fn token(v: Option<&Value>, label: &str) -> FieldResult<String> {
     let s = pystr_strip(v);
-    if TOKEN_RE.is_match(&s) {
+    if !is_python_artefact(v) && TOKEN_RE.is_match(&s) {
         Ok(s)
     } else {
         Err(FieldError(format!(
@@ -307,7 +323,11 @@ mod tests {
         assert_eq!(optional_token(Some(&Value::Null), "x"), Ok(None));
         assert_eq!(optional_token(Some(&s("")), "x"), Ok(None));
         assert!(optional_token(Some(&Value::Bool(false)), "x").is_err());
-        assert_eq!(token(Some(&Value::Bool(true)), "x"), Ok("True".to_owned()));
+        assert!(token(Some(&Value::Bool(true)), "x").is_err());
+        assert_eq!(token(Some(&Value::Int(7)), "x"), Ok("7".to_owned()));
+        assert_eq!(public_safe_text(Some(&Value::Bool(true)), 50), None);
+        let list = crate::json::parse(r#"["a"]"#).expect("valid");
+        assert_eq!(public_safe_text(Some(&list), 50), None);
     }
 
     #[test]

@@ -467,3 +467,44 @@ fn parallel_executions_on_a_fresh_store_write_the_record_once() {
     }
     assert_eq!(writes, 1);
 }
+
+/// The reference reads `true` as the token "True" and a list as its Python repr; this
+/// port refuses both (docs/compatibility.md).
+#[test]
+fn python_str_artefacts_are_refused_not_accepted_as_text() {
+    let base = read_json(&fixtures_dir().join("ingest_event/valid/issue-fix-planned.json"));
+    let cases: [(&str, Value, &str); 3] = [
+        (
+            "workspace_ref",
+            json!(true),
+            "must be a compact public-safe token",
+        ),
+        ("issue_ref", json!(["a"]), "must be compact and public-safe"),
+        (
+            "content_summary",
+            json!({"a": 1}),
+            "must be compact and public-safe",
+        ),
+    ];
+    for (field, value, message) in cases {
+        let mut input = base.clone();
+        input["event"][field] = value;
+        let s = Scratch::new();
+        s.write("input.json", &pretty(&input));
+        let out = s.run(
+            &["ingest-event", "--input", "input.json", "--format", "json"],
+            None,
+        );
+        assert_eq!(out.code, 2, "{field}: {}", out.stdout);
+        let packet = out.json();
+        assert_eq!(packet["status"], "invalid_request", "{field}");
+        assert!(
+            packet["error"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with(message),
+            "{field}: {}",
+            packet["error"]
+        );
+    }
+}
