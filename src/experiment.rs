@@ -727,7 +727,7 @@ pub fn find_goal<'a>(
     let goal = goals
         .iter()
         .filter_map(Value::as_object)
-        .find(|g| python_str_id(g.get("id")) == goal_id)
+        .find(|g| goal_id_of(g.get("id")).as_deref() == Some(goal_id))
         .ok_or_else(|| FieldError(format!("goal_id not found in registry: {goal_id}")))?;
     let registered = normalize_registered_agents(
         goal.get("coordination")
@@ -742,18 +742,15 @@ pub fn find_goal<'a>(
     Ok((goal, agent))
 }
 
-/// Plain Python `str(goal.get("id"))`: a missing id is `None`.
-fn python_str_id(v: Option<&Value>) -> String {
+/// The id a goal can be selected by: a string, or an integer in decimal. The reference
+/// uses `str(goal.get("id"))`, so a goal without an id matched `--goal-id None` and a
+/// boolean id matched `True`; such goals are never selected here.
+fn goal_id_of(v: Option<&Value>) -> Option<String> {
     match v {
-        None | Some(Value::Null) => "None".to_owned(),
-        Some(Value::Bool(true)) => "True".to_owned(),
-        Some(Value::Bool(false)) => "False".to_owned(),
-        Some(Value::Int(0)) => "0".to_owned(),
-        Some(Value::Float(f)) if *f == 0.0 => pyfmt::float_repr(*f),
-        Some(Value::Str(s)) => s.clone(),
-        Some(Value::Array(a)) if a.is_empty() => "[]".to_owned(),
-        Some(Value::Object(m)) if m.is_empty() => "{}".to_owned(),
-        other => pystr(other),
+        Some(Value::Str(s)) => Some(s.clone()),
+        Some(Value::Int(i)) => Some(i.to_string()),
+        Some(Value::BigInt(s)) => Some(s.clone()),
+        _ => None,
     }
 }
 
@@ -957,6 +954,19 @@ mod tests {
     }
 
     #[test]
+    fn a_goal_without_a_string_id_is_never_selected() {
+        let registry = crate::json::parse(
+            r#"{"goals": [{"coordination": {"registered_agents": ["pilot"]}}, {"id": true, "coordination": {"registered_agents": ["pilot"]}}]}"#,
+        )
+        .expect("valid");
+        let registry = registry.as_object().expect("object");
+        for goal_id in ["None", "True"] {
+            let err = find_goal(registry, goal_id, "pilot").expect_err("not selected");
+            assert_eq!(err.0, format!("goal_id not found in registry: {goal_id}"));
+        }
+    }
+
+    #[test]
     fn enabled_agents_string_or_object_is_a_request_error_not_split() {
         for agents in [r#""pilot""#, r#"{"pilot": true}"#] {
             let goal = crate::json::parse(&format!(
@@ -1058,9 +1068,9 @@ mod tests {
     }
 
     #[test]
-    fn goal_without_id_matches_none() {
-        assert_eq!(python_str_id(None), "None");
-        assert_eq!(python_str_id(Some(&Value::Int(0))), "0");
-        assert_eq!(python_str_id(Some(&Value::Bool(false))), "False");
+    fn goal_ids_are_strings_or_integers() {
+        assert_eq!(goal_id_of(None), None);
+        assert_eq!(goal_id_of(Some(&Value::Int(0))).as_deref(), Some("0"));
+        assert_eq!(goal_id_of(Some(&Value::Bool(false))), None);
     }
 }

@@ -60,8 +60,9 @@ fn str_of<'a>(m: &'a Map, k: &str) -> &'a str {
 }
 
 /// Turns one provider hit into a recall item, or `None` to skip it. An envelope that is
-/// otherwise valid but has a bad `candidate_ref`/`content_summary` is an error, as in the
-/// reference.
+/// otherwise valid but has a bad `candidate_ref`/`content_summary` is skipped like any
+/// other unusable record: the reference raises there, which turns a provider's content
+/// into a request error after a write already happened and breaks fail-open.
 pub fn active_item(
     item: &RetrievedItem,
     corpus: &Map,
@@ -103,11 +104,17 @@ pub fn active_item(
             _ => return Ok(None),
         }
     }
+    let (Ok(candidate_ref), Ok(content_summary)) = (
+        text::token(envelope.get("candidate_ref"), "candidate_ref"),
+        text::compact(envelope.get("content_summary"), "content_summary", 500),
+    ) else {
+        return Ok(None);
+    };
     Ok(Some(RecallItem {
         memory_ref: item.resource_ref.clone(),
-        candidate_ref: text::token(envelope.get("candidate_ref"), "candidate_ref")?,
+        candidate_ref,
         target_class: str_of(envelope, "target_class").to_owned(),
-        content_summary: text::compact(envelope.get("content_summary"), "content_summary", 500)?,
+        content_summary,
         content_digest: content_digest(&item.content),
     }))
 }

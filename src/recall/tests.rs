@@ -294,16 +294,17 @@ fn expired_wrong_scope_and_inactive_records_are_skipped() {
 }
 
 #[test]
-fn an_active_record_with_a_bad_candidate_ref_is_an_error() {
+fn an_active_record_with_a_bad_candidate_ref_is_skipped_not_an_error() {
     let bad = RECORD.replace("candidate:b7ca26ca6356dd695b21", "bad ref");
     let provider = Double::hits(vec![item("embedded://rm/example/a.json", &bad)]);
     let req =
         build_recall_request(&corpus(), &request(), Some(&checkpoint())).expect("valid request");
-    let err =
-        execute_recall(&req, &binding(), ProviderSource::Injected(&provider)).expect_err("raises");
+    let session =
+        execute_recall(&req, &binding(), ProviderSource::Injected(&provider)).expect("fails open");
+    assert!(session.items.is_empty());
     assert_eq!(
-        err.to_string(),
-        "candidate_ref must be a compact public-safe token"
+        session.packet.get("status").and_then(Value::as_str),
+        Some("empty")
     );
 }
 
@@ -530,6 +531,18 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
         ]);
         let result = execute_recall(&request, &binding, ProviderSource::Injected(&provider));
         let expect = case.get("expect").expect("expect");
+        // A malformed record is skipped here where the reference raises (fail-open).
+        let reference_raised_on_record = matches!(
+            expect.get("error").and_then(Value::as_str),
+            Some(
+                "candidate_ref must be a compact public-safe token"
+                    | "content_summary must be compact and public-safe"
+            )
+        );
+        if reference_raised_on_record && result.is_ok() {
+            diverged += 1;
+            continue;
+        }
         if python_artefact(case) && expect.get("error").is_none() {
             match &result {
                 Err(_) => {
