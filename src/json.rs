@@ -1044,3 +1044,47 @@ mod tests {
         assert_eq!(keys, ["x=4", "y=2", "z=3"]);
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::{DumpOptions, Map, Value, dumps, parse};
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::Float),
+            "\\PC{0,12}".prop_map(Value::Str),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("[a-z\\u{e9}\\u{1f600}]{0,6}", inner), 0..6)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map>())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Every printer's output parses back to the same value (key order included for
+        /// the insertion-order printers).
+        #[test]
+        fn printed_values_parse_back(v in value()) {
+            for opts in [DumpOptions::PRETTY, DumpOptions::LEGACY_RAW, DumpOptions::LEGACY_ASCII] {
+                let text = dumps(&v, opts);
+                let back = parse(&text).expect("printed JSON parses");
+                if !opts.sort_keys {
+                    prop_assert_eq!(&back, &v);
+                }
+                prop_assert_eq!(dumps(&back, opts), text);
+            }
+        }
+    }
+}

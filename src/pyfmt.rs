@@ -340,3 +340,34 @@ mod tests {
         assert_eq!(collapse_ws("  a \t b\n c  "), "a b c");
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::float_repr;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// `repr` is the shortest text that reads back to the same float, in Python's
+        /// layout: fixed notation with a `.` for exponents -4..16, else `d[.ddd]e±XX`.
+        #[test]
+        fn float_repr_round_trips_in_python_layout(bits in any::<u64>()) {
+            let f = f64::from_bits(bits);
+            prop_assume!(f.is_finite());
+            let text = float_repr(f);
+            let back: f64 = text.parse().expect("repr parses");
+            prop_assert_eq!(back.to_bits(), f.to_bits());
+            let abs = f.abs();
+            if abs != 0.0 && !(1e-4..1e16).contains(&abs) {
+                let (mantissa, exp) = text.split_once('e').expect("exponent form");
+                prop_assert!(exp.starts_with('+') || exp.starts_with('-'));
+                prop_assert!(exp.len() >= 3);
+                prop_assert!(!mantissa.ends_with(".0"));
+            } else {
+                prop_assert!(text.contains('.') && !text.contains('e'), "{}", text);
+            }
+        }
+    }
+}
