@@ -3,11 +3,31 @@
 # contract-sized inputs, plus synthetic inputs past the 1024-delivery cap.
 #
 # Usage: bench/utility-project.sh            (from the repository root)
+#        LOOPX_REFERENCE_CMD="python3 /path/to/driver.py" bench/utility-project.sh
 #        LOOPX_REFERENCE=/path/to/dir bench/utility-project.sh
 #
-# LOOPX_REFERENCE, when set, is a directory that holds the `loopx` Python package; the
-# reference CLI is then run as `python3 -m loopx reward-memory utility-project` on the
-# same inputs. Figures are printed only; nothing here asserts a time.
+# LOOPX_REFERENCE_CMD is a command prefix for the reference reducer. It is split on
+# whitespace (no shell quoting; wrap anything more complex in a script) and run as
+# `<prefix> --input FILE --format json`, exactly like ours. Two ways to fill it:
+#   * a LoopX checkout whose CLI has `reward-memory utility-project`: a wrapper script
+#     that runs `loopx reward-memory utility-project "$@"`;
+#   * a snapshot without that subcommand, with the upstream reducer modules
+#     (utility_reducer.py, utility_projection_validation.py, memory_utility.py) overlaid:
+#     a small driver that loads the input object, applies the CLI input checks of
+#     spec utility-and-evaluation.md section 7.1, calls
+#     `reduce_reward_memory_utility_observations(..., strict=False)` and prints the
+#     projection with `json.dumps(payload, indent=2, ensure_ascii=False)`, exit 0 when
+#     `ok` is true, else 2. Keep that driver outside this repository.
+# LOOPX_REFERENCE (older form) is a directory that holds the `loopx` Python package; the
+# reference is then run as `python3 -m loopx reward-memory utility-project`.
+#
+# Python start-up depends on whether the reference's bytecode is cached: with
+# PYTHONDONTWRITEBYTECODE=1 and no __pycache__ every run recompiles the imported modules.
+# For a fair figure, `python3 -m compileall -q <dir>/loopx` first (the script prints which
+# case applies). Note that Python puts a driver script's own directory first on sys.path,
+# so the `loopx` package beside the driver wins over PYTHONPATH. BENCH_RUNS (default 10) and REF_RUNS (default 5) set hyperfine's runs.
+# For every input the reference's stdout is compared byte for byte with ours.
+# Figures are printed only; nothing here asserts a time.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -60,7 +80,7 @@ peak_rss_kb() {
 
 wall_ms() {
     if command -v hyperfine >/dev/null 2>&1; then
-        hyperfine --style none --warmup 1 --runs 10 -N --ignore-failure \
+        hyperfine --style none --warmup 2 --runs "$runs" -N --ignore-failure \
             --export-json "$work/hf.json" "$(printf '%q ' "$@")" >/dev/null 2>&1
         python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f ± %.1f" % (r["mean"]*1000, r["stddev"]*1000))' "$work/hf.json"
     else
@@ -82,29 +102,52 @@ except ValueError:
 print(p.get("status"), "accepted=%s" % p.get("accepted_observation_count"), "subjects=%s" % p.get("subject_count"))' || true
 }
 
+same_as_ours() {
+    local name=$1; shift
+    if "$@" >"$work/ref-$name.out" 2>/dev/null; [[ -s "$work/ref-$name.out" ]]; then
+        if cmp -s "$work/ref-$name.out" "$work/ours-$name.out"; then echo "same"; else echo "DIFFERENT"; fi
+    else
+        echo "no output"
+    fi
+}
+
+# run_all LABEL COMPARE(0|1) COMMAND...: one row per input.
 run_all() {
-    local label=$1; shift
+    local label=$1 compare=$2; shift 2
     echo "== $label"
-    printf '%-18s %-10s %-22s %-14s %s\n' input size "wall ms (mean±sd)" "peak RSS KiB" result
+    printf '%-18s %-10s %-22s %-14s %-44s %s\n' input size "wall ms (mean±sd)" "peak RSS KiB" result \
+        "$( ((compare)) && echo "stdout vs ours")"
     for name in "${inputs[@]}"; do
         local file="$work/$name.json"
         local size
         size=$(du -h "$file" | cut -f1)
         local cmd=("$@" --input "$file" --format json)
-        printf '%-18s %-10s %-22s %-14s %s\n' "$name" "$size" "$(wall_ms "${cmd[@]}")" \
-            "$(peak_rss_kb "${cmd[@]}")" "$(outcome "${cmd[@]}")"
+        local same=""
+        if ((compare)); then
+            same=$(same_as_ours "$name" "${cmd[@]}")
+        else
+            "${cmd[@]}" >"$work/ours-$name.out" 2>/dev/null || true
+        fi
+        printf '%-18s %-10s %-22s %-14s %-44s %s\n' "$name" "$size" "$(wall_ms "${cmd[@]}")" \
+            "$(peak_rss_kb "${cmd[@]}")" "$(outcome "${cmd[@]}")" "$same"
     done
 }
 
-run_all "reward-memory $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" \
+runs=${BENCH_RUNS:-10}
+run_all "reward-memory $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" 0 \
     "$bin" utility-project
 
-if [[ -n "${LOOPX_REFERENCE:-}" ]] \
+runs=${REF_RUNS:-5}
+echo "(reference bytecode: PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}; modules without a cached .pyc are recompiled on every run when it is set)"
+if [[ -n "${LOOPX_REFERENCE_CMD:-}" ]]; then
+    read -r -a ref_cmd <<<"$LOOPX_REFERENCE_CMD"
+    run_all "reference ($LOOPX_REFERENCE_CMD)" 1 "${ref_cmd[@]}"
+elif [[ -n "${LOOPX_REFERENCE:-}" ]] \
     && ! PYTHONPATH="$LOOPX_REFERENCE" python3 -c 'import loopx' 2>/dev/null; then
     echo "(cannot import loopx from LOOPX_REFERENCE=$LOOPX_REFERENCE; reference not timed)"
 elif [[ -n "${LOOPX_REFERENCE:-}" ]]; then
-    run_all "reference (python3 -m loopx, PYTHONPATH=$LOOPX_REFERENCE)" \
+    run_all "reference (python3 -m loopx, PYTHONPATH=$LOOPX_REFERENCE)" 1 \
         env PYTHONPATH="$LOOPX_REFERENCE" python3 -m loopx reward-memory utility-project
 else
-    echo "(set LOOPX_REFERENCE to a directory holding the loopx package to time the reference)"
+    echo "(set LOOPX_REFERENCE_CMD or LOOPX_REFERENCE to time the reference; see the header)"
 fi
