@@ -7,23 +7,22 @@
 //! float. The result is always a normalized [`Observation`]. This module never reduces,
 //! ranks or stores anything, and does no I/O.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use crate::digest;
 use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::pyfmt::{self, pystr_strip};
-use crate::text::{FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::recall::{
+    APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
+    APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
+};
+use crate::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
 use crate::timestamp::{self, Instant};
 
 use super::strict::{MEMORY_DIGEST_RE, SCOPE_KEYS, exact_fields};
 
 /// Schema version of every observation.
 pub const OBSERVATION_SCHEMA_VERSION: &str = "memory_utility_observation_v0";
-/// Schema version an application receipt must carry.
-pub const APPLICATION_RECEIPT_SCHEMA_VERSION: &str = "reward_memory_application_receipt_v0";
+pub use crate::recall::APPLICATION_RECEIPT_SCHEMA_VERSION;
 /// At most this many memory digests per observation or receipt.
 pub const MAX_MEMORY_DIGESTS: usize = 16;
 /// At most this many reason codes per observation.
@@ -77,38 +76,7 @@ const IDENTITY_FIELDS: [&str; 12] = [
     "evaluation_version",
 ];
 
-const RECEIPT_REQUIRED_FIELDS: [&str; 18] = [
-    "schema_version",
-    "application_id",
-    "artifact_ref",
-    "corpus_id",
-    "surface_id",
-    "mode",
-    "query_kind",
-    "query_evidence",
-    "outcome",
-    "memory_ref_digests",
-    "reasoning_summary",
-    "current_artifact_verified",
-    "result_readback_verified",
-    "provider_call_count",
-    "model_reasoning_preserved",
-    "grants_new_action_authority",
-    "external_writes_performed",
-    "raw_content_captured",
-];
-const RECEIPT_OPTIONAL_FIELDS: [&str; 2] = ["retrieval_snapshot_ref", "policy_snapshot_ref"];
 const QUERY_EVIDENCE_FIELDS: [&str; 3] = ["query_digest", "query_summary", "exact_query_exposed"];
-const RECALL_MODES: [&str; 2] = ["function_boundary", "bounded_agentic_search"];
-const RECALL_QUERY_KINDS: [&str; 2] = ["business_recall", "ingest_verification"];
-const APPLICATION_OUTCOMES: [&str; 6] = [
-    "applied",
-    "ignored",
-    "refuted",
-    "failed",
-    "not_available",
-    "available_not_applied",
-];
 const VERIFIED_OUTCOME_FIELDS: [&str; 4] =
     ["verified", "outcome_ref", "artifact_ref", "outcome_status"];
 const ATTRIBUTION_CONTEXT_FIELDS: [&str; 3] =
@@ -131,11 +99,6 @@ const PROPOSAL_FIELDS: [&str; 16] = [
     "evaluator_ref",
     "evaluation_version",
 ];
-
-static QUERY_DIGEST_RE: LazyLock<Regex> = LazyLock::new(|| match Regex::new(r"^[0-9a-f]{16}$") {
-    Ok(r) => r,
-    Err(err) => panic!("built-in pattern must compile: {err}"),
-});
 
 macro_rules! string_enum {
     ($(#[$doc:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
@@ -600,24 +563,18 @@ pub struct ApplicationReceipt {
     pub receipt_id: String,
 }
 
-fn contains_non_finite(v: &Value) -> bool {
-    match v {
-        Value::Float(f) => !f.is_finite(),
-        Value::Array(items) => items.iter().any(contains_non_finite),
-        Value::Object(map) => map.iter().any(|(_, v)| contains_non_finite(v)),
-        _ => false,
-    }
-}
-
 fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
-    let mut missing: Vec<&str> = RECEIPT_REQUIRED_FIELDS
+    let mut missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
         .iter()
         .copied()
         .filter(|k| !raw.contains_key(k))
         .collect();
     let mut unknown: Vec<&str> = raw
         .keys()
-        .filter(|k| !RECEIPT_REQUIRED_FIELDS.contains(k) && !RECEIPT_OPTIONAL_FIELDS.contains(k))
+        .filter(|k| {
+            !APPLICATION_RECEIPT_FIELDS.contains(k)
+                && !APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
+        })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
         missing.sort_unstable();
@@ -631,7 +588,7 @@ fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
     if !RECALL_MODES.contains(&pystr_strip(raw.get("mode")).as_str()) {
         return Err(FieldError::new("application_receipt.mode is invalid"));
     }
-    if !RECALL_QUERY_KINDS.contains(&pystr_strip(raw.get("query_kind")).as_str()) {
+    if !APPLICATION_QUERY_KINDS.contains(&pystr_strip(raw.get("query_kind")).as_str()) {
         return Err(FieldError::new("application_receipt.query_kind is invalid"));
     }
     let evidence = match raw.get("query_evidence") {
@@ -646,7 +603,7 @@ fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
         let label = format!("application_receipt.query_evidence[{index}]");
         let item = lenient_object(item, &label)?;
         exact_fields(item, &QUERY_EVIDENCE_FIELDS, &label)?;
-        if !QUERY_DIGEST_RE.is_match(&pystr_strip(item.get("query_digest"))) {
+        if !text::is_hex_digest(&pystr_strip(item.get("query_digest")), 16) {
             return Err(FieldError(format!(
                 "{label}.query_digest must be a canonical digest"
             )));
