@@ -1149,16 +1149,27 @@ mod tests {
         v
     }
 
-    #[test]
-    fn builds_the_spec_example_with_its_identifiers() {
-        let observation = build_observation(
+    /// Builds from the testkit's receipt, outcome and context at the spec's time.
+    fn build_with(proposal: &Value) -> FieldResult<Observation> {
+        build_observation(
             &receipt(&[DIGEST_A]),
             &outcome(),
             &context(),
-            &stage2_proposal(),
+            proposal,
             &Value::from("2026-08-15T00:00:00Z"),
         )
-        .expect("spec example builds");
+    }
+
+    /// The error of the testkit receipt with `key` set to `value`.
+    fn receipt_error(key: &str, value: Value) -> String {
+        application_receipt(&with(receipt(&[DIGEST_A]), key, value), 1)
+            .expect_err(key)
+            .0
+    }
+
+    #[test]
+    fn builds_the_spec_example_with_its_identifiers() {
+        let observation = build_with(&stage2_proposal()).expect("spec example builds");
         assert_eq!(
             observation.application_receipt_id,
             "rma_9dd4fc76d0ef477d23aeb81711ad17d0dc18cddd0ca231875b6de2b8270b96d4"
@@ -1192,28 +1203,14 @@ mod tests {
     #[test]
     fn rejects_helpful_label_on_insufficient_evidence() {
         let proposal = with(stage2_proposal(), "utility_label", Value::from("helpful"));
-        let err = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect_err("insufficient cannot be helpful");
+        let err = build_with(&proposal).expect_err("insufficient cannot be helpful");
         assert_eq!(err.0, "insufficient evidence must produce unknown utility");
     }
 
     #[test]
     fn rejects_a_proposal_echo_that_differs_from_trusted_context() {
         let proposal = with(stage2_proposal(), "outcome_status", Value::from("failed"));
-        let err = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect_err("echo mismatch");
+        let err = build_with(&proposal).expect_err("echo mismatch");
         assert_eq!(
             err.0,
             "evaluator_proposal.outcome_status does not match trusted context"
@@ -1222,26 +1219,19 @@ mod tests {
 
     #[test]
     fn rejects_receipt_with_unsorted_digests() {
-        let raw = with(
-            receipt(&[DIGEST_A]),
-            "memory_ref_digests",
-            crate::json::str_list(&["fedcba9876543210", DIGEST_A]),
-        );
         assert_eq!(
-            application_receipt(&raw, 1).expect_err("unsorted").0,
+            receipt_error(
+                "memory_ref_digests",
+                crate::json::str_list(&["fedcba9876543210", DIGEST_A])
+            ),
             "application_receipt.memory_ref_digests must be sorted and canonical"
         );
     }
 
     #[test]
     fn rejects_non_finite_snapshot_in_receipt_hash() {
-        let raw = with(
-            receipt(&[DIGEST_A]),
-            "retrieval_snapshot_ref",
-            Value::Float(f64::NAN),
-        );
         assert_eq!(
-            application_receipt(&raw, 1).expect_err("nan").0,
+            receipt_error("retrieval_snapshot_ref", Value::Float(f64::NAN)),
             "application_receipt must be canonical JSON data"
         );
     }
@@ -1300,28 +1290,14 @@ mod tests {
     #[test]
     fn json_true_is_not_read_as_the_reference_true() {
         let proposal = with(stage2_proposal(), "evaluator_ref", Value::Bool(true));
-        let err = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect_err("true is not a reference");
+        let err = build_with(&proposal).expect_err("true is not a reference");
         assert_eq!(
             err.0,
             "evaluator_ref must be an opaque public-safe reference"
         );
         // A number keeps the reference's coercion: 7 becomes "7".
         let proposal = with(stage2_proposal(), "evaluator_ref", Value::Int(7));
-        let observation = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect("numbers are coerced");
+        let observation = build_with(&proposal).expect("numbers are coerced");
         assert_eq!(observation.evaluator_ref, "7");
     }
 
