@@ -2,22 +2,12 @@
 //! rules of the command.
 
 use crate::snap;
-use crate::support::{Scratch, fixture_files};
+use crate::support::{Run, Scratch, file_stem as stem, fixture_files, run_with_file};
 
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_owned()
-}
-
-fn project_file(path: &std::path::Path, extra: &[&str]) -> crate::support::Run {
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    let scratch = Scratch::new();
-    scratch.write("input.json", &text);
+fn project_file(path: &std::path::Path, extra: &[&str]) -> Run {
     let mut args = vec!["utility-project", "--input", "input.json"];
     args.extend_from_slice(extra);
-    scratch.run(&args, None)
+    run_with_file(path, "input.json", &args)
 }
 
 #[test]

@@ -2,29 +2,17 @@
 //! ones.
 
 use crate::snap;
-use crate::support::{Scratch, fixture_files};
+use crate::support::{Run, Scratch, file_stem as stem, fixture_files, run_with_file};
 
-fn validate_file(path: &std::path::Path) -> crate::support::Run {
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    let scratch = Scratch::new();
-    scratch.write("projection.json", &text);
-    scratch.run(
-        &[
-            "utility-validate",
-            "--input",
-            "projection.json",
-            "--format",
-            "json",
-        ],
-        None,
-    )
-}
-
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_owned()
+fn validate_file(path: &std::path::Path) -> Run {
+    let args = [
+        "utility-validate",
+        "--input",
+        "projection.json",
+        "--format",
+        "json",
+    ];
+    run_with_file(path, "projection.json", &args)
 }
 
 #[test]
