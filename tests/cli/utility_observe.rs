@@ -54,16 +54,7 @@ fn built_observation_reduces_to_a_ready_projection() {
     });
     let scratch = Scratch::new();
     scratch.write("input.json", &input.to_string());
-    let run = scratch.run(
-        &[
-            "utility-project",
-            "--input",
-            "input.json",
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let run = scratch.run(crate::utility_project::PROJECT_INPUT_JSON, None);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let packet = run.json();
     assert_eq!(packet["set_subject_count"], 1);
