@@ -643,23 +643,21 @@ mod tests {
         ingest_issue_fix_event(event, &route, &Mode::Execute(&write)).expect("ingests")
     }
 
-    fn status(m: &Map) -> (String, Value) {
-        (
-            m.get("status")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            m.get("reason_codes").cloned().unwrap_or_default(),
-        )
+    /// Asserts the receipt's `status` and `reason_codes`.
+    fn assert_status(m: &Map, status: &str, reason_codes: &[&str]) {
+        assert_eq!(
+            (m.get("status"), m.get("reason_codes")),
+            (
+                Some(&Value::from(status)),
+                Some(&crate::json::str_list(reason_codes))
+            )
+        );
     }
 
     #[test]
     fn completed_sync_with_exact_readback_activates() {
         let receipt = run(&Double::new("completed"));
-        assert_eq!(
-            status(&receipt),
-            ("activated".to_owned(), Value::Array(vec![]))
-        );
+        assert_status(&receipt, "activated", &[]);
         assert_eq!(
             receipt.get("external_writes_performed"),
             Some(&Value::Bool(true))
@@ -678,12 +676,10 @@ mod tests {
     #[test]
     fn committed_pending_is_reported_with_the_sync_reason() {
         let receipt = run(&Double::new("committed_pending"));
-        assert_eq!(
-            status(&receipt),
-            (
-                "committed_pending".to_owned(),
-                crate::json::str_list(&["provider_sync_committed_pending"])
-            )
+        assert_status(
+            &receipt,
+            "committed_pending",
+            &["provider_sync_committed_pending"],
         );
         assert!(!receipt.contains_key("readback"));
     }
@@ -695,12 +691,10 @@ mod tests {
             ..Double::new("completed")
         };
         let receipt = run(&double);
-        assert_eq!(
-            status(&receipt),
-            (
-                "provider_unavailable".to_owned(),
-                crate::json::str_list(&["provider_sync_unverified"])
-            )
+        assert_status(
+            &receipt,
+            "provider_unavailable",
+            &["provider_sync_unverified"],
         );
     }
 
@@ -711,12 +705,10 @@ mod tests {
             ..Double::new("completed")
         };
         let receipt = run(&double);
-        assert_eq!(
-            status(&receipt),
-            (
-                "provider_unavailable".to_owned(),
-                crate::json::str_list(&["provider_sync_execution_failed"])
-            )
+        assert_status(
+            &receipt,
+            "provider_unavailable",
+            &["provider_sync_execution_failed"],
         );
         assert_eq!(
             receipt.get("write").and_then(|w| w.get("status")),
@@ -731,12 +723,10 @@ mod tests {
             ..Double::new("completed")
         };
         let receipt = run(&double);
-        assert_eq!(
-            status(&receipt),
-            (
-                "readback_unverified".to_owned(),
-                crate::json::str_list(&["exact_provider_readback_unverified"])
-            )
+        assert_status(
+            &receipt,
+            "readback_unverified",
+            &["exact_provider_readback_unverified"],
         );
         assert_eq!(
             receipt

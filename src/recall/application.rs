@@ -209,7 +209,7 @@ pub fn apply_recall(
 }
 
 /// True when a float NaN/Infinity is anywhere inside (canonical JSON forbids them).
-fn contains_non_finite(v: &Value) -> bool {
+pub fn contains_non_finite(v: &Value) -> bool {
     match v {
         Value::Float(f) => !f.is_finite(),
         Value::Array(items) => items.iter().any(contains_non_finite),
@@ -218,11 +218,13 @@ fn contains_non_finite(v: &Value) -> bool {
     }
 }
 
-static MEMORY_DIGEST_RE: LazyLock<Regex> = LazyLock::new(|| {
+/// `^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$`: a canonical opaque memory digest.
+pub static MEMORY_DIGEST_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$").unwrap_or_else(|e| panic!("{e}"))
 });
 
-const RECEIPT_REQUIRED: [&str; 18] = [
+/// The fields every application receipt carries, in receipt order.
+pub const APPLICATION_RECEIPT_FIELDS: [&str; 18] = [
     "schema_version",
     "application_id",
     "artifact_ref",
@@ -242,6 +244,11 @@ const RECEIPT_REQUIRED: [&str; 18] = [
     "external_writes_performed",
     "raw_content_captured",
 ];
+/// The fields an application receipt may add.
+pub const APPLICATION_RECEIPT_OPTIONAL_FIELDS: [&str; 2] =
+    ["retrieval_snapshot_ref", "policy_snapshot_ref"];
+/// Every receipt `query_kind`.
+pub const APPLICATION_QUERY_KINDS: [&str; 2] = ["business_recall", "ingest_verification"];
 
 fn receipt_text(v: Option<&Value>, label: &str, max: usize) -> FieldResult<()> {
     match v {
@@ -296,7 +303,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
         ));
     }
     let keys: Vec<&str> = receipt.keys().collect();
-    let missing: Vec<&str> = RECEIPT_REQUIRED
+    let missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
         .iter()
         .copied()
         .filter(|k| !keys.contains(k))
@@ -305,8 +312,8 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
         .iter()
         .copied()
         .filter(|k| {
-            !RECEIPT_REQUIRED.contains(k)
-                && !matches!(*k, "retrieval_snapshot_ref" | "policy_snapshot_ref")
+            !APPLICATION_RECEIPT_FIELDS.contains(k)
+                && !APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
         })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
@@ -319,10 +326,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
     if !super::request::RECALL_MODES.contains(&pystr_strip(receipt.get("mode")).as_str()) {
         return Err(FieldError::new("application_receipt.mode is invalid"));
     }
-    if !matches!(
-        pystr_strip(receipt.get("query_kind")).as_str(),
-        "business_recall" | "ingest_verification"
-    ) {
+    if !APPLICATION_QUERY_KINDS.contains(&pystr_strip(receipt.get("query_kind")).as_str()) {
         return Err(FieldError::new("application_receipt.query_kind is invalid"));
     }
     let evidence = match receipt.get("query_evidence") {
@@ -427,7 +431,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
             return Err(FieldError(format!("{label}.{key} must be false")));
         }
     }
-    for key in ["retrieval_snapshot_ref", "policy_snapshot_ref"] {
+    for key in APPLICATION_RECEIPT_OPTIONAL_FIELDS {
         if receipt.contains_key(key) {
             opaque(receipt.get(key), &format!("{label}.{key}"))?;
         }

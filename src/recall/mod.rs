@@ -23,8 +23,10 @@ mod record;
 mod request;
 
 pub use application::{
-    APPLICATION_OUTCOMES, APPLICATION_RECEIPT_SCHEMA_VERSION, APPLICATION_SCHEMA_VERSION, Applier,
-    application_receipt_id, apply_recall,
+    APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
+    APPLICATION_RECEIPT_OPTIONAL_FIELDS, APPLICATION_RECEIPT_SCHEMA_VERSION,
+    APPLICATION_SCHEMA_VERSION, Applier, MEMORY_DIGEST_RE, application_receipt_id, apply_recall,
+    contains_non_finite,
 };
 pub use binding::{normalize_binding, timeout_seconds};
 pub use evidence::{EXECUTION_EVIDENCE_SCHEMA_VERSION, execution_evidence};

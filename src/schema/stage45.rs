@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 
 use super::core::CandidateReviewPacket;
+use super::utility::ObservationPacket;
 use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
 
@@ -26,7 +27,6 @@ const_string!(
     ApplicationReceiptVersion,
     "reward_memory_application_receipt_v0"
 );
-const_string!(ObservationVersion, "memory_utility_observation_v0");
 
 // ---------------------------------------------------------------------------------------
 // evaluate
@@ -266,73 +266,6 @@ pub struct ApplicationReceipt {
     pub policy_snapshot_ref: Option<String>,
 }
 
-/// The four scope ids of a utility observation.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct UtilityScope {
-    pub agent_id: String,
-    pub project_id: String,
-    pub corpus_id: String,
-    pub surface_id: String,
-}
-
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum UtilityLabel {
-    Helpful,
-    Harmful,
-    Neutral,
-    Unknown,
-}
-
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AttributionLevel {
-    Item,
-    Set,
-    None,
-}
-
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceBasis {
-    OwnerCorrection,
-    ControlledReplay,
-    DeterministicEffect,
-    EvaluatorInference,
-    Insufficient,
-}
-
-/// A built and validated `memory_utility_observation_v0`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct UtilityObservation {
-    pub schema_version: ObservationVersion,
-    /// `muo_` + 64 hex.
-    pub observation_id: String,
-    pub scope: UtilityScope,
-    /// `rma_` + 64 hex.
-    pub application_receipt_id: String,
-    pub memory_ref_digests: Vec<String>,
-    pub retrieval_snapshot_ref: String,
-    pub policy_snapshot_ref: String,
-    pub outcome_ref: String,
-    pub utility_label: UtilityLabel,
-    pub attribution_level: AttributionLevel,
-    pub evidence_basis: EvidenceBasis,
-    /// A float in `[0, 1]`.
-    pub confidence: f64,
-    pub reason_codes: Vec<String>,
-    pub evidence_refs: Vec<String>,
-    pub evaluator_ref: String,
-    pub evaluation_version: String,
-    pub created_at: String,
-    pub grants_new_action_authority: AlwaysFalse,
-    pub provider_write_performed: AlwaysFalse,
-    pub external_writes_performed: AlwaysFalse,
-    pub raw_content_captured: AlwaysFalse,
-}
-
 // ---------------------------------------------------------------------------------------
 // dogfood-evaluate
 // ---------------------------------------------------------------------------------------
@@ -391,6 +324,16 @@ pub struct InterventionInput {
 pub struct BotFeedbackInput {
     pub captured: bool,
     pub summary: Option<String>,
+}
+
+/// The four scope ids of a utility attribution context.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UtilityScope {
+    pub agent_id: String,
+    pub project_id: String,
+    pub corpus_id: String,
+    pub surface_id: String,
 }
 
 /// Trusted attribution context supplied by the execution boundary.
@@ -494,7 +437,7 @@ pub struct UtilityEvaluation {
 pub struct ReceiptUtility {
     pub evaluation: UtilityEvaluation,
     /// The observation when accepted, else `null`.
-    pub observation: Nullable<UtilityObservation>,
+    pub observation: Nullable<ObservationPacket>,
 }
 
 #[derive(JsonSchema)]

@@ -7,23 +7,22 @@
 //! float. The result is always a normalized [`Observation`]. This module never reduces,
 //! ranks or stores anything, and does no I/O.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use crate::digest;
 use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::pyfmt::{self, pystr_strip};
-use crate::text::{FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::recall::{
+    APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
+    APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
+};
+use crate::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
 use crate::timestamp::{self, Instant};
 
 use super::strict::{MEMORY_DIGEST_RE, SCOPE_KEYS, exact_fields};
 
 /// Schema version of every observation.
 pub const OBSERVATION_SCHEMA_VERSION: &str = "memory_utility_observation_v0";
-/// Schema version an application receipt must carry.
-pub const APPLICATION_RECEIPT_SCHEMA_VERSION: &str = "reward_memory_application_receipt_v0";
+pub use crate::recall::APPLICATION_RECEIPT_SCHEMA_VERSION;
 /// At most this many memory digests per observation or receipt.
 pub const MAX_MEMORY_DIGESTS: usize = 16;
 /// At most this many reason codes per observation.
@@ -77,38 +76,7 @@ const IDENTITY_FIELDS: [&str; 12] = [
     "evaluation_version",
 ];
 
-const RECEIPT_REQUIRED_FIELDS: [&str; 18] = [
-    "schema_version",
-    "application_id",
-    "artifact_ref",
-    "corpus_id",
-    "surface_id",
-    "mode",
-    "query_kind",
-    "query_evidence",
-    "outcome",
-    "memory_ref_digests",
-    "reasoning_summary",
-    "current_artifact_verified",
-    "result_readback_verified",
-    "provider_call_count",
-    "model_reasoning_preserved",
-    "grants_new_action_authority",
-    "external_writes_performed",
-    "raw_content_captured",
-];
-const RECEIPT_OPTIONAL_FIELDS: [&str; 2] = ["retrieval_snapshot_ref", "policy_snapshot_ref"];
 const QUERY_EVIDENCE_FIELDS: [&str; 3] = ["query_digest", "query_summary", "exact_query_exposed"];
-const RECALL_MODES: [&str; 2] = ["function_boundary", "bounded_agentic_search"];
-const RECALL_QUERY_KINDS: [&str; 2] = ["business_recall", "ingest_verification"];
-const APPLICATION_OUTCOMES: [&str; 6] = [
-    "applied",
-    "ignored",
-    "refuted",
-    "failed",
-    "not_available",
-    "available_not_applied",
-];
 const VERIFIED_OUTCOME_FIELDS: [&str; 4] =
     ["verified", "outcome_ref", "artifact_ref", "outcome_status"];
 const ATTRIBUTION_CONTEXT_FIELDS: [&str; 3] =
@@ -131,11 +99,6 @@ const PROPOSAL_FIELDS: [&str; 16] = [
     "evaluator_ref",
     "evaluation_version",
 ];
-
-static QUERY_DIGEST_RE: LazyLock<Regex> = LazyLock::new(|| match Regex::new(r"^[0-9a-f]{16}$") {
-    Ok(r) => r,
-    Err(err) => panic!("built-in pattern must compile: {err}"),
-});
 
 macro_rules! string_enum {
     ($(#[$doc:meta])* $name:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
@@ -600,24 +563,18 @@ pub struct ApplicationReceipt {
     pub receipt_id: String,
 }
 
-fn contains_non_finite(v: &Value) -> bool {
-    match v {
-        Value::Float(f) => !f.is_finite(),
-        Value::Array(items) => items.iter().any(contains_non_finite),
-        Value::Object(map) => map.iter().any(|(_, v)| contains_non_finite(v)),
-        _ => false,
-    }
-}
-
 fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
-    let mut missing: Vec<&str> = RECEIPT_REQUIRED_FIELDS
+    let mut missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
         .iter()
         .copied()
         .filter(|k| !raw.contains_key(k))
         .collect();
     let mut unknown: Vec<&str> = raw
         .keys()
-        .filter(|k| !RECEIPT_REQUIRED_FIELDS.contains(k) && !RECEIPT_OPTIONAL_FIELDS.contains(k))
+        .filter(|k| {
+            !APPLICATION_RECEIPT_FIELDS.contains(k)
+                && !APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
+        })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
         missing.sort_unstable();
@@ -631,7 +588,7 @@ fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
     if !RECALL_MODES.contains(&pystr_strip(raw.get("mode")).as_str()) {
         return Err(FieldError::new("application_receipt.mode is invalid"));
     }
-    if !RECALL_QUERY_KINDS.contains(&pystr_strip(raw.get("query_kind")).as_str()) {
+    if !APPLICATION_QUERY_KINDS.contains(&pystr_strip(raw.get("query_kind")).as_str()) {
         return Err(FieldError::new("application_receipt.query_kind is invalid"));
     }
     let evidence = match raw.get("query_evidence") {
@@ -646,7 +603,7 @@ fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
         let label = format!("application_receipt.query_evidence[{index}]");
         let item = lenient_object(item, &label)?;
         exact_fields(item, &QUERY_EVIDENCE_FIELDS, &label)?;
-        if !QUERY_DIGEST_RE.is_match(&pystr_strip(item.get("query_digest"))) {
+        if !text::is_hex_digest(&pystr_strip(item.get("query_digest")), 16) {
             return Err(FieldError(format!(
                 "{label}.query_digest must be a canonical digest"
             )));
@@ -1192,16 +1149,27 @@ mod tests {
         v
     }
 
-    #[test]
-    fn builds_the_spec_example_with_its_identifiers() {
-        let observation = build_observation(
+    /// Builds from the testkit's receipt, outcome and context at the spec's time.
+    fn build_with(proposal: &Value) -> FieldResult<Observation> {
+        build_observation(
             &receipt(&[DIGEST_A]),
             &outcome(),
             &context(),
-            &stage2_proposal(),
+            proposal,
             &Value::from("2026-08-15T00:00:00Z"),
         )
-        .expect("spec example builds");
+    }
+
+    /// The error of the testkit receipt with `key` set to `value`.
+    fn receipt_error(key: &str, value: Value) -> String {
+        application_receipt(&with(receipt(&[DIGEST_A]), key, value), 1)
+            .expect_err(key)
+            .0
+    }
+
+    #[test]
+    fn builds_the_spec_example_with_its_identifiers() {
+        let observation = build_with(&stage2_proposal()).expect("spec example builds");
         assert_eq!(
             observation.application_receipt_id,
             "rma_9dd4fc76d0ef477d23aeb81711ad17d0dc18cddd0ca231875b6de2b8270b96d4"
@@ -1235,28 +1203,14 @@ mod tests {
     #[test]
     fn rejects_helpful_label_on_insufficient_evidence() {
         let proposal = with(stage2_proposal(), "utility_label", Value::from("helpful"));
-        let err = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect_err("insufficient cannot be helpful");
+        let err = build_with(&proposal).expect_err("insufficient cannot be helpful");
         assert_eq!(err.0, "insufficient evidence must produce unknown utility");
     }
 
     #[test]
     fn rejects_a_proposal_echo_that_differs_from_trusted_context() {
         let proposal = with(stage2_proposal(), "outcome_status", Value::from("failed"));
-        let err = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect_err("echo mismatch");
+        let err = build_with(&proposal).expect_err("echo mismatch");
         assert_eq!(
             err.0,
             "evaluator_proposal.outcome_status does not match trusted context"
@@ -1265,26 +1219,19 @@ mod tests {
 
     #[test]
     fn rejects_receipt_with_unsorted_digests() {
-        let raw = with(
-            receipt(&[DIGEST_A]),
-            "memory_ref_digests",
-            crate::json::str_list(&["fedcba9876543210", DIGEST_A]),
-        );
         assert_eq!(
-            application_receipt(&raw, 1).expect_err("unsorted").0,
+            receipt_error(
+                "memory_ref_digests",
+                crate::json::str_list(&["fedcba9876543210", DIGEST_A])
+            ),
             "application_receipt.memory_ref_digests must be sorted and canonical"
         );
     }
 
     #[test]
     fn rejects_non_finite_snapshot_in_receipt_hash() {
-        let raw = with(
-            receipt(&[DIGEST_A]),
-            "retrieval_snapshot_ref",
-            Value::Float(f64::NAN),
-        );
         assert_eq!(
-            application_receipt(&raw, 1).expect_err("nan").0,
+            receipt_error("retrieval_snapshot_ref", Value::Float(f64::NAN)),
             "application_receipt must be canonical JSON data"
         );
     }
@@ -1343,28 +1290,14 @@ mod tests {
     #[test]
     fn json_true_is_not_read_as_the_reference_true() {
         let proposal = with(stage2_proposal(), "evaluator_ref", Value::Bool(true));
-        let err = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect_err("true is not a reference");
+        let err = build_with(&proposal).expect_err("true is not a reference");
         assert_eq!(
             err.0,
             "evaluator_ref must be an opaque public-safe reference"
         );
         // A number keeps the reference's coercion: 7 becomes "7".
         let proposal = with(stage2_proposal(), "evaluator_ref", Value::Int(7));
-        let observation = build_observation(
-            &receipt(&[DIGEST_A]),
-            &outcome(),
-            &context(),
-            &proposal,
-            &Value::from("2026-08-15T00:00:00Z"),
-        )
-        .expect("numbers are coerced");
+        let observation = build_with(&proposal).expect("numbers are coerced");
         assert_eq!(observation.evaluator_ref, "7");
     }
 

@@ -868,7 +868,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
 mod tests {
     use super::*;
     use crate::pyfmt::float_repr;
-    use crate::utility::testkit::{Spec, project, subjects};
+    use crate::utility::testkit::{Spec, history_overflow, project, subjects};
 
     fn num(v: &Value, key: &str) -> String {
         match v.get(key) {
@@ -954,22 +954,12 @@ mod tests {
 
     #[test]
     fn history_budget_keeps_every_subject_latest_entry() {
-        let mut stream = vec![
-            Spec::item("helpful", "deterministic_effect", 0.1, "first")
-                .at("2026-08-15T00:00:00Z")
-                .build()
-                .to_value(),
-        ];
-        for i in 1..257 {
-            let at = format!("2026-08-15T01:{:02}:{:02}Z", i / 60, i % 60);
-            stream.push(
-                Spec::item("helpful", "evaluator_inference", 0.1, &format!("v{i}"))
-                    .at(&at)
-                    .build()
-                    .to_value(),
-            );
-        }
-        let projection = project(&stream);
+        let projection = project(&history_overflow(Spec::item(
+            "helpful",
+            "deterministic_effect",
+            0.1,
+            "first",
+        )));
         assert_eq!(
             projection.get("observation_history_truncated"),
             Some(&Value::Bool(true))

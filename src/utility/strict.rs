@@ -21,9 +21,7 @@ fn re(pattern: &str) -> Regex {
     }
 }
 
-/// `^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$`: a canonical opaque memory digest.
-pub static MEMORY_DIGEST_RE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$"));
+pub use crate::recall::MEMORY_DIGEST_RE;
 /// `^muo_[0-9a-f]{64}$`: an observation id.
 pub static OBSERVATION_ID_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^muo_[0-9a-f]{64}$"));
 /// `^muof_[0-9a-f]{64}$`: an observation fingerprint.

@@ -142,6 +142,22 @@ impl Spec {
     }
 }
 
+/// `first` (at 2026-08-15T00:00:00Z) followed by 256 later helpful evaluator
+/// inferences on the same item: one more entry than the projection's history keeps.
+pub fn history_overflow(first: Spec) -> Vec<Value> {
+    let mut stream = vec![first.at("2026-08-15T00:00:00Z").build().to_value()];
+    for i in 1..257 {
+        let at = format!("2026-08-15T01:{:02}:{:02}Z", i / 60, i % 60);
+        stream.push(
+            Spec::item("helpful", "evaluator_inference", 0.1, &format!("v{i}"))
+                .at(&at)
+                .build()
+                .to_value(),
+        );
+    }
+    stream
+}
+
 /// Reduces observation packets in the stage-2 context.
 pub fn project(observations: &[Value]) -> Value {
     let version = Value::from("memory_utility_reducer_v0");

@@ -1223,7 +1223,7 @@ fn validate_proposals(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::utility::testkit::{Spec, project};
+    use crate::utility::testkit::{Spec, history_overflow, project};
 
     fn tamper(projection: &Value, edit: impl FnOnce(&mut Map)) -> Value {
         let mut out = projection.clone();
@@ -1231,6 +1231,13 @@ mod tests {
             edit(m);
         }
         out
+    }
+
+    /// The projection of one helpful deterministic-effect item observation.
+    fn one_helpful_item() -> Value {
+        project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
+            .build()
+            .to_value()])
     }
 
     fn subject_mut(m: &mut Map) -> &mut Map {
@@ -1244,22 +1251,12 @@ mod tests {
     }
 
     fn harmful_correction_with_history_overflow() -> Value {
-        let mut stream = vec![
-            Spec::item("harmful", "owner_correction", 0.8, "owner")
-                .at("2026-08-15T00:00:00Z")
-                .build()
-                .to_value(),
-        ];
-        for i in 1..257 {
-            let at = format!("2026-08-15T01:{:02}:{:02}Z", i / 60, i % 60);
-            stream.push(
-                Spec::item("helpful", "evaluator_inference", 0.1, &format!("v{i}"))
-                    .at(&at)
-                    .build()
-                    .to_value(),
-            );
-        }
-        project(&stream)
+        project(&history_overflow(Spec::item(
+            "harmful",
+            "owner_correction",
+            0.8,
+            "owner",
+        )))
     }
 
     #[test]
@@ -1286,9 +1283,7 @@ mod tests {
 
     #[test]
     fn accepts_integer_bounds_like_python_equality() {
-        let projection = project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
-            .build()
-            .to_value()]);
+        let projection = one_helpful_item();
         let relaxed = tamper(&projection, |m| {
             subject_mut(m).insert(
                 "utility_bounds",
@@ -1300,9 +1295,7 @@ mod tests {
 
     #[test]
     fn rejects_a_changed_counter() {
-        let projection = project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
-            .build()
-            .to_value()]);
+        let projection = one_helpful_item();
         let tampered = tamper(&projection, |m| {
             m.insert("duplicate_observation_count", true)
         });
@@ -1319,9 +1312,7 @@ mod tests {
 
     #[test]
     fn rejects_a_history_fingerprint_that_does_not_match() {
-        let projection = project(&[Spec::item("helpful", "deterministic_effect", 0.5, "v")
-            .build()
-            .to_value()]);
+        let projection = one_helpful_item();
         let tampered = tamper(&projection, |m| {
             if let Some(Value::Array(h)) = m.get_mut("observation_history") {
                 if let Some(Value::Object(e)) = h.first_mut() {

@@ -7,14 +7,10 @@ use std::path::{Path, PathBuf};
 use reward_memory::schema;
 
 use crate::snap;
-use crate::support::{Run, Scratch, fixture_files, fixtures_dir};
-
-fn stem(path: &Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .replace('-', "_")
-}
+use crate::support::{
+    Run, Scratch, assert_invalid_request, fixture_files, fixtures_dir, schema_named,
+    snake_stem as stem,
+};
 
 fn evaluate(path: &Path) -> Run {
     let input = path.to_string_lossy().into_owned();
@@ -26,14 +22,6 @@ fn evaluate(path: &Path) -> Run {
 
 fn valid(name: &str) -> PathBuf {
     fixtures_dir().join("dogfood_evaluate/valid").join(name)
-}
-
-fn schema_named(name: &str) -> schemars::Schema {
-    schema::all()
-        .into_iter()
-        .find(|f| f.file_name == format!("{name}.schema.json"))
-        .unwrap_or_else(|| panic!("no schema {name}"))
-        .schema
 }
 
 #[test]
@@ -115,13 +103,7 @@ fn every_invalid_fixture_is_refused_with_an_error_packet() {
     assert!(files.len() >= 50);
     for path in files {
         let out = evaluate(&path);
-        assert_eq!(out.code, 2, "{}", path.display());
-        assert_eq!(
-            out.json()["status"],
-            "invalid_request",
-            "{}",
-            path.display()
-        );
+        assert_invalid_request(&out, &path);
         snap!(format!("dogfood_evaluate_invalid_{}", stem(&path)), out);
     }
 }

@@ -4,16 +4,10 @@ use serde_json::{Value, json};
 
 use crate::ingest_event::conforms;
 use crate::snap;
-use crate::support::{Scratch, fixtures_dir};
+use crate::support::{Scratch, fixtures_dir, pretty, read_json};
 
 fn fixture(rel: &str) -> Value {
-    let path = fixtures_dir().join("experiment_status").join(rel);
-    let text = std::fs::read_to_string(&path).expect("fixture is readable");
-    serde_json::from_str(&text).expect("fixture is JSON")
-}
-
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).expect("serializable")
+    read_json(&fixtures_dir().join("experiment_status").join(rel))
 }
 
 /// A scratch dir with `registry.json` (goal `reward-memory-goal`, repo `project`) and,

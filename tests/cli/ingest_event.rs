@@ -5,7 +5,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::support::{Run, Scratch, fixture_files, fixtures_dir, snapshot_settings};
+use crate::support::{
+    Run, Scratch, assert_invalid_request, fixture_files, fixtures_dir, pretty, read_json,
+    run_with_file, schema_named, snake_stem as stem, snapshot_settings,
+};
 
 /// Snapshots a run, masking only the wall-clock latency of executed writes.
 macro_rules! snap_masked {
@@ -27,12 +30,7 @@ fn mask_latency(text: &str) -> String {
 /// Checks a printed packet against its committed schema.
 pub fn conforms(schema_version: &str, run: &Run) {
     let packet = reward_memory::json::parse(&run.stdout).expect("stdout is JSON");
-    let schema = reward_memory::schema::all()
-        .into_iter()
-        .find(|f| f.file_name == format!("{schema_version}.schema.json"))
-        .expect("schema exists")
-        .schema;
-    if let Err(err) = reward_memory::schema::check(&packet, &schema) {
+    if let Err(err) = reward_memory::schema::check(&packet, &schema_named(schema_version)) {
         panic!(
             "packet does not conform to {schema_version}: {err}\n{}",
             run.stdout
@@ -40,34 +38,13 @@ pub fn conforms(schema_version: &str, run: &Run) {
     }
 }
 
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    serde_json::from_str(&text).expect("fixture is JSON")
-}
-
 fn embedded(rel: &str) -> Value {
     read_json(&fixtures_dir().join("ingest_event/embedded").join(rel))
 }
 
-fn pretty(v: &Value) -> String {
-    serde_json::to_string_pretty(v).expect("serializable")
-}
-
-fn stem(path: &Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .replace('-', "_")
-}
-
 fn run_full_form(path: &Path) -> Run {
-    let s = Scratch::new();
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    s.write("input.json", &text);
-    s.run(
-        &["ingest-event", "--input", "input.json", "--format", "json"],
-        None,
-    )
+    let args = ["ingest-event", "--input", "input.json", "--format", "json"];
+    run_with_file(path, "input.json", &args)
 }
 
 #[test]
@@ -95,13 +72,7 @@ fn invalid_full_form_fixtures_are_request_errors() {
     assert!(files.len() >= 10);
     for path in files {
         let out = run_full_form(&path);
-        assert_eq!(out.code, 2, "{}", path.display());
-        assert_eq!(
-            out.json()["status"],
-            "invalid_request",
-            "{}",
-            path.display()
-        );
+        assert_invalid_request(&out, &path);
         snap_masked!(format!("ingest_event_invalid_{}", stem(&path)), out);
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::snap;
-use crate::support::{Run, Scratch, fixture_files};
+use crate::support::{Run, Scratch, assert_invalid_request, fixture_files, snake_stem as stem};
 
 const EDITED: &str = "Prefer a focused current-artifact-verified change.";
 const REASON: &str = "The owner narrowed the preference.";
@@ -19,13 +19,6 @@ fn action_of(path: &Path) -> &'static str {
     } else {
         "edit"
     }
-}
-
-fn stem(path: &Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .replace('-', "_")
 }
 
 /// Runs the control for a fixture with the standard flags for its action.
@@ -75,13 +68,7 @@ fn every_invalid_fixture_is_refused_with_an_error_packet() {
     assert!(files.len() >= 30);
     for path in files {
         let out = control(&path, "json");
-        assert_eq!(out.code, 2, "{}: {}", path.display(), out.stdout);
-        assert_eq!(
-            out.json()["status"],
-            "invalid_request",
-            "{}",
-            path.display()
-        );
+        assert_invalid_request(&out, &path);
         snap!(format!("operator_control_invalid_{}", stem(&path)), out);
     }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use reward_memory::schema;
 
-use crate::support::Scratch;
+use crate::support::{Scratch, schema_named};
 
 fn schemas_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas")
@@ -42,14 +42,6 @@ fn committed_schemas_match_generated() {
         committed, expected_names,
         "schemas/ holds files no schema generates"
     );
-}
-
-fn schema_named(name: &str) -> schemars::Schema {
-    schema::all()
-        .into_iter()
-        .find(|f| f.file_name == format!("{name}.schema.json"))
-        .unwrap_or_else(|| panic!("no schema {name}"))
-        .schema
 }
 
 /// Runs a command with `--format json` and checks its packet against a schema.

@@ -107,6 +107,59 @@ pub fn fixture_files(sub: &str, kind: &str) -> Vec<PathBuf> {
     files
 }
 
+/// A fixture's file name without `.json`.
+pub fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A fixture's file stem with `-` written `_`, for snapshot names.
+pub fn snake_stem(path: &Path) -> String {
+    file_stem(path).replace('-', "_")
+}
+
+/// A JSON fixture file, parsed.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    serde_json::from_str(&text).expect("fixture is JSON")
+}
+
+/// Indented JSON text of a value.
+pub fn pretty(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).expect("serializable")
+}
+
+/// Copies the fixture at `path` into a fresh scratch dir as `name` and runs `args` there.
+pub fn run_with_file(path: &Path, name: &str, args: &[&str]) -> Run {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    let scratch = Scratch::new();
+    scratch.write(name, &text);
+    scratch.run(args, None)
+}
+
+/// The generated schema of `schema_version` (as committed under `schemas/`).
+pub fn schema_named(schema_version: &str) -> schemars::Schema {
+    reward_memory::schema::all()
+        .into_iter()
+        .find(|f| f.file_name == format!("{schema_version}.schema.json"))
+        .unwrap_or_else(|| panic!("no schema {schema_version}"))
+        .schema
+}
+
+/// Asserts that the run for the fixture at `path` was refused: exit 2 and an
+/// `invalid_request` packet.
+pub fn assert_invalid_request(run: &Run, path: &Path) {
+    assert_eq!(run.code, 2, "{}: {}", path.display(), run.stdout);
+    assert_eq!(
+        run.json()["status"],
+        "invalid_request",
+        "{}",
+        path.display()
+    );
+}
+
 /// insta settings that store snapshots under `tests/cli/snapshots`.
 pub fn snapshot_settings() -> insta::Settings {
     let mut settings = insta::Settings::clone_current();

@@ -2,29 +2,17 @@
 //! proposal.
 
 use crate::snap;
-use crate::support::{Scratch, fixture_files};
+use crate::support::{Run, Scratch, file_stem as stem, fixture_files, run_with_file};
 
-fn observe_file(path: &std::path::Path) -> crate::support::Run {
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    let scratch = Scratch::new();
-    scratch.write("input.json", &text);
-    scratch.run(
-        &[
-            "utility-observe",
-            "--input",
-            "input.json",
-            "--format",
-            "json",
-        ],
-        None,
-    )
-}
-
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_owned()
+fn observe_file(path: &std::path::Path) -> Run {
+    let args = [
+        "utility-observe",
+        "--input",
+        "input.json",
+        "--format",
+        "json",
+    ];
+    run_with_file(path, "input.json", &args)
 }
 
 #[test]
@@ -48,8 +36,7 @@ fn invalid_fixtures_print_an_invalid_request_packet() {
     assert!(!files.is_empty());
     for path in files {
         let run = observe_file(&path);
-        assert_eq!(run.code, 2, "{}: {}", path.display(), run.stdout);
-        assert_eq!(run.json()["status"], "invalid_request");
+        crate::support::assert_invalid_request(&run, &path);
         snap!(format!("utility_observe_invalid_{}", stem(&path)), run);
     }
 }
@@ -67,16 +54,7 @@ fn built_observation_reduces_to_a_ready_projection() {
     });
     let scratch = Scratch::new();
     scratch.write("input.json", &input.to_string());
-    let run = scratch.run(
-        &[
-            "utility-project",
-            "--input",
-            "input.json",
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let run = scratch.run(crate::utility_project::PROJECT_INPUT_JSON, None);
     assert_eq!(run.code, 0, "{}", run.stdout);
     let packet = run.json();
     assert_eq!(packet["set_subject_count"], 1);

@@ -2,22 +2,21 @@
 //! rules of the command.
 
 use crate::snap;
-use crate::support::{Scratch, fixture_files};
+use crate::support::{Run, Scratch, file_stem as stem, fixture_files, run_with_file};
 
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_owned()
-}
+/// `utility-project` of `input.json` as JSON.
+pub const PROJECT_INPUT_JSON: &[&str] = &[
+    "utility-project",
+    "--input",
+    "input.json",
+    "--format",
+    "json",
+];
 
-fn project_file(path: &std::path::Path, extra: &[&str]) -> crate::support::Run {
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    let scratch = Scratch::new();
-    scratch.write("input.json", &text);
+fn project_file(path: &std::path::Path, extra: &[&str]) -> Run {
     let mut args = vec!["utility-project", "--input", "input.json"];
     args.extend_from_slice(extra);
-    scratch.run(&args, None)
+    run_with_file(path, "input.json", &args)
 }
 
 #[test]
@@ -59,16 +58,7 @@ fn utility_reduce_alias_prints_the_same_packet() {
     let text = std::fs::read_to_string(&path).expect("fixture");
     let scratch = Scratch::new();
     scratch.write("input.json", &text);
-    let a = scratch.run(
-        &[
-            "utility-project",
-            "--input",
-            "input.json",
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let a = scratch.run(PROJECT_INPUT_JSON, None);
     let b = scratch.run(
         &[
             "utility-reduce",
@@ -116,16 +106,7 @@ fn non_json_input_reports_the_decoder_position() {
     scratch.write("input.json", "{\"observations\": [,]}");
     snap!(
         "utility_project_not_json",
-        scratch.run(
-            &[
-                "utility-project",
-                "--input",
-                "input.json",
-                "--format",
-                "json"
-            ],
-            None
-        )
+        scratch.run(PROJECT_INPUT_JSON, None)
     );
 }
 
@@ -138,16 +119,7 @@ fn more_than_1024_deliveries_are_rejected_not_reduced() {
     input["observations"] = serde_json::Value::Array(vec![one; 1025]);
     let scratch = Scratch::new();
     scratch.write("input.json", &input.to_string());
-    let run = scratch.run(
-        &[
-            "utility-project",
-            "--input",
-            "input.json",
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let run = scratch.run(PROJECT_INPUT_JSON, None);
     assert_eq!(run.code, 2);
     let packet = run.json();
     assert_eq!(packet["status"], "rejected");
@@ -163,16 +135,7 @@ fn own_projection_is_accepted_as_previous_projection_and_changes_nothing() {
     let text = std::fs::read_to_string(&path).expect("fixture");
     let scratch = Scratch::new();
     scratch.write("input.json", &text);
-    let first = scratch.run(
-        &[
-            "utility-project",
-            "--input",
-            "input.json",
-            "--format",
-            "json",
-        ],
-        None,
-    );
+    let first = scratch.run(PROJECT_INPUT_JSON, None);
     assert_eq!(first.code, 0);
     let mut input: serde_json::Value = serde_json::from_str(&text).expect("json");
     input["previous_projection"] = first.json();

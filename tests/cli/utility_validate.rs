@@ -2,29 +2,26 @@
 //! ones.
 
 use crate::snap;
-use crate::support::{Scratch, fixture_files};
+use crate::support::{Run, Scratch, file_stem as stem, fixture_files, run_with_file};
 
-fn validate_file(path: &std::path::Path) -> crate::support::Run {
-    let text = std::fs::read_to_string(path).expect("fixture is readable");
-    let scratch = Scratch::new();
-    scratch.write("projection.json", &text);
-    scratch.run(
-        &[
-            "utility-validate",
-            "--input",
-            "projection.json",
-            "--format",
-            "json",
-        ],
-        None,
-    )
-}
+/// `utility-validate` of `projection.json` as JSON.
+const VALIDATE_PROJECTION_JSON: &[&str] = &[
+    "utility-validate",
+    "--input",
+    "projection.json",
+    "--format",
+    "json",
+];
 
-fn stem(path: &std::path::Path) -> String {
-    path.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or_default()
-        .to_owned()
+fn validate_file(path: &std::path::Path) -> Run {
+    let args = [
+        "utility-validate",
+        "--input",
+        "projection.json",
+        "--format",
+        "json",
+    ];
+    run_with_file(path, "projection.json", &args)
 }
 
 #[test]
@@ -64,27 +61,9 @@ fn every_projection_we_emit_reads_back_as_valid() {
         let text = std::fs::read_to_string(&path).expect("fixture");
         let scratch = Scratch::new();
         scratch.write("input.json", &text);
-        let projection = scratch.run(
-            &[
-                "utility-project",
-                "--input",
-                "input.json",
-                "--format",
-                "json",
-            ],
-            None,
-        );
+        let projection = scratch.run(crate::utility_project::PROJECT_INPUT_JSON, None);
         scratch.write("projection.json", &projection.stdout);
-        let run = scratch.run(
-            &[
-                "utility-validate",
-                "--input",
-                "projection.json",
-                "--format",
-                "json",
-            ],
-            None,
-        );
+        let run = scratch.run(VALIDATE_PROJECTION_JSON, None);
         assert_eq!(run.code, 0, "{}: {}", path.display(), run.stdout);
     }
 }
