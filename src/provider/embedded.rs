@@ -38,9 +38,8 @@ pub const SCOPE_SCHEME: &str = "embedded://";
 /// Schema marker kept in the `store_meta` table.
 pub const STORE_SCHEMA_VERSION: &str = "reward_memory_embedded_store_v1";
 
-const MAX_SYNC_RESOURCES: usize = 24;
+use super::{DEFAULT_SUMMARY, MAX_SYNC_RESOURCES};
 const MAX_RESULTS: usize = 8;
-const DEFAULT_SUMMARY: &str = "Retrieved scoped public context from the configured provider.";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

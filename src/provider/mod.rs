@@ -21,6 +21,13 @@ use crate::digest::opaque_provider_ref;
 use crate::json::{Map, Value};
 use crate::obj;
 
+/// Most resources one sync may carry (the reference's OpenViking limit, kept by every
+/// provider).
+pub const MAX_SYNC_RESOURCES: usize = 24;
+
+/// The summary of a retrieved item whose provider row has no usable summary.
+pub const DEFAULT_SUMMARY: &str = "Retrieved scoped public context from the configured provider.";
+
 /// One resource to write: the exact bytes, and where they must end up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncResource {

@@ -48,8 +48,7 @@ pub const RETRIEVE_EXECUTION_FAILED: &str = "provider_execution_failed";
 pub const SYNC_EXECUTION_FAILED: &str = "provider_sync_execution_failed";
 
 const MAX_RESULTS: usize = 6;
-const MAX_SYNC_RESOURCES: usize = 24;
-const DEFAULT_SUMMARY: &str = "Retrieved scoped public context from the configured provider.";
+use super::{DEFAULT_SUMMARY, MAX_SYNC_RESOURCES};
 /// The first version whose `add-resource` rejects `--timeout`; from here on the exact
 /// `write` protocol is used.
 const EXACT_WRITE_SINCE: [u128; 3] = [0, 5, 1];
@@ -390,22 +389,12 @@ impl OpenVikingProvider {
             }
         }
         let requested_count = request.resources.len();
-        let mut packet = Sync {
-            provider: PROVIDER_ID.to_owned(),
-            namespace,
-            status: "planned".to_owned(),
-            observed_at: request.observed_at.clone(),
+        let mut packet = Sync::planned(
+            PROVIDER_ID,
+            &namespace,
+            &request.observed_at,
             requested_count,
-            completed_count: 0,
-            write_count: 0,
-            reason_code: Some("execute_required_for_resource_write".to_owned()),
-            provider_version: None,
-            latency_ms: 0,
-            result_refs: Vec::new(),
-            pending_count: 0,
-            reconciliation_performed: false,
-            retry_disposition: "execute_required".to_owned(),
-        };
+        );
         if !request.execute {
             packet.latency_ms = elapsed_ms(started);
             return Ok(packet);
