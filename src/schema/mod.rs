@@ -56,6 +56,8 @@ pub fn all() -> Vec<SchemaFile> {
         file::<utility::ObservationPacket>("memory_utility_observation_v0"),
         file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
         file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
+        file::<utility::ProjectionInput>("memory_utility_projection_input"),
+        file::<utility::ObserveInput>("memory_utility_observe_input"),
     ]
 }
 

@@ -246,3 +246,34 @@ pub struct ValidationPacket {
     /// The first violated rule, `null` when valid.
     pub error: Nullable<String>,
 }
+
+/// `utility-project --input`: one complete observation stream and its context.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ProjectionInput {
+    /// At most 1024 deliveries; the same `observation_id` may be delivered again.
+    pub observations: Vec<ObservationPacket>,
+    pub scope: UtilityScope,
+    pub retrieval_snapshot_ref: String,
+    pub policy_snapshot_ref: String,
+    /// Defaults to `memory_utility_reducer_v0` when the key is absent.
+    pub reducer_version: Option<String>,
+    /// The projection this stream extends (its reducer identity must match), or `null`.
+    pub previous_projection: Option<ProjectionPacket>,
+}
+
+/// `utility-observe --input`: the four facts an observation is built from.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ObserveInput {
+    /// A `reward_memory_application_receipt_v0` packet, complete and unmodified.
+    pub application_receipt: BTreeMap<String, serde_json::Value>,
+    /// The verified work outcome (`outcome_ref` and its verification).
+    pub verified_outcome: BTreeMap<String, serde_json::Value>,
+    /// Scope ids and the retrieval/policy snapshot refs visible during execution.
+    pub attribution_context: BTreeMap<String, serde_json::Value>,
+    /// The evaluator's typed proposal: label, level, evidence basis, confidence, refs.
+    pub evaluator_proposal: BTreeMap<String, serde_json::Value>,
+    /// An aware ISO-8601 timestamp.
+    pub created_at: String,
+}

@@ -204,3 +204,23 @@ fn utility_packets_conform_to_their_schemas() {
         }
     }
 }
+
+/// Every valid utility input fixture conforms to its input schema.
+#[test]
+fn valid_utility_inputs_conform_to_their_schemas() {
+    for (dir, name) in [
+        ("utility_project", "memory_utility_projection_input"),
+        ("utility_observe", "memory_utility_observe_input"),
+    ] {
+        let input_schema = schema_named(name);
+        let files = crate::support::fixture_files(dir, "valid");
+        assert!(!files.is_empty(), "no fixtures in {dir}");
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            let input = reward_memory::json::parse(&text).expect("fixture is JSON");
+            if let Err(err) = schema::check(&input, &input_schema) {
+                panic!("{} does not conform to {name}: {err}", path.display());
+            }
+        }
+    }
+}
