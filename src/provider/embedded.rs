@@ -514,20 +514,13 @@ impl ContextProvider for EmbeddedStore {
             Ok((namespace, query, summary)) => {
                 self.retrieve_checked(request, &namespace, &query, &summary)
             }
-            Err(_) => Retrieval {
-                provider: PROVIDER_ID.to_owned(),
-                namespace: request.namespace.clone(),
-                status: "unavailable".to_owned(),
-                query_summary: request.query_summary.clone(),
-                observed_at: request.observed_at.clone(),
-                search_performed: false,
-                read_performed: false,
-                items: Vec::new(),
-                reason_code: Some("provider_request_invalid".to_owned()),
-                provider_version: Some(Self::version()),
-                latency_ms: 0,
-                requested_limit: 0,
-            },
+            Err(_) => Retrieval::refused(
+                PROVIDER_ID,
+                request,
+                "provider_request_invalid",
+                Some(Self::version()),
+                0,
+            ),
         }
     }
 

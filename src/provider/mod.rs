@@ -231,6 +231,33 @@ impl DefaultFactory {
     }
 }
 
+impl Retrieval {
+    /// An `unavailable` retrieval that searched and read nothing, for a request the
+    /// provider refused before touching its store.
+    pub fn refused(
+        provider: &str,
+        request: &RetrieveRequest,
+        reason_code: &str,
+        provider_version: Option<String>,
+        requested_limit: usize,
+    ) -> Retrieval {
+        Retrieval {
+            provider: provider.to_owned(),
+            namespace: request.namespace.clone(),
+            status: "unavailable".to_owned(),
+            query_summary: request.query_summary.clone(),
+            observed_at: request.observed_at.clone(),
+            search_performed: false,
+            read_performed: false,
+            items: Vec::new(),
+            reason_code: Some(reason_code.to_owned()),
+            provider_version,
+            latency_ms: 0,
+            requested_limit,
+        }
+    }
+}
+
 impl Sync {
     /// The `planned` outcome of a dry run (no provider involved).
     pub fn planned(provider: &str, namespace: &str, observed_at: &str, requested: usize) -> Sync {

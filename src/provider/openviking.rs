@@ -709,21 +709,15 @@ impl ContextProvider for OpenVikingProvider {
     }
 
     fn retrieve(&self, request: &RetrieveRequest) -> Retrieval {
-        self.checked_retrieve(request)
-            .unwrap_or_else(|_| Retrieval {
-                provider: PROVIDER_ID.to_owned(),
-                namespace: request.namespace.clone(),
-                status: "unavailable".to_owned(),
-                query_summary: request.query_summary.clone(),
-                observed_at: request.observed_at.clone(),
-                search_performed: false,
-                read_performed: false,
-                items: Vec::new(),
-                reason_code: Some(RETRIEVE_EXECUTION_FAILED.to_owned()),
-                provider_version: None,
-                latency_ms: 0,
-                requested_limit: request.max_results.clamp(1, MAX_RESULTS),
-            })
+        self.checked_retrieve(request).unwrap_or_else(|_| {
+            Retrieval::refused(
+                PROVIDER_ID,
+                request,
+                RETRIEVE_EXECUTION_FAILED,
+                None,
+                request.max_results.clamp(1, MAX_RESULTS),
+            )
+        })
     }
 
     fn sync(&self, request: &SyncRequest) -> Sync {

@@ -227,15 +227,7 @@ pub enum ApplicationOutcome {
     AvailableNotApplied,
 }
 
-/// One query of a recall, by digest and compact summary only.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct QueryEvidence {
-    /// 16 lower-case hex characters.
-    pub query_digest: String,
-    pub query_summary: String,
-    pub exact_query_exposed: AlwaysFalse,
-}
+pub use super::ingest::QueryEvidence;
 
 /// `reward_memory_application_receipt_v0`, complete and unchanged: its canonical JSON is
 /// hashed into `application_receipt_id`.
