@@ -7,7 +7,7 @@
 
 use std::sync::LazyLock;
 
-use crate::json::{self, Value};
+use crate::wire::json::{self, Value};
 
 /// The five memory class ids, in contract order.
 pub const CLASS_IDS: &[&str] = &[

@@ -10,13 +10,13 @@
 use std::collections::BTreeSet;
 
 use crate::cli::{CandidateCase, CandidateReviewArgs, ReviewDecision};
-use crate::digest;
 use crate::error::Error;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::{pystr, pystr_strip};
-use crate::text::{FieldError, FieldResult, SURFACE_RE, compact, optional_token, token};
-use crate::timestamp;
+use crate::wire::digest;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{pystr, pystr_strip};
+use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, compact, optional_token, token};
+use crate::wire::timestamp;
 
 /// Schema of a candidate packet and of the candidate record inside it.
 pub const CANDIDATE_SCHEMA_VERSION: &str = "reward_memory_candidate_v0";
@@ -708,7 +708,7 @@ pub fn command(args: &CandidateReviewArgs) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::{DumpOptions, dumps, parse};
+    use crate::wire::json::{DumpOptions, dumps, parse};
 
     fn fixture_candidate() -> Map {
         let adapter = fixture_adapter(CandidateCase::IssueFixVerifiedContributor).expect("fixture");

@@ -326,7 +326,7 @@ pub fn argument_error_line(err: &clap::Error) -> String {
 /// between digits and any Unicode decimal digits.
 pub fn parse_python_int(raw: &str) -> Result<i64, String> {
     let invalid = || format!("invalid int value: '{raw}'");
-    let s = crate::pyfmt::py_strip(raw);
+    let s = crate::wire::pyfmt::py_strip(raw);
     let (negative, body) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s.strip_prefix('+').unwrap_or(s)),

@@ -10,16 +10,16 @@
 
 use crate::Context;
 use crate::cli::InputArgs;
-use crate::digest;
 use crate::error::Error;
 use crate::evaluation;
 use crate::io;
-use crate::json::{Map, Value};
 use crate::obj;
 use crate::operator::{self, ControlAction};
-use crate::pyfmt::pystr_strip;
-use crate::text::{FieldError, FieldResult, compact, strict_bool, token};
 use crate::utility::observation::{self as utility_observation, Observation};
+use crate::wire::digest;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr_strip;
+use crate::wire::text::{FieldError, FieldResult, compact, strict_bool, token};
 
 /// Schema of one dogfood receipt (its identity is hashed under this name).
 pub const RECEIPT_SCHEMA_VERSION: &str = "reward_memory_dogfood_receipt_v1";
@@ -444,7 +444,7 @@ impl DogfoodReceipt {
                 "surface_id" => self.surface_id.as_str(),
                 "outcome" => self.application_outcome.as_str(),
                 "disposition" => self.disposition.as_str(),
-                "memory_ref_digests" => crate::json::str_list(&self.memory_ref_digests),
+                "memory_ref_digests" => crate::wire::json::str_list(&self.memory_ref_digests),
                 "verification" => obj! {
                     "result_readback_verified" => self.result_readback_verified,
                     "current_artifact_verified" => self.current_artifact_verified,

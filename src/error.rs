@@ -6,7 +6,7 @@
 //! output is reported on stderr (exit 1); a broken pipe ends quietly.
 
 use crate::io::InputError;
-use crate::text::FieldError;
+use crate::wire::text::FieldError;
 
 /// Any failure of a subcommand.
 #[derive(Debug, thiserror::Error)]

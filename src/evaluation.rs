@@ -8,14 +8,14 @@
 
 pub mod fixtures;
 
-use crate::digest;
 use crate::error::Error;
 use crate::io;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::pystr;
 use crate::recall::RecallError;
-use crate::text::FieldError;
+use crate::wire::digest;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr;
+use crate::wire::text::FieldError;
 
 use fixtures::WriteTally;
 

@@ -13,12 +13,12 @@ use crate::Context;
 use crate::cli::ExperimentStatusArgs;
 use crate::error::Error;
 use crate::ingest::policy::normalize_standing_policy;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::{self, pystr, pystr_strip};
 use crate::recall::normalize_binding;
 use crate::registry::normalize_corpus;
-use crate::text::{self, AGENT_ID_RE, FieldError, FieldResult};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{self, pystr, pystr_strip};
+use crate::wire::text::{self, AGENT_ID_RE, FieldError, FieldResult};
 
 /// Schema of the experiment config file.
 pub const CONFIG_SCHEMA_VERSION: &str = "reward_memory_experiment_config_v1";
@@ -658,7 +658,7 @@ impl SurfaceRoute {
             "selection" => obj! {
                 "mode" => "explicit_surface_corpus_ids",
                 "global_corpus_scan" => false,
-                "corpus_ids" => crate::json::str_list(&self.corpus_ids),
+                "corpus_ids" => crate::wire::json::str_list(&self.corpus_ids),
             },
             "corpus" => self.ingest.corpus.clone(),
             "standing_policy" => self.ingest.standing_policy.clone(),
@@ -868,8 +868,8 @@ pub fn resolve_for_goal(
         "config_schema_version" => CONFIG_SCHEMA_VERSION,
         "provider_id" => config.project_provider_binding.get("provider_id").cloned().unwrap_or_default(),
         "corpus_count" => config.corpora.len(),
-        "corpus_ids" => crate::json::str_list(&corpus_ids),
-        "surface_ids" => crate::json::str_list(&surface_ids),
+        "corpus_ids" => crate::wire::json::str_list(&corpus_ids),
+        "surface_ids" => crate::wire::json::str_list(&surface_ids),
         "surface_profiles" => Value::Array(profiles),
         "automatic_ingest" => config.automation.automatic_ingest,
         "automatic_recall" => config.automation.automatic_recall,
@@ -946,8 +946,9 @@ mod tests {
 
     #[test]
     fn registered_agents_wrap_scalars_and_read_object_ids() {
-        let v = crate::json::parse(r#"[{"agent_id": "Meta"}, "pilot", "pilot", {"name": ""}]"#)
-            .expect("valid");
+        let v =
+            crate::wire::json::parse(r#"[{"agent_id": "Meta"}, "pilot", "pilot", {"name": ""}]"#)
+                .expect("valid");
         assert_eq!(normalize_registered_agents(Some(&v)), vec!["meta", "pilot"]);
         assert_eq!(normalize_registered_agents(Some(&s("solo"))), vec!["solo"]);
         assert!(normalize_registered_agents(Some(&Value::Null)).is_empty());
@@ -955,7 +956,7 @@ mod tests {
 
     #[test]
     fn a_goal_without_a_string_id_is_never_selected() {
-        let registry = crate::json::parse(
+        let registry = crate::wire::json::parse(
             r#"{"goals": [{"coordination": {"registered_agents": ["pilot"]}}, {"id": true, "coordination": {"registered_agents": ["pilot"]}}]}"#,
         )
         .expect("valid");
@@ -969,7 +970,7 @@ mod tests {
     #[test]
     fn enabled_agents_string_or_object_is_a_request_error_not_split() {
         for agents in [r#""pilot""#, r#"{"pilot": true}"#] {
-            let goal = crate::json::parse(&format!(
+            let goal = crate::wire::json::parse(&format!(
                 r#"{{"control_plane": {{"reward_memory": {{"enabled": true, "experimental": true, "enabled_agents": {agents}}}}}}}"#
             ))
             .expect("valid");
@@ -983,15 +984,16 @@ mod tests {
 
     #[test]
     fn numeric_enabled_agents_is_a_request_error() {
-        let goal =
-            crate::json::parse(r#"{"control_plane": {"reward_memory": {"enabled_agents": 5}}}"#)
-                .expect("valid");
+        let goal = crate::wire::json::parse(
+            r#"{"control_plane": {"reward_memory": {"enabled_agents": 5}}}"#,
+        )
+        .expect("valid");
         assert!(goal_policy(goal.as_object().expect("object")).is_err());
     }
 
     #[test]
     fn string_true_does_not_enable() {
-        let goal = crate::json::parse(
+        let goal = crate::wire::json::parse(
             r#"{"control_plane": {"reward_memory": {"enabled": "true", "experimental": true}}}"#,
         )
         .expect("valid");
@@ -1001,7 +1003,7 @@ mod tests {
     }
 
     fn fixture_config() -> Value {
-        crate::json::parse(include_str!(
+        crate::wire::json::parse(include_str!(
             "../fixtures/experiment_status/valid/experiment-two-surfaces.json"
         ))
         .expect("valid fixture")
@@ -1059,7 +1061,7 @@ mod tests {
             && let Some(Value::Array(surfaces)) = m.get_mut("surfaces")
             && let Some(Value::Object(first)) = surfaces.first_mut()
         {
-            first.insert("corpus_ids", crate::json::str_list(&["ghost"]));
+            first.insert("corpus_ids", crate::wire::json::str_list(&["ghost"]));
         }
         assert_eq!(
             normalize_config(&raw).expect_err("unknown").0,

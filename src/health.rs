@@ -8,11 +8,11 @@
 
 use crate::cli::{HealthCase, HealthCheckArgs};
 use crate::error::Error;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::pystr_strip;
 use crate::registry::{normalize_corpus, reference_corpus};
-use crate::text::{FieldError, FieldResult, SURFACE_RE, optional_token, token};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr_strip;
+use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, optional_token, token};
 
 /// Schema of the health packet.
 pub const HEALTH_SCHEMA_VERSION: &str = "reward_memory_corpus_health_v0";

@@ -10,8 +10,8 @@
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use crate::json::{self, Value};
-use crate::pyfmt;
+use crate::wire::json::{self, Value};
+use crate::wire::pyfmt;
 
 /// Failure to read or parse an input document; the text is the reference's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

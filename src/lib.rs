@@ -2,13 +2,23 @@
 //!
 //! The binary prints packets that are byte-compatible with `loopx reward-memory`. This
 //! crate root only routes: [`run`] resolves the output format, hands typed arguments to
-//! one command module and renders the packet it returns. Domain modules are pure; file,
-//! stdin, stdout and environment access lives in [`io`], providers under [`provider`].
+//! one command module and renders the packet it returns.
+//!
+//! The layers, top to bottom (arrows point down only):
+//! * the process shell: [`cli`] (clap types), [`io`] (the only file, stdin, stdout,
+//!   environment and clock access), [`output`] (JSON or markdown rendering), [`error`]
+//!   (the one exit-code mapping);
+//! * the contracts, pure modules taking typed input: [`architecture`], [`registry`],
+//!   [`health`], [`candidate`], [`route`], [`experiment`], [`ingest`], [`recall`],
+//!   [`evaluation`], [`dogfood`], [`operator`], [`utility`], with [`schema`] describing
+//!   their packets; providers under [`provider`] are the edge adapters they call through
+//!   a trait;
+//! * the wire layer, [`wire`]: Python-compatible JSON, float formatting, timestamps,
+//!   digests and text guards.
 
 pub mod architecture;
 pub mod candidate;
 pub mod cli;
-pub mod digest;
 pub mod dogfood;
 pub mod error;
 pub mod evaluation;
@@ -16,24 +26,21 @@ pub mod experiment;
 pub mod health;
 pub mod ingest;
 pub mod io;
-pub mod json;
 pub mod operator;
 pub mod output;
 pub mod provider;
-pub mod pyfmt;
 pub mod recall;
 pub mod registry;
 pub mod route;
 pub mod schema;
-pub mod text;
-pub mod timestamp;
 pub mod utility;
+pub mod wire;
 
 use std::path::PathBuf;
 
 use cli::{Cli, Command, Format};
 use error::{Error, Exit};
-use json::Value;
+use wire::json::Value;
 
 /// What a command produced: the packet and whether it counts as ok.
 #[derive(Debug, Clone)]

@@ -11,14 +11,14 @@
 use crate::Context;
 use crate::candidate::{self, REVIEW_SCHEMA_VERSION};
 use crate::cli::{OperatorAction, OperatorControlArgs};
-use crate::digest;
 use crate::error::Error;
 use crate::io;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::pystr_strip;
 use crate::registry;
-use crate::text::{FieldError, FieldResult, compact, object, strict_bool, token};
+use crate::wire::digest;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr_strip;
+use crate::wire::text::{FieldError, FieldResult, compact, object, strict_bool, token};
 
 /// Schema of the control packet and of its receipt.
 pub const OPERATOR_CONTROL_SCHEMA_VERSION: &str = "reward_memory_operator_control_v0";
@@ -402,7 +402,7 @@ pub fn command(args: &OperatorControlArgs, ctx: &Context) -> Result<Value, Error
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use crate::wire::json::parse;
 
     fn fixture() -> Map {
         let text = include_str!("../fixtures/operator_control/valid/edit.json");

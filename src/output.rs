@@ -6,8 +6,8 @@
 //! operator-control `receipt` adds its `control_ref` and `effective_action` lines.
 
 use crate::cli::Format;
-use crate::json::{self, Value};
-use crate::pyfmt;
+use crate::wire::json::{self, Value};
+use crate::wire::pyfmt;
 
 /// Prints `packet` in `format`, including the trailing newline(s).
 pub fn render(packet: &Value, format: Format) -> String {

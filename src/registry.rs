@@ -9,10 +9,10 @@
 use std::sync::LazyLock;
 
 use crate::architecture::CLASS_IDS;
-use crate::json::{self, Map, Value};
 use crate::obj;
-use crate::pyfmt::pystr_strip;
-use crate::text::{
+use crate::wire::json::{self, Map, Value};
+use crate::wire::pyfmt::pystr_strip;
+use crate::wire::text::{
     self, CORPUS_ID_RE, FieldError, FieldResult, SURFACE_RE, TOKEN_RE, optional_token, token,
 };
 

@@ -7,10 +7,10 @@
 
 use crate::cli::{BehaviorStatus, Complexity, RouteCase, RouteCheckArgs};
 use crate::error::Error;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::{pystr, pystr_strip};
-use crate::text::{FieldError, FieldResult, public_safe_text};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{pystr, pystr_strip};
+use crate::wire::text::{FieldError, FieldResult, public_safe_text};
 
 /// Schema of the route packet.
 pub const ROUTE_SCHEMA_VERSION: &str = "reward_memory_pilot_meta_route_v0";
@@ -359,7 +359,7 @@ pub fn command(args: &RouteCheckArgs) -> Result<Value, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::parse;
+    use crate::wire::json::parse;
 
     fn observation(overrides: &[(&str, Value)]) -> Map {
         let mut base = obj! {

@@ -10,15 +10,15 @@
 use std::cell::Cell;
 
 use crate::candidate;
-use crate::digest;
-use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::provider::{
     ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,
 };
-use crate::pyfmt::pystr;
 use crate::recall::{self, Applier, ProviderSource, RecallItem, RecallSession};
 use crate::route;
+use crate::wire::digest;
+use crate::wire::json::{self, Map, Value};
+use crate::wire::pyfmt::pystr;
 
 use super::EvaluationError;
 

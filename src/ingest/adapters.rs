@@ -3,11 +3,11 @@
 //! adapter owns a lifecycle, store or routing of its own.
 
 use crate::candidate::{build_candidate, issue_fix_candidate};
-use crate::digest::short16;
-use crate::json::{Map, Value};
 use crate::obj;
 use crate::recall::execution_evidence;
-use crate::text::{self, FieldError};
+use crate::wire::digest::short16;
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{self, FieldError};
 
 use super::core::{self, Preparation, Prepared};
 use super::policy::normalize_standing_policy;

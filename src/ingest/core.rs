@@ -9,8 +9,6 @@
 use std::path::PathBuf;
 
 use crate::candidate::{CANDIDATE_SCHEMA_VERSION, review_candidate};
-use crate::digest::{content_digest, opaque_provider_ref, policy_digest};
-use crate::json::{Map, Value};
 use crate::obj;
 use crate::provider::{ContextProvider, Sync, SyncRequest, SyncResource};
 use crate::recall::{
@@ -18,7 +16,9 @@ use crate::recall::{
     normalize_binding, serialize_record, timeout_seconds,
 };
 use crate::registry::normalize_corpus;
-use crate::text::{self, FieldError, FieldResult};
+use crate::wire::digest::{content_digest, opaque_provider_ref, policy_digest};
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{self, FieldError, FieldResult};
 
 use super::policy::{IDENTITY_SCOPE_FIELDS, normalize_standing_policy};
 
@@ -69,7 +69,7 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
     };
     let mut reasons: Vec<String> = str_set(guard.get("reason_codes").filter(|v| v.is_truthy()))
         .iter()
-        .map(crate::pyfmt::py_str_value)
+        .map(crate::wire::pyfmt::py_str_value)
         .collect();
     let mut push = |r: &str| reasons.push(r.to_owned());
     if guard.get("passed") != Some(&Value::Bool(true))
@@ -193,7 +193,7 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
     reasons.dedup();
     Ok(obj! {
         "passed" => reasons.is_empty(),
-        "reason_codes" => crate::json::str_list(&reasons),
+        "reason_codes" => crate::wire::json::str_list(&reasons),
         "semantic_reasoning_preserved" => true,
         "rule" => POLICY_RULE,
     })
@@ -366,7 +366,7 @@ pub fn planned(prepared: &Prepared) -> Map {
 fn sync_failed(prepared: &Prepared) -> Map {
     prepared.receipt.clone().merged(&obj! {
         "status" => "provider_unavailable",
-        "reason_codes" => crate::json::str_list(&["provider_sync_execution_failed"]),
+        "reason_codes" => crate::wire::json::str_list(&["provider_sync_execution_failed"]),
     })
 }
 
@@ -412,7 +412,7 @@ pub fn execute(
         "external_writes_performed" => sync.write_count > 0,
     });
     let reason = |fallback: &str| {
-        crate::json::str_list(&[sync
+        crate::wire::json::str_list(&[sync
             .reason_code
             .clone()
             .unwrap_or_else(|| fallback.to_owned())])
@@ -438,7 +438,7 @@ pub fn execute(
         "reason_codes" => if verified {
             Value::Array(Vec::new())
         } else {
-            crate::json::str_list(&["exact_provider_readback_unverified"])
+            crate::wire::json::str_list(&["exact_provider_readback_unverified"])
         },
     }))
 }
@@ -459,9 +459,9 @@ pub fn readback(
     let surface_id = get(&prepared.candidate, &["scope", "surface_ids"])
         .and_then(Value::as_array)
         .and_then(|a| a.first())
-        .map(crate::pyfmt::py_str_value)
+        .map(crate::wire::pyfmt::py_str_value)
         .unwrap_or_default();
-    let summary = crate::pyfmt::pystr(prepared.candidate.get("content_summary"));
+    let summary = crate::wire::pyfmt::pystr(prepared.candidate.get("content_summary"));
     let revision = scope.get("revision_ref").filter(|v| v.is_truthy()).cloned();
     let source_revision = revision
         .clone()
@@ -617,7 +617,7 @@ mod tests {
     }
 
     fn run(provider: &Double) -> Map {
-        let input = crate::json::parse(FIXTURE).expect("valid fixture");
+        let input = crate::wire::json::parse(FIXTURE).expect("valid fixture");
         let binding = input
             .get("provider_binding")
             .and_then(Value::as_object)
@@ -649,7 +649,7 @@ mod tests {
             (m.get("status"), m.get("reason_codes")),
             (
                 Some(&Value::from(status)),
-                Some(&crate::json::str_list(reason_codes))
+                Some(&crate::wire::json::str_list(reason_codes))
             )
         );
     }
@@ -739,7 +739,7 @@ mod tests {
 
     #[test]
     fn policy_guard_sorts_and_deduplicates_reasons() {
-        let input = crate::json::parse(FIXTURE).expect("valid fixture");
+        let input = crate::wire::json::parse(FIXTURE).expect("valid fixture");
         let mut policy = input.get("standing_policy").cloned().expect("policy");
         if let Value::Object(p) = &mut policy {
             p.insert("enabled", false);
@@ -761,7 +761,7 @@ mod tests {
                 .expect("blocked, not an error");
         assert_eq!(
             receipt.get("guard").and_then(|g| g.get("reason_codes")),
-            Some(&crate::json::str_list(&[
+            Some(&crate::wire::json::str_list(&[
                 "authority_checkpoint_unverified",
                 "standing_policy_disabled",
                 "standing_policy_requires_manual_review",

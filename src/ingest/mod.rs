@@ -15,10 +15,10 @@ use crate::Context;
 use crate::cli::IngestEventArgs;
 use crate::error::Error;
 use crate::experiment::{self, ISSUE_FIX_ADAPTER, SCOPED_FEEDBACK_ADAPTER};
-use crate::json::{Map, Value};
 use crate::provider::{ProviderConfig, ProviderFactory};
-use crate::pyfmt::pystr;
-use crate::text::FieldError;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr;
+use crate::wire::text::FieldError;
 
 use adapters::{Mode, Route};
 

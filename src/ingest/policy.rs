@@ -2,9 +2,9 @@
 //! exact-scope write boundary. Pure validation; no provider access.
 
 use crate::architecture::DURABLE_CLASS_IDS;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::text::{self, FieldError, FieldResult, SURFACE_RE, TOKEN_RE};
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{self, FieldError, FieldResult, SURFACE_RE, TOKEN_RE};
 
 /// Schema of a standing policy.
 pub const STANDING_POLICY_SCHEMA_VERSION: &str = "reward_memory_standing_policy_v0";
@@ -76,7 +76,7 @@ fn policy_tokens(
 }
 
 fn strs(items: &[String]) -> Value {
-    crate::json::str_list(items)
+    crate::wire::json::str_list(items)
 }
 
 /// Validates and normalizes a standing policy (§9.5), in the reference's check order.
@@ -176,7 +176,7 @@ mod tests {
     use super::*;
 
     fn policy(json: &str) -> FieldResult<Map> {
-        normalize_standing_policy(&crate::json::parse(json).expect("valid json"))
+        normalize_standing_policy(&crate::wire::json::parse(json).expect("valid json"))
     }
 
     const VALID: &str = r#"{"schema_version": "reward_memory_standing_policy_v0", "policy_id": "policy:x",
@@ -191,7 +191,7 @@ mod tests {
         let p = policy(VALID).expect("valid policy");
         assert_eq!(
             p.get("scope").and_then(|s| s.get("surface_ids")),
-            Some(&crate::json::str_list(&["a.b", "b.c"]))
+            Some(&crate::wire::json::str_list(&["a.b", "b.c"]))
         );
         assert_eq!(p.keys().last(), Some("raw_content_captured"));
     }

@@ -11,7 +11,7 @@
 //!
 //! Scope refs look like `embedded://<collection>/<...>`; a resource belongs to a scope when
 //! its ref equals it or starts with it plus `/`. Re-syncing identical bytes (up to the
-//! transport newline, see [`crate::digest::canonical_text`]) is a no-op; different bytes
+//! transport newline, see [`crate::wire::digest::canonical_text`]) is a no-op; different bytes
 //! at an existing ref are refused with `provider_sync_revision_conflict`, never
 //! overwritten.
 //!
@@ -23,9 +23,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension as _, TransactionBehavior, params};
 
-use crate::digest::canonical_text;
-use crate::json::Value;
-use crate::text::public_safe_text;
+use crate::wire::digest::canonical_text;
+use crate::wire::json::Value;
+use crate::wire::text::public_safe_text;
 
 use super::{
     ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,

@@ -17,9 +17,9 @@ pub mod openviking;
 
 use std::path::{Path, PathBuf};
 
-use crate::digest::opaque_provider_ref;
-use crate::json::{Map, Value};
 use crate::obj;
+use crate::wire::digest::opaque_provider_ref;
+use crate::wire::json::{Map, Value};
 
 /// Most resources one sync may carry (the reference's OpenViking limit, kept by every
 /// provider).
@@ -159,13 +159,14 @@ impl ProviderConfig {
             binding
                 .get(key)
                 .filter(|v| v.is_truthy())
-                .map(|v| crate::pyfmt::pystr(Some(v)))
+                .map(|v| crate::wire::pyfmt::pystr(Some(v)))
         };
         ProviderConfig {
-            provider: crate::pyfmt::pystr_strip(binding.get("provider_id")),
+            provider: crate::wire::pyfmt::pystr_strip(binding.get("provider_id")),
             provider_binary: text("provider_binary"),
             minimum_provider_version: text("minimum_provider_version"),
-            actor_peer_id: text("actor_peer_id").map(|s| crate::pyfmt::py_strip(&s).to_owned()),
+            actor_peer_id: text("actor_peer_id")
+                .map(|s| crate::wire::pyfmt::py_strip(&s).to_owned()),
         }
     }
 }

@@ -34,9 +34,9 @@ use super::{
     ContextProvider, ProviderConfig, ProviderError, Retrieval, RetrieveRequest, RetrievedItem,
     Sync, SyncRequest,
 };
-use crate::json::{self, Map, Value};
-use crate::pyfmt::{self, pystr, pystr_strip};
-use crate::text::public_safe_text;
+use crate::wire::json::{self, Map, Value};
+use crate::wire::pyfmt::{self, pystr, pystr_strip};
+use crate::wire::text::public_safe_text;
 
 /// The provider id this adapter registers under.
 pub const PROVIDER_ID: &str = "openviking";

@@ -6,11 +6,11 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::digest::{application_receipt_id as rma_digest, short16};
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::{py_str_value, py_strip, pystr_strip};
-use crate::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::wire::digest::{application_receipt_id as rma_digest, short16};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{py_str_value, py_strip, pystr_strip};
+use crate::wire::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
 
 use super::execute::{RecallItem, RecallSession};
 
@@ -66,7 +66,7 @@ fn receipt(
         "query_kind" => query_kind,
         "query_evidence" => query_evidence,
         "outcome" => outcome,
-        "memory_ref_digests" => crate::json::str_list(&digests),
+        "memory_ref_digests" => crate::wire::json::str_list(&digests),
         "reasoning_summary" => text::compact(Some(&Value::Str(reasoning_summary.to_owned())), "reasoning_summary", 500)?,
         "current_artifact_verified" => current_artifact_verified,
         "result_readback_verified" => packet.get("result_readback_verified").is_some_and(Value::is_truthy),
@@ -319,8 +319,8 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
     if !missing.is_empty() || !unknown.is_empty() {
         return Err(FieldError(format!(
             "application_receipt has invalid fields: missing={}, unknown={}",
-            crate::pyfmt::str_list_repr(&missing),
-            crate::pyfmt::str_list_repr(&unknown)
+            crate::wire::pyfmt::str_list_repr(&missing),
+            crate::wire::pyfmt::str_list_repr(&unknown)
         )));
     }
     if !super::request::RECALL_MODES.contains(&pystr_strip(receipt.get("mode")).as_str()) {

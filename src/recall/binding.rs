@@ -1,10 +1,10 @@
 //! Provider binding normalization (§10.1): one exact corpus ↔ provider scope binding.
 
-use crate::digest::short16;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::pystr;
-use crate::text::{self, FieldError, FieldResult};
+use crate::wire::digest::short16;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr;
+use crate::wire::text::{self, FieldError, FieldResult};
 
 const MAX_SETUP_HINT: usize = 500;
 
@@ -124,7 +124,7 @@ mod tests {
     }
 
     fn raw(json: &str) -> Map {
-        crate::json::parse(json)
+        crate::wire::json::parse(json)
             .expect("valid")
             .as_object()
             .cloned()

@@ -1,9 +1,9 @@
 //! Issue Fix execution evidence (`issue_fix_reward_memory_execution_evidence_v0`, §10.7):
 //! the minimum proof behind a "recalled" or "applied" claim. Pure.
 
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::{py_str_value, pystr};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{py_str_value, pystr};
 
 /// Schema of the evidence packet.
 pub const EXECUTION_EVIDENCE_SCHEMA_VERSION: &str = "issue_fix_reward_memory_execution_evidence_v0";
@@ -47,7 +47,7 @@ pub fn execution_evidence(
     let qe_ok = !query_evidence.is_empty()
         && query_evidence.iter().all(|item| {
             pystr(item.get("query_digest")).chars().count() == 16
-                && !crate::pyfmt::py_strip(&pystr(item.get("query_summary"))).is_empty()
+                && !crate::wire::pyfmt::py_strip(&pystr(item.get("query_summary"))).is_empty()
                 && item.get("exact_query_exposed") == Some(&Value::Bool(false))
         });
     let recall_ok = calls > 0 && exact && qe_ok;
@@ -90,7 +90,7 @@ pub fn execution_evidence(
     obj! {
         "schema_version" => EXECUTION_EVIDENCE_SCHEMA_VERSION,
         "verified_result" => verified_result,
-        "unknowns" => crate::json::str_list(&unknowns),
+        "unknowns" => crate::wire::json::str_list(&unknowns),
         "minimum_evidence" => obj! {
             "query_kind" => kind,
             "query_evidence" => Value::Array(query_evidence),

@@ -2,14 +2,14 @@
 //! provider and keeps only exact, active, in-scope records. Provider content stays in the
 //! returned [`RecallSession`] (in-process); the public packet carries opaque refs only.
 
-use crate::digest::{content_digest, opaque_provider_ref};
-use crate::json::{Map, Value};
 use crate::obj;
 use crate::provider::{
     ContextProvider, ProviderConfig, ProviderError, ProviderFactory, RetrieveRequest, RetrievedItem,
 };
-use crate::text::{self, FieldError, FieldResult};
-use crate::timestamp::parse_aware;
+use crate::wire::digest::{content_digest, opaque_provider_ref};
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{self, FieldError, FieldResult};
+use crate::wire::timestamp::parse_aware;
 
 use super::binding::{normalize_binding, timeout_seconds};
 use super::record::{ACTIVE_RECORD_SCHEMA_VERSION, scope_matches};
@@ -69,7 +69,7 @@ pub fn active_item(
     surface_id: &str,
     observed_at: &str,
 ) -> FieldResult<Option<RecallItem>> {
-    let Ok(envelope) = crate::json::parse(&item.content) else {
+    let Ok(envelope) = crate::wire::json::parse(&item.content) else {
         return Ok(None);
     };
     let Some(envelope) = envelope.as_object() else {
@@ -98,7 +98,7 @@ pub fn active_item(
         .and_then(|l| l.get("expires_at"))
         .filter(|v| v.is_truthy())
     {
-        let expires = crate::pyfmt::pystr(Some(expires));
+        let expires = crate::wire::pyfmt::pystr(Some(expires));
         match (parse_aware(&expires), parse_aware(observed_at)) {
             (Ok(expires), Ok(observed)) if observed < expires => {}
             _ => return Ok(None),

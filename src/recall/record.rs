@@ -1,13 +1,13 @@
 //! The active record envelope (`reward_memory_active_record_v0`, §10.3): what a declared
 //! corpus owner may persist for an accepted, guard-passed review. Pure.
 
-use crate::digest::{activation_ref, j3};
 use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
-use crate::json::{Map, Value};
 use crate::obj;
 use crate::registry::normalize_corpus;
-use crate::text::{self, FieldError, FieldResult};
-use crate::timestamp::timestamp_field;
+use crate::wire::digest::{activation_ref, j3};
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{self, FieldError, FieldResult};
+use crate::wire::timestamp::timestamp_field;
 
 /// Schema of an active record.
 pub const ACTIVE_RECORD_SCHEMA_VERSION: &str = "reward_memory_active_record_v0";

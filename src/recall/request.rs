@@ -2,14 +2,14 @@
 //! read-authority checkpoint. Builds and guards the request; never calls a provider.
 
 use crate::architecture::DURABLE_CLASS_IDS;
-use crate::digest::short16;
 use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt::pystr_strip;
 use crate::registry::normalize_corpus;
-use crate::text::{self, FieldError, FieldResult, SURFACE_RE};
-use crate::timestamp::timestamp_field;
+use crate::wire::digest::short16;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr_strip;
+use crate::wire::text::{self, FieldError, FieldResult, SURFACE_RE};
+use crate::wire::timestamp::timestamp_field;
 
 /// Schema of a recall request packet.
 pub const RECALL_REQUEST_SCHEMA_VERSION: &str = "reward_memory_recall_request_v0";
@@ -324,7 +324,7 @@ pub fn build_recall_request(
         "read_authority_checkpoint" => checkpoint,
         "guard" => obj! {
             "passed" => passed,
-            "reason_codes" => crate::json::str_list(&reasons),
+            "reason_codes" => crate::wire::json::str_list(&reasons),
             "semantic_reasoning_preserved" => true,
             "rule" => REQUEST_RULE,
         },

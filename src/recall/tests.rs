@@ -5,11 +5,11 @@
 use std::cell::Cell;
 
 use super::*;
-use crate::json::{self, Map, Value};
 use crate::obj;
 use crate::provider::{
     ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,
 };
+use crate::wire::json::{self, Map, Value};
 
 const CORPUS: &str = include_str!("../../fixtures/recall/corpus.json");
 const RECORD: &str = include_str!("../../fixtures/recall/record-content.txt");
@@ -417,7 +417,7 @@ fn recall_request_mutations_match_the_reference() {
             (Err(err), Some(message)) => assert_eq!(err.0, message, "case {index}"),
             (Ok(packet), None) => {
                 let printed = json::to_pretty_line(&Value::Object(packet));
-                let digest = crate::digest::sha256_hex(printed.trim_end_matches('\n'));
+                let digest = crate::wire::digest::sha256_hex(printed.trim_end_matches('\n'));
                 assert_eq!(
                     Some(digest.as_str()),
                     expect.get("sha256").and_then(Value::as_str),
@@ -552,7 +552,7 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
                 Ok(session)
                     if expect.get("sha256").and_then(Value::as_str)
                         != Some(
-                            crate::digest::sha256_hex(
+                            crate::wire::digest::sha256_hex(
                                 json::to_pretty_line(&Value::Object(session.packet.clone()))
                                     .trim_end_matches('\n'),
                             )
@@ -569,7 +569,7 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
             (Err(err), Some(message)) => assert_eq!(err.to_string(), message, "case {index}"),
             (Ok(session), None) => {
                 let printed = json::to_pretty_line(&Value::Object(session.packet.clone()));
-                let digest = crate::digest::sha256_hex(printed.trim_end_matches('\n'));
+                let digest = crate::wire::digest::sha256_hex(printed.trim_end_matches('\n'));
                 assert_eq!(
                     Some(digest.as_str()),
                     expect.get("sha256").and_then(Value::as_str),

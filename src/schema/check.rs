@@ -4,7 +4,7 @@
 
 use serde_json::Value as S;
 
-use crate::json::Value;
+use crate::wire::json::Value;
 
 /// Checks `value` against `schema`; the error names the JSON pointer that failed.
 pub fn check(value: &Value, schema: &schemars::Schema) -> Result<(), String> {

@@ -1,6 +1,6 @@
 //! JSON Schemas of the packets, generated with schemars from schema-only wire types.
 //!
-//! The packets themselves are built as ordered [`crate::json::Value`]s so that their bytes
+//! The packets themselves are built as ordered [`crate::wire::json::Value`]s so that their bytes
 //! match the reference; the types here describe them for consumers. Field order is key
 //! order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
 //! packet against a schema (types, constants, required and unknown keys, key order), so
@@ -63,8 +63,8 @@ pub fn all() -> Vec<SchemaFile> {
 
 /// Pretty JSON text of a schema, as committed (two-space indent, trailing newline).
 pub fn render(schema: &Schema) -> String {
-    let value = crate::json::from_serde(schema.as_value().clone());
-    crate::json::to_pretty_line(&value)
+    let value = crate::wire::json::from_serde(schema.as_value().clone());
+    crate::wire::json::to_pretty_line(&value)
 }
 
 /// A boolean that is always `false` in the packet.

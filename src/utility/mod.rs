@@ -27,10 +27,10 @@ pub mod validate;
 use crate::cli::InputArgs;
 use crate::error::{Error, Exit};
 use crate::io;
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::pyfmt;
-use crate::text::FieldError;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt;
+use crate::wire::text::FieldError;
 use crate::{Context, Outcome};
 
 pub use observation::{

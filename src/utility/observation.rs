@@ -7,16 +7,16 @@
 //! float. The result is always a normalized [`Observation`]. This module never reduces,
 //! ranks or stores anything, and does no I/O.
 
-use crate::digest;
-use crate::json::{self, Map, Value};
 use crate::obj;
-use crate::pyfmt::{self, pystr_strip};
 use crate::recall::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
 };
-use crate::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
-use crate::timestamp::{self, Instant};
+use crate::wire::digest;
+use crate::wire::json::{self, Map, Value};
+use crate::wire::pyfmt::{self, pystr_strip};
+use crate::wire::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::wire::timestamp::{self, Instant};
 
 use super::strict::{MEMORY_DIGEST_RE, SCOPE_KEYS, exact_fields};
 
@@ -1222,7 +1222,7 @@ mod tests {
         assert_eq!(
             receipt_error(
                 "memory_ref_digests",
-                crate::json::str_list(&["fedcba9876543210", DIGEST_A])
+                crate::wire::json::str_list(&["fedcba9876543210", DIGEST_A])
             ),
             "application_receipt.memory_ref_digests must be sorted and canonical"
         );

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use crate::json::{self, Value};
+use crate::wire::json::{self, Value};
 
 use super::testkit::{Spec, project, subjects};
 use super::validate::validate_projection;

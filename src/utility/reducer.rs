@@ -9,11 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::digest;
-use crate::json::{self, Map, Value};
 use crate::obj;
-use crate::text::FieldResult;
-use crate::timestamp::Instant;
+use crate::wire::digest;
+use crate::wire::json::{self, Map, Value};
+use crate::wire::text::FieldResult;
+use crate::wire::timestamp::Instant;
 
 use super::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel, validate_observation,
@@ -867,8 +867,8 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pyfmt::float_repr;
     use crate::utility::testkit::{Spec, history_overflow, project, subjects};
+    use crate::wire::pyfmt::float_repr;
 
     fn num(v: &Value, key: &str) -> String {
         match v.get(key) {
@@ -991,7 +991,7 @@ mod tests {
         assert_eq!(
             projection.get("rejections"),
             Some(
-                &crate::json::parse(r#"[{"reason_codes": ["observation_malformed"]}]"#)
+                &crate::wire::json::parse(r#"[{"reason_codes": ["observation_malformed"]}]"#)
                     .expect("json")
             )
         );

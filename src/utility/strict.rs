@@ -9,10 +9,10 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::json::{Map, Value};
-use crate::pyfmt;
-use crate::text::{FieldError, FieldResult, REF_RE};
-use crate::timestamp::{self, Instant, TimestampError};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt;
+use crate::wire::text::{FieldError, FieldResult, REF_RE};
+use crate::wire::timestamp::{self, Instant, TimestampError};
 
 fn re(pattern: &str) -> Regex {
     match Regex::new(pattern) {
@@ -282,8 +282,8 @@ mod tests {
             &Value::BigInt("100000000000000000000".into()),
             &Value::Float(1e20)
         ));
-        let a = crate::json::parse(r#"{"a": 1, "b": [1.0]}"#).expect("valid");
-        let b = crate::json::parse(r#"{"b": [1], "a": 1.0}"#).expect("valid");
+        let a = crate::wire::json::parse(r#"{"a": 1, "b": [1.0]}"#).expect("valid");
+        let b = crate::wire::json::parse(r#"{"b": [1], "a": 1.0}"#).expect("valid");
         assert!(py_eq(&a, &b));
     }
 
@@ -296,12 +296,12 @@ mod tests {
 
     #[test]
     fn strict_lists_require_canonical_order() {
-        let v = crate::json::parse(r#"["b", "a"]"#).expect("valid");
+        let v = crate::wire::json::parse(r#"["b", "a"]"#).expect("valid");
         assert_eq!(
             opaque_refs(&v, "x", 0, 12).expect_err("unsorted").0,
             "x must be sorted, unique, and canonical"
         );
-        let v = crate::json::parse(r#"[" a"]"#).expect("valid");
+        let v = crate::wire::json::parse(r#"[" a"]"#).expect("valid");
         assert_eq!(
             opaque_refs(&v, "x", 0, 12).expect_err("padded").0,
             "x[] must be an opaque public-safe reference"

@@ -1,8 +1,8 @@
 //! Test-only builders: the spec's stage-2 fixture world and a compact way to make many
 //! valid observations.
 
-use crate::json::{self, Value};
 use crate::obj;
+use crate::wire::json::{self, Value};
 
 use super::observation::{Observation, build_observation};
 use super::reducer::{ProjectionRequest, reduce};

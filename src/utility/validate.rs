@@ -9,9 +9,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::json::{Map, Value};
 use crate::obj;
-use crate::text::{FieldError, FieldResult};
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{FieldError, FieldResult};
 
 use super::observation::{
     AttributionLevel, EvidenceBasis, Observation, UtilityLabel, validate_observation,
@@ -580,7 +580,7 @@ fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
         && review.get("proposed_action").and_then(Value::as_str) == Some(expected_review.1)
         && py_eq(
             &observed_reasons,
-            &crate::json::str_list(&expected_review.2),
+            &crate::wire::json::str_list(&expected_review.2),
         );
     if observed_label != expected_label
         || !py_eq(get(subject, "confidence"), expected_confidence)

@@ -180,14 +180,15 @@ fn valid_inputs_and_printed_batches_conform_to_their_schemas() {
             continue;
         }
         let text = std::fs::read_to_string(&path).expect("fixture");
-        let input = reward_memory::json::parse(&text).expect("fixture is JSON");
+        let input = reward_memory::wire::json::parse(&text).expect("fixture is JSON");
         if let Err(err) = schema::check(&input, &input_schema) {
             panic!(
                 "{} does not conform to the input schema: {err}",
                 path.display()
             );
         }
-        let printed = reward_memory::json::parse(&evaluate(&path).stdout).expect("batch JSON");
+        let printed =
+            reward_memory::wire::json::parse(&evaluate(&path).stdout).expect("batch JSON");
         if let Err(err) = schema::check(&printed, &batch_schema) {
             panic!("{} batch does not conform: {err}", path.display());
         }

@@ -29,7 +29,7 @@ fn mask_latency(text: &str) -> String {
 
 /// Checks a printed packet against its committed schema.
 pub fn conforms(schema_version: &str, run: &Run) {
-    let packet = reward_memory::json::parse(&run.stdout).expect("stdout is JSON");
+    let packet = reward_memory::wire::json::parse(&run.stdout).expect("stdout is JSON");
     if let Err(err) = reward_memory::schema::check(&packet, &schema_named(schema_version)) {
         panic!(
             "packet does not conform to {schema_version}: {err}\n{}",

@@ -216,7 +216,7 @@ fn valid_inputs_and_printed_controls_conform_to_their_schemas() {
     let packet_schema = named("reward_memory_operator_control_v0");
     for path in fixture_files("operator_control", "valid") {
         let text = std::fs::read_to_string(&path).expect("fixture");
-        let input = reward_memory::json::parse(&text).expect("fixture is JSON");
+        let input = reward_memory::wire::json::parse(&text).expect("fixture is JSON");
         if let Err(err) = reward_memory::schema::check(&input, &input_schema) {
             panic!(
                 "{} does not conform to the input schema: {err}",
@@ -224,7 +224,7 @@ fn valid_inputs_and_printed_controls_conform_to_their_schemas() {
             );
         }
         let printed =
-            reward_memory::json::parse(&control(&path, "json").stdout).expect("packet JSON");
+            reward_memory::wire::json::parse(&control(&path, "json").stdout).expect("packet JSON");
         if let Err(err) = reward_memory::schema::check(&printed, &packet_schema) {
             panic!("{} packet does not conform: {err}", path.display());
         }

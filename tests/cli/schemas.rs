@@ -48,7 +48,7 @@ fn committed_schemas_match_generated() {
 pub fn assert_conforms(schema_version: &str, args: &[&str]) {
     let scratch = Scratch::new();
     let out = scratch.run(args, None);
-    let packet = reward_memory::json::parse(&out.stdout)
+    let packet = reward_memory::wire::json::parse(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"));
     if let Err(err) = schema::check(&packet, &schema_named(schema_version)) {
         panic!("{args:?} does not conform to {schema_version}: {err}");
@@ -166,7 +166,7 @@ fn stage5_packets_conform_to_their_schemas() {
 
 #[test]
 fn schema_check_rejects_a_packet_with_keys_out_of_order() {
-    let packet = reward_memory::json::parse(
+    let packet = reward_memory::wire::json::parse(
         r#"{"schema_version": "reward_memory_error_v0", "ok": false, "status": "invalid_request", "error": "x"}"#,
     )
     .expect("valid");
@@ -177,7 +177,7 @@ fn schema_check_rejects_a_packet_with_keys_out_of_order() {
 /// Checks a printed packet against the schema its own `schema_version` names.
 fn assert_packet_conforms(args: &[&str]) {
     let out = Scratch::new().run(args, None);
-    let packet = reward_memory::json::parse(&out.stdout)
+    let packet = reward_memory::wire::json::parse(&out.stdout)
         .unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"));
     let version = packet
         .get("schema_version")
@@ -217,7 +217,7 @@ fn valid_utility_inputs_conform_to_their_schemas() {
         assert!(!files.is_empty(), "no fixtures in {dir}");
         for path in files {
             let text = std::fs::read_to_string(&path).expect("fixture");
-            let input = reward_memory::json::parse(&text).expect("fixture is JSON");
+            let input = reward_memory::wire::json::parse(&text).expect("fixture is JSON");
             if let Err(err) = schema::check(&input, &input_schema) {
                 panic!("{} does not conform to {name}: {err}", path.display());
             }

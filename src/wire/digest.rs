@@ -1,7 +1,7 @@
 //! Every hashed identifier of the contracts, with the exact bytes each one hashes.
 //!
 //! All digests are lowercase hex SHA-256 over UTF-8 bytes. The JSON encodings are those of
-//! [`crate::json::DumpOptions`]:
+//! [`crate::wire::json::DumpOptions`]:
 //! * **J1** "legacy raw": keys sorted by code point, separators `", "` / `": "`, non-ASCII raw.
 //! * **J2** "legacy ascii": as J1 but non-ASCII escaped `\uXXXX` (surrogate pairs above BMP).
 //! * **J3** "canonical": keys sorted, separators `","` / `":"`, non-ASCII raw.
@@ -27,7 +27,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::json::{self, DumpOptions, Value};
+use crate::wire::json::{self, DumpOptions, Value};
 
 /// Lowercase hex SHA-256 of the UTF-8 bytes of `text`.
 pub fn sha256_hex(text: &str) -> String {

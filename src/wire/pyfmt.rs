@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::json::Value;
+use crate::wire::json::Value;
 
 /// `repr(f)` for a finite or non-finite float (`inf`, `nan` as Python prints them).
 pub fn float_repr(f: f64) -> String {
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn pystr_follows_python_truthiness() {
-        let v = crate::json::parse(
+        let v = crate::wire::json::parse(
             r#"[null, false, 0, 0.0, "", [], {}, true, 5, 1e16, ["a", 1], {"a": true}]"#,
         )
         .expect("valid");

@@ -10,8 +10,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::json::{Map, Value};
-use crate::pyfmt::{self, pystr_strip};
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{self, pystr_strip};
 
 /// A validation failure carrying the exact reference error string.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -728,13 +728,13 @@ mod tests {
         assert!(token(Some(&Value::Bool(true)), "x").is_err());
         assert_eq!(token(Some(&Value::Int(7)), "x"), Ok("7".to_owned()));
         assert_eq!(public_safe_text(Some(&Value::Bool(true)), 50), None);
-        let list = crate::json::parse(r#"["a"]"#).expect("valid");
+        let list = crate::wire::json::parse(r#"["a"]"#).expect("valid");
         assert_eq!(public_safe_text(Some(&list), 50), None);
     }
 
     #[test]
     fn strict_object_sorts_unknown_fields() {
-        let v = crate::json::parse(r#"{"b": 1, "a": 2, "ok": 3}"#).expect("valid");
+        let v = crate::wire::json::parse(r#"{"b": 1, "a": 2, "ok": 3}"#).expect("valid");
         assert_eq!(
             strict_object(Some(&v), "event", &["ok"])
                 .expect_err("unknown")

@@ -5,9 +5,9 @@
 //! strings (`must be an ISO timestamp`, `must include a timezone`) and comparison of aware
 //! timestamps as instants. The original text is never re-formatted. Pure.
 
-use crate::json::Value;
-use crate::pyfmt::pystr_strip;
-use crate::text::FieldError;
+use crate::wire::json::Value;
+use crate::wire::pyfmt::pystr_strip;
+use crate::wire::text::FieldError;
 
 /// A parsed aware timestamp, comparable as an instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use crate::pyfmt;
+use crate::wire::pyfmt;
 
 /// An ordered JSON object: keys keep their insertion order.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -249,10 +249,10 @@ impl Value {
 /// Builds an ordered [`Map`] from `key => value` pairs.
 #[macro_export]
 macro_rules! obj {
-    () => { $crate::json::Map::new() };
+    () => { $crate::wire::json::Map::new() };
     ($($k:expr => $v:expr),+ $(,)?) => {{
-        let mut m = $crate::json::Map::new();
-        $( m.insert($k, $crate::json::Value::from($v)); )+
+        let mut m = $crate::wire::json::Map::new();
+        $( m.insert($k, $crate::wire::json::Value::from($v)); )+
         m
     }};
 }
