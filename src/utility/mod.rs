@@ -20,6 +20,7 @@
 //! otherwise.
 
 pub mod observation;
+pub mod rank_prior;
 pub mod reducer;
 mod strict;
 pub mod validate;
