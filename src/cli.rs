@@ -87,6 +87,12 @@ pub enum Command {
     UtilityObserve(InputArgs),
     /// Check a memory_utility_projection_v0 with the readback validator (exit 2 if invalid)
     UtilityValidate(InputArgs),
+    /// Recall active memories of one exact corpus for a query (Stage 3 seam, fail-open)
+    Recall(RecallArgs),
+    /// Record the agent's decision about an earlier recall as an application receipt
+    Apply(ApplyArgs),
+    /// Re-rank recall candidates with the bounded utility prior (--execute stores its table)
+    RankPrior(RankPriorArgs),
 }
 
 /// `--input FILE|-` plus `--format`.
@@ -280,6 +286,144 @@ pub struct OperatorControlArgs {
     /// Replacement content summary for an edit
     #[arg(long)]
     pub edited_content_summary: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `recall`: a configured form (goal/agent route) or an explicit `--input` request.
+///
+/// Prints `reward_memory_recall_v0` (fail-open: a provider problem is a status with exit
+/// 0). Each result also carries `memory_ref_digest`, `relevance_score` and `rank`. When
+/// the recall completed with results, the raw provider refs behind the opaque
+/// `memory_ref`s are kept in a private session file under the runtime root (mode 0600)
+/// named by `recall_session_ref`, which `apply` takes. Depends on the global
+/// `--runtime-root` (sessions, embedded store) and, in the configured form, `--registry`.
+#[derive(Debug, Clone, Args)]
+pub struct RecallArgs {
+    /// Explicit form: `{"corpus", "request", "read_authority_checkpoint",
+    /// "provider_binding"}` JSON (§10.1/§10.2 shapes); `-` reads standard input
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["goal_id", "agent_id", "surface_id", "query", "query_summary", "limit", "observed_at"])]
+    pub input: Option<String>,
+    /// Configured form: goal id whose experiment route selects corpus, provider and
+    /// read authority (as `ingest-event --goal-id`)
+    #[arg(long, requires = "agent_id")]
+    pub goal_id: Option<String>,
+    /// Configured form: allowlisted agent id of that goal
+    #[arg(long, requires = "goal_id")]
+    pub agent_id: Option<String>,
+    /// Configured form: the surface to recall for (needed when the experiment config
+    /// declares several surfaces)
+    #[arg(long, value_name = "SURFACE")]
+    pub surface_id: Option<String>,
+    /// Configured form: query text (never printed, only its digest); repeat it for a
+    /// bounded_agentic_search surface (at most the profile's max_queries)
+    #[arg(long, value_name = "TEXT")]
+    pub query: Vec<String>,
+    /// Configured form: public-safe summary of each --query, in the same order
+    #[arg(long, value_name = "TEXT")]
+    pub query_summary: Vec<String>,
+    /// Configured form: most results to return (1-8; default and maximum: the surface's
+    /// recall profile limit)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<i64>,
+    /// Configured form: aware ISO timestamp of the recall (default: now, UTC); record
+    /// expiry is checked against it
+    #[arg(long, value_name = "ISO")]
+    pub observed_at: Option<String>,
+    /// Seconds the recall session stays usable by `apply` (1-604800)
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub session_ttl: u64,
+    /// Re-rank the results with this rank-prior profile
+    /// (memory_utility_rank_prior_profile_v0); off by default. Needs --projection and
+    /// --partition
+    #[arg(long, value_name = "PROFILE.json", requires_all = ["projection", "partition"])]
+    pub rank_prior: Option<String>,
+    /// The memory_utility_projection_v0 packet whose utility the prior uses
+    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    pub projection: Option<String>,
+    /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`:
+    /// the utility partition of this recall; the projection must have exactly this
+    /// identity and the scope must name the recalled corpus and surface
+    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    pub partition: Option<String>,
+    /// A memory_utility_ranking_evaluation_v0 verdict for the profile: the prior is
+    /// applied only when its verdict is "qualified" for this profile digest
+    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    pub evaluation: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// Outcome of an application decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApplyOutcome {
+    Applied,
+    Ignored,
+    Refuted,
+}
+
+/// `apply`: §10.5 with the agent's decision about the results of one `recall`.
+///
+/// Prints `reward_memory_application_v0` with its `reward_memory_application_receipt_v0`
+/// receipt and the receipt's `application_receipt_id` (`rma_`), which `utility-observe`
+/// accepts unchanged. Opaque refs are mapped back to raw provider refs through the recall
+/// session under the global `--runtime-root`; a ref the recall did not return is refused.
+#[derive(Debug, Clone, Args)]
+pub struct ApplyArgs {
+    /// All fields below as one JSON object (`recall_session_ref`, `application_id`,
+    /// `artifact_ref`, `outcome`, `memory_refs`, `reasoning_summary`,
+    /// `current_artifact_verified`); `-` reads standard input
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["recall_session", "application_id", "artifact_ref", "outcome", "memory_ref", "reasoning_summary", "current_artifact_verified"])]
+    pub input: Option<String>,
+    /// The `recall_session_ref` printed by recall
+    #[arg(long, value_name = "REF", required_unless_present = "input")]
+    pub recall_session: Option<String>,
+    /// Public-safe token naming this application (part of the receipt id)
+    #[arg(long, value_name = "ID", required_unless_present = "input")]
+    pub application_id: Option<String>,
+    /// Public-safe token of the artifact the memory was applied to
+    #[arg(long, value_name = "REF", required_unless_present = "input")]
+    pub artifact_ref: Option<String>,
+    /// What the agent did with the recalled memories
+    #[arg(long, value_enum, required_unless_present = "input")]
+    pub outcome: Option<ApplyOutcome>,
+    /// An opaque `memory_ref` from the recall's results (repeatable; at least one for
+    /// applied)
+    #[arg(long, value_name = "OPAQUE_REF")]
+    pub memory_ref: Vec<String>,
+    /// Compact public-safe reason for the decision (at most 500 characters)
+    #[arg(long, value_name = "TEXT", required_unless_present = "input")]
+    pub reasoning_summary: Option<String>,
+    /// The current artifact was verified after applying (required for applied)
+    #[arg(long)]
+    pub current_artifact_verified: bool,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `rank-prior`: the pure bounded rank prior, or with `--execute` its provider effect.
+///
+/// Input: `{"profile", "partition", "projection", "candidates" | "recall"}` where
+/// `candidates` is `[{"memory_ref_digest", "relevance_score"}]` and `recall` is a packet
+/// printed by the recall command. Prints `memory_utility_rank_prior_v0`. With `--execute`
+/// the modifier table of the partition is written to the provider of the corpus named by
+/// the partition (found through --goal-id/--agent-id): an exact-readback effect on the
+/// embedded store, refused on OpenViking; prints `memory_utility_rank_prior_effect_v0`.
+#[derive(Debug, Clone, Args)]
+pub struct RankPriorArgs {
+    /// The request JSON; `-` reads standard input
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    /// Write the modifier table as a versioned provider effect and read it back (needs
+    /// --goal-id and --agent-id; uses the global --runtime-root and --registry)
+    #[arg(long, requires_all = ["goal_id", "agent_id"])]
+    pub execute: bool,
+    /// Goal id of the experiment route that names the corpus's provider (--execute)
+    #[arg(long, requires = "execute")]
+    pub goal_id: Option<String>,
+    /// Allowlisted agent id of that goal (--execute)
+    #[arg(long, requires = "execute")]
+    pub agent_id: Option<String>,
     #[command(flatten)]
     pub format: FormatArg,
 }

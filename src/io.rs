@@ -156,6 +156,71 @@ pub fn monotonic_nanos() -> u128 {
         .as_nanos()
 }
 
+/// The current UTC time as an aware ISO timestamp with microseconds
+/// (`2026-08-15T00:00:00.123456+00:00`, Python's `datetime.now(timezone.utc).isoformat()`).
+pub fn utc_now_iso() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+}
+
+/// `n` random bytes from the operating system (`/dev/urandom`) as lowercase hex.
+pub fn random_hex(n: usize) -> Result<String, std::io::Error> {
+    let mut buf = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(hex::encode(buf))
+}
+
+/// Creates `dir` (and its parents) and restricts `dir` itself to its owner (0700).
+pub fn create_private_dir(dir: &Path) -> Result<(), std::io::Error> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
+/// Writes `bytes` to `path` readable by its owner only (0600): written to a sibling
+/// temporary file created with mode 0600, synced, then renamed over `path`.
+pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Error> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// The `*.json` files directly inside `dir` (none when it does not exist).
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("json"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Removes a file; a file that is already gone is not an error.
+pub fn remove_file(path: &Path) -> Result<(), std::io::Error> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
 /// Writes the rendered packet. A closed pipe is not an error.
 pub fn write_stdout(text: &str) -> Result<(), std::io::Error> {
     let stdout = std::io::stdout();

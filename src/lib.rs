@@ -101,6 +101,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::UtilityProject(args) => utility::project_command(&args, ctx).map(Outcome::by_ok),
         Command::UtilityObserve(args) => utility::observe_command(&args, ctx),
         Command::UtilityValidate(args) => utility::validate_command(&args, ctx),
+        Command::Recall(args) => recall::command::recall(&args, ctx).map(Outcome::success),
+        Command::Apply(args) => recall::command::apply(&args, ctx).map(Outcome::success),
+        Command::RankPrior(args) => utility::rank_prior_command(&args, ctx).map(Outcome::success),
     }
 }
 
@@ -117,6 +120,9 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         | Command::UtilityProject(a)
         | Command::UtilityObserve(a)
         | Command::UtilityValidate(a) => a.format.format,
+        Command::Recall(a) => a.format.format,
+        Command::Apply(a) => a.format.format,
+        Command::RankPrior(a) => a.format.format,
     }
 }
 

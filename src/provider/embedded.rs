@@ -555,6 +555,33 @@ impl ContextProvider for EmbeddedStore {
         let namespace = Self::check_sync(request)?;
         Ok(self.sync_checked(request, &namespace))
     }
+
+    fn relevance(&self, score: Option<f64>) -> Option<f64> {
+        score.map(bm25_relevance)
+    }
+}
+
+/// The relevance in `[0, 1)` of an item whose `score` is the negated FTS5 `bm25()` rank
+/// `x` (FTS5 ranks better matches more negative, so `x > 0` grows with the match):
+/// `x / (1 + x)`; `x ≤ 0` or NaN gives 0 and `+∞` gives 1. Monotone, so the order of a
+/// search is kept.
+pub fn bm25_relevance(score: f64) -> f64 {
+    if score.is_nan() || score <= 0.0 {
+        0.0
+    } else if score.is_infinite() {
+        1.0
+    } else {
+        score / (1.0 + score)
+    }
+}
+
+impl EmbeddedStore {
+    /// A write connection to the store file (the store and its schema are created when
+    /// new), for effect tables kept beside the resources (see
+    /// [`crate::provider::embedded_effects`]).
+    pub fn open_writer(&self, timeout: Duration) -> rusqlite::Result<Connection> {
+        self.open_for_write(timeout)
+    }
 }
 
 #[cfg(test)]

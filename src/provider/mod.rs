@@ -13,6 +13,7 @@
 //! [`ContextProvider::try_retrieve`], which callers use so that they can fail open.
 
 pub mod embedded;
+pub mod embedded_effects;
 pub mod openviking;
 
 use std::path::{Path, PathBuf};
@@ -127,6 +128,12 @@ pub trait ContextProvider {
     /// turns the error into `provider_sync_execution_failed`. The default never fails.
     fn try_sync(&self, request: &SyncRequest) -> Result<Sync, ProviderError> {
         Ok(self.sync(request))
+    }
+    /// The relevance score a retrieved item's provider `score` stands for (higher is
+    /// more relevant), or `None` when there is none. The default passes a finite score
+    /// through unchanged; the embedded store maps its BM25 rank into `[0, 1]`.
+    fn relevance(&self, score: Option<f64>) -> Option<f64> {
+        score.filter(|s| s.is_finite())
     }
 }
 

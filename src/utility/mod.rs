@@ -21,6 +21,7 @@
 
 pub mod observation;
 pub mod rank_prior;
+mod rank_prior_command;
 pub mod reducer;
 mod strict;
 pub mod validate;
@@ -38,6 +39,8 @@ pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
+pub use rank_prior_command::command as rank_prior_command;
+pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 
