@@ -93,6 +93,9 @@ pub enum Command {
     Apply(ApplyArgs),
     /// Re-rank recall candidates with the bounded utility prior (--execute stores its table)
     RankPrior(RankPriorArgs),
+    /// Held-out ranking evaluation of the bounded utility prior against four other arms
+    /// (exit 2 unless qualified)
+    RankEvaluate(RankEvaluateArgs),
 }
 
 /// `--input FILE|-` plus `--format`.
@@ -424,6 +427,53 @@ pub struct RankPriorArgs {
     /// Allowlisted agent id of that goal (--execute)
     #[arg(long, requires = "execute")]
     pub agent_id: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `rank-evaluate`: does bounded utility earn its influence on ranking (attribution RFC
+/// §9 Stage 4)?
+///
+/// Five arms rank the same semantic pool of every held-out episode: 1 semantic relevance
+/// alone, 2 relevance plus access hotness (OpenViking's blend), 3 relevance times the
+/// bounded utility modifier (the rank prior), 4 the same with every evaluator_inference
+/// observation removed from the ledger, 5 a MemRL-style Q-value arm. Prints
+/// `memory_utility_ranking_evaluation_v0`: nDCG@k, success@1, harmful@k, task cost,
+/// false attenuation (with seeded bootstrap intervals), scope leaks and evaluator
+/// disagreement per arm, differences against arm 1, and the verdict for the rank-prior
+/// profile's digest. Exit 0 when `qualified`, 2 when `hold` (or on an invalid request).
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("episodes_source").required(true).args(["input", "simulate"])))]
+pub struct RankEvaluateArgs {
+    /// Held-out episodes from real use: JSON Lines of memory_utility_ranking_episode_v0
+    /// episodes (split training or held_out) and memory_utility_observation_v0 deliveries;
+    /// `-` reads standard input. Malformed lines are listed with their numbers (exit 2)
+    #[arg(long, value_name = "EPISODES.jsonl")]
+    pub input: Option<String>,
+    /// Generate training and held-out episodes with the deterministic simulator instead
+    #[arg(long)]
+    pub simulate: bool,
+    /// Seed of the simulator and of the bootstrap resamples (default: the profile's seed,
+    /// else 1); the same seed gives byte-identical output
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Training episodes to simulate (1-1000000; default 10000); the held-out episodes are
+    /// held_out_ratio of them (default 0.2)
+    #[arg(long, value_name = "N", requires = "simulate")]
+    pub episodes: Option<u64>,
+    /// memory_utility_ranking_evaluation_profile_v0 JSON: the rank-prior profile to
+    /// evaluate, metric and gate settings, hotness and MemRL settings, simulator
+    /// parameters (every key optional; see docs/rank-evaluate.md)
+    #[arg(long, value_name = "FILE")]
+    pub profile: Option<String>,
+    /// NAME=V1,V2,...: rerun the simulation once per value of one simulator parameter
+    /// (or hotness.NAME, memrl.NAME), e.g. evaluator_accuracy=0.5,0.6,0.7,0.8,0.9; the
+    /// verdict and exit status stay those of the profile's own run
+    #[arg(long, value_name = "NAME=V1,V2,...", requires = "simulate")]
+    pub sweep: Option<String>,
+    /// Also write an SVG chart of nDCG@k per arm (and per sweep point) to this file
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub format: FormatArg,
 }

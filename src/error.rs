@@ -32,6 +32,9 @@ pub enum Error {
     /// A rank-prior profile, partition, candidate list or utility source is invalid.
     #[error(transparent)]
     RankPrior(#[from] crate::utility::rank_prior::RankPriorError),
+    /// A ranking evaluation request (profile, episodes, sweep, plot) is invalid.
+    #[error(transparent)]
+    RankEvaluate(#[from] crate::utility::rank_evaluate::RankEvaluateError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

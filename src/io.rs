@@ -213,6 +213,11 @@ pub fn json_files(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// Writes `bytes` to `path` (created or replaced), e.g. a chart the user asked for.
+pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Error> {
+    std::fs::write(path, bytes)
+}
+
 /// Removes a file; a file that is already gone is not an error.
 pub fn remove_file(path: &Path) -> Result<(), std::io::Error> {
     match std::fs::remove_file(path) {

@@ -104,6 +104,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::Recall(args) => recall::command::recall(&args, ctx).map(Outcome::success),
         Command::Apply(args) => recall::command::apply(&args, ctx).map(Outcome::success),
         Command::RankPrior(args) => utility::rank_prior_command(&args, ctx).map(Outcome::success),
+        Command::RankEvaluate(args) => utility::rank_evaluate::command(&args, ctx),
     }
 }
 
@@ -123,6 +124,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         Command::Recall(a) => a.format.format,
         Command::Apply(a) => a.format.format,
         Command::RankPrior(a) => a.format.format,
+        Command::RankEvaluate(a) => a.format.format,
     }
 }
 

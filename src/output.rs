@@ -13,7 +13,12 @@ use crate::wire::pyfmt;
 pub fn render(packet: &Value, format: Format) -> String {
     match format {
         Format::Json => json::to_pretty_line(packet),
-        Format::Markdown => markdown(packet),
+        Format::Markdown => match packet.get("schema_version").and_then(Value::as_str) {
+            Some(crate::utility::rank_prior::EVALUATION_SCHEMA_VERSION) => {
+                crate::utility::rank_evaluate::markdown::render(packet)
+            }
+            _ => markdown(packet),
+        },
     }
 }
 

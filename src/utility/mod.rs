@@ -20,6 +20,7 @@
 //! otherwise.
 
 pub mod observation;
+pub mod rank_evaluate;
 pub mod rank_prior;
 mod rank_prior_command;
 pub mod reducer;
