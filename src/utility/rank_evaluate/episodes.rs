@@ -351,3 +351,100 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
         observation_lines,
     })
 }
+
+/// `micros` (since 0001-01-01, as [`crate::wire::timestamp::Instant`]) as an aware ISO
+/// timestamp in UTC.
+fn iso_of_micros(micros: i128) -> String {
+    let epoch = parse_aware("1970-01-01T00:00:00Z").map_or(0, |i| i.micros);
+    i64::try_from(micros - epoch)
+        .ok()
+        .and_then(chrono::DateTime::from_timestamp_micros)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
+        .unwrap_or_default()
+}
+
+fn partition_value(p: &Partition) -> Value {
+    Value::Object(crate::obj! {
+        "scope" => p.scope.to_map(),
+        "retrieval_snapshot_ref" => p.retrieval_snapshot_ref.as_str(),
+        "policy_snapshot_ref" => p.policy_snapshot_ref.as_str(),
+    })
+}
+
+/// Writes a dataset in the `EPISODES.jsonl` format (the inverse of [`parse`]): every
+/// delivery as its observation packet, then the training episodes (`ep:train-N`), then
+/// the held-out episodes (`ep:held-out-N`). Used to export a simulated dataset.
+pub fn write_jsonl(dataset: &Dataset) -> String {
+    let mut out = String::new();
+    let mut line = |v: &Value| {
+        let compact = json::DumpOptions {
+            indent: None,
+            item_sep: ", ",
+            key_sep: ": ",
+            sort_keys: false,
+            ensure_ascii: false,
+        };
+        out.push_str(&json::dumps(v, compact));
+        out.push('\n');
+    };
+    for observation in &dataset.deliveries {
+        line(&observation.to_value());
+    }
+    for (i, e) in dataset.training.iter().enumerate() {
+        let Some(partition) = dataset.partitions.get(e.partition) else {
+            continue;
+        };
+        let candidates: Vec<Value> = e
+            .recalled
+            .iter()
+            .map(|d| {
+                Value::Object(crate::obj! {
+                    "memory_ref_digest" => d.as_str(),
+                    "used" => e.used.contains(d),
+                })
+            })
+            .collect();
+        line(&Value::Object(crate::obj! {
+            "schema_version" => EPISODE_SCHEMA_VERSION,
+            "episode_id" => format!("ep:train-{i}"),
+            "split" => "training",
+            "observed_at" => iso_of_micros(e.at),
+            "partition" => partition_value(partition),
+            "candidates" => Value::Array(candidates),
+            "terminal_reward" => Value::Float(e.reward),
+        }));
+    }
+    for (i, e) in dataset.held_out.iter().enumerate() {
+        let Some(partition) = dataset.partitions.get(e.partition) else {
+            continue;
+        };
+        let candidates: Vec<Value> = e
+            .candidates
+            .iter()
+            .map(|c| {
+                let mut m = crate::obj! {
+                    "memory_ref_digest" => c.digest.as_str(),
+                    "relevance_score" => Value::Float(c.relevance),
+                };
+                match c.truth {
+                    Truth::Helpful(gain) => {
+                        m.insert("ground_truth", "helpful");
+                        m.insert("gain", Value::Float(gain));
+                    }
+                    Truth::Harmful => m.insert("ground_truth", "harmful"),
+                    Truth::Neutral => m.insert("ground_truth", "neutral"),
+                }
+                Value::Object(m)
+            })
+            .collect();
+        line(&Value::Object(crate::obj! {
+            "schema_version" => EPISODE_SCHEMA_VERSION,
+            "episode_id" => format!("ep:held-out-{i}"),
+            "split" => "held_out",
+            "observed_at" => iso_of_micros(e.at),
+            "partition" => partition_value(partition),
+            "candidates" => Value::Array(candidates),
+        }));
+    }
+    out
+}
