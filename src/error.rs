@@ -26,6 +26,9 @@ pub enum Error {
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),
+    /// A utility ledger could not be opened, read or written.
+    #[error(transparent)]
+    Ledger(#[from] crate::utility::ledger::LedgerError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

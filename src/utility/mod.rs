@@ -3,7 +3,9 @@
 //! * [`observation`]: building and validating `memory_utility_observation_v0`;
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
-//! * [`validate`]: the readback validator every projection passes through.
+//! * [`validate`]: the readback validator every projection passes through;
+//! * [`ledger`]: the durable append-only ledger (SQLite or PostgreSQL) behind the
+//!   `utility-ledger` commands.
 //!
 //! This module also owns the three command entry points. Commands read their input
 //! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
@@ -19,9 +21,10 @@
 //! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
 //! otherwise.
 
+pub mod ledger;
 pub mod observation;
 pub mod reducer;
-mod strict;
+pub(crate) mod strict;
 pub mod validate;
 
 use crate::cli::InputArgs;
