@@ -635,3 +635,6 @@ pub fn open(location: &Location, pg_env: &postgres::PgEnv) -> LedgerResult<Box<d
         Location::Postgres(url) => Ok(Box::new(postgres::PgLedger::connect(url, pg_env)?)),
     }
 }
+
+#[cfg(test)]
+mod props;
