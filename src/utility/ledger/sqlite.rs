@@ -385,8 +385,16 @@ impl LedgerBackend for SqliteLedger {
 
     fn begin_write(&mut self) -> LedgerResult<()> {
         self.create_file()?;
+        // Refuse a file that cannot be written before SQLite opens it (it would fall
+        // back to read-only or fail with a less helpful message).
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open(&self.path) {
+            return Err(io_error(&e));
+        }
         self.open_existing()?;
         let conn = self.conn()?;
+        // Check what the file holds before anything is written to it: a foreign database
+        // or a newer ledger stays byte for byte as it was.
+        Self::check_schema(conn)?;
         let mode: String =
             retry_busy(|| conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)))?;
         if !mode.eq_ignore_ascii_case("wal") {
