@@ -96,6 +96,8 @@ pub enum Command {
     /// Held-out ranking evaluation of the bounded utility prior against four other arms
     /// (exit 2 unless qualified)
     RankEvaluate(RankEvaluateArgs),
+    /// Durable utility ledger: append observations, project, look up, export, verify
+    UtilityLedger(UtilityLedgerArgs),
 }
 
 /// `--input FILE|-` plus `--format`.
@@ -357,6 +359,93 @@ pub struct RecallArgs {
     pub format: FormatArg,
 }
 
+/// `utility-ledger`: the durable, append-only utility observation ledger.
+///
+/// The ledger is a SQLite file (default `RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3`,
+/// next to the embedded memory store; `--runtime-root` before the subcommand moves it) or a
+/// PostgreSQL database shared by several machines (`--ledger postgres://...`). Within the
+/// v0 caps (1024 deliveries, 128 subjects per partition) `project` prints exactly what
+/// `utility-project` prints for the partition's deliveries.
+#[derive(Debug, Args)]
+pub struct UtilityLedgerArgs {
+    #[command(subcommand)]
+    pub command: LedgerCommand,
+}
+
+/// The `utility-ledger` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Append observations (one batch, one transaction); prints the receipt after commit
+    /// (exit 2 when any delivery was refused)
+    Append(LedgerAppendArgs),
+    /// Project one partition: the utility-project packet within the v0 caps, else a paged
+    /// memory_utility_ledger_projection_v0
+    Project(LedgerProjectArgs),
+    /// The subjects of one partition that contain the given memory digests
+    Subject(LedgerSubjectArgs),
+    /// Every delivery (of one partition, or all) as JSON Lines in ledger order
+    Export(LedgerExportArgs),
+    /// Recompute every materialized state from the raw deliveries and compare (exit 2 on a
+    /// difference)
+    Verify(LedgerVerifyArgs),
+}
+
+/// `--ledger LOCATION`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerLocationArg {
+    /// Ledger location: a SQLite file path or a postgres://USER:PASSWORD@HOST:PORT/DB URL
+    /// (default: $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    /// under the global --runtime-root, default ~/.codex/loopx). PostgreSQL settings missing
+    /// from the URL come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE; no TLS
+    #[arg(long, value_name = "LOCATION")]
+    pub ledger: Option<String>,
+}
+
+/// The partition (scope plus snapshots) a command reads: `--input` or six flags.
+#[derive(Debug, Clone, Args)]
+pub struct PartitionArgs {
+    /// JSON object with scope, retrieval_snapshot_ref, policy_snapshot_ref and optional
+    /// reducer_version (a utility-project input without observations); `-` reads standard
+    /// input. Alternative to the six partition flags
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["agent_id", "project_id", "corpus_id", "surface_id", "retrieval_snapshot_ref", "policy_snapshot_ref", "reducer_version"])]
+    pub input: Option<String>,
+    /// Scope agent id of the partition
+    #[arg(long, value_name = "REF")]
+    pub agent_id: Option<String>,
+    /// Scope project id of the partition
+    #[arg(long, value_name = "REF")]
+    pub project_id: Option<String>,
+    /// Scope corpus id of the partition
+    #[arg(long, value_name = "REF")]
+    pub corpus_id: Option<String>,
+    /// Scope surface id of the partition
+    #[arg(long, value_name = "REF")]
+    pub surface_id: Option<String>,
+    /// Retrieval snapshot ref of the partition
+    #[arg(long, value_name = "REF")]
+    pub retrieval_snapshot_ref: Option<String>,
+    /// Policy snapshot ref of the partition
+    #[arg(long, value_name = "REF")]
+    pub policy_snapshot_ref: Option<String>,
+    /// Reducer version to project with (default memory_utility_reducer_v0)
+    #[arg(long, value_name = "VERSION")]
+    pub reducer_version: Option<String>,
+}
+
+/// `utility-ledger append`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerAppendArgs {
+    /// Observations: one object {"observations": [...]} (other utility-project input keys
+    /// are ignored) or JSON Lines, one memory_utility_observation_v0 per line; `-` reads
+    /// standard input. Read as a stream: memory stays bounded whatever the size
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
 /// Outcome of an application decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ApplyOutcome {
@@ -404,6 +493,38 @@ pub struct ApplyArgs {
     pub format: FormatArg,
 }
 
+/// `utility-ledger project`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerProjectArgs {
+    #[command(flatten)]
+    pub partition: PartitionArgs,
+    /// Page size of the ledger projection (1-128); asking for a page always prints
+    /// memory_utility_ledger_projection_v0
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Start the page after this subject_id (the next_after of the previous page)
+    #[arg(long, value_name = "SUBJECT_ID")]
+    pub after: Option<String>,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `utility-ledger subject`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerSubjectArgs {
+    #[command(flatten)]
+    pub partition: PartitionArgs,
+    /// Memory digest (16 hex or sha256:64 hex) whose subjects to print; repeatable
+    #[arg(long, value_name = "DIGEST")]
+    pub memory_ref_digest: Vec<String>,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
 /// `rank-prior`: the pure bounded rank prior, or with `--execute` its provider effect.
 ///
 /// Input: `{"profile", "partition", "projection", "candidates" | "recall"}` where
@@ -427,6 +548,22 @@ pub struct RankPriorArgs {
     /// Allowlisted agent id of that goal (--execute)
     #[arg(long, requires = "execute")]
     pub agent_id: Option<String>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `utility-ledger export`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerExportArgs {
+    /// Export one partition only (else every delivery of the ledger)
+    #[command(flatten)]
+    pub partition: PartitionArgs,
+    /// Export only deliveries after this sequence (whole-ledger export)
+    #[arg(long, value_name = "SEQ")]
+    pub after_sequence: Option<i64>,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    /// Output format of an error packet (the export itself is always JSON Lines)
     #[command(flatten)]
     pub format: FormatArg,
 }
@@ -474,6 +611,15 @@ pub struct RankEvaluateArgs {
     /// Also write an SVG chart of nDCG@k per arm (and per sweep point) to this file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+/// `utility-ledger verify`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerVerifyArgs {
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
     #[command(flatten)]
     pub format: FormatArg,
 }

@@ -35,6 +35,9 @@ pub enum Error {
     /// A ranking evaluation request (profile, episodes, sweep, plot) is invalid.
     #[error(transparent)]
     RankEvaluate(#[from] crate::utility::rank_evaluate::RankEvaluateError),
+    /// A utility ledger could not be opened, read or written.
+    #[error(transparent)]
+    Ledger(#[from] crate::utility::ledger::LedgerError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

@@ -33,6 +33,10 @@ pub struct Env {
     pub home: Option<PathBuf>,
     /// The working directory.
     pub cwd: PathBuf,
+    /// `REWARD_MEMORY_LEDGER`, when set and non-empty: the utility ledger location.
+    pub ledger: Option<String>,
+    /// The standard `PG*` variables, defaults for a PostgreSQL ledger URL.
+    pub pg: crate::utility::ledger::postgres::PgEnv,
 }
 
 impl Env {
@@ -44,6 +48,17 @@ impl Env {
                 .filter(|v| !v.is_empty()),
             home: std::env::var_os("HOME").map(PathBuf::from),
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            ledger: std::env::var("REWARD_MEMORY_LEDGER")
+                .ok()
+                .filter(|v| !v.is_empty()),
+            pg: crate::utility::ledger::postgres::PgEnv {
+                host: var("PGHOST"),
+                port: var("PGPORT"),
+                user: var("PGUSER"),
+                password: var("PGPASSWORD"),
+                dbname: var("PGDATABASE"),
+                login: var("USER"),
+            },
         }
     }
 
@@ -53,6 +68,78 @@ impl Env {
             ("~", Some(home)) => home.clone(),
             (p, Some(home)) if p.starts_with("~/") => home.join(&p[2..]),
             (p, _) => PathBuf::from(p),
+        }
+    }
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Opens `--input` (`-` = stdin) as a buffered stream, for inputs read record by record.
+pub fn open_input_stream(env: &Env, spec: &str) -> Result<Box<dyn std::io::BufRead>, InputError> {
+    if spec == "-" {
+        return Ok(Box::new(std::io::BufReader::with_capacity(
+            1 << 16,
+            std::io::stdin(),
+        )));
+    }
+    let path = env.expand_user(spec);
+    let shown = path.to_string_lossy().into_owned();
+    let file = std::fs::File::open(&path).map_err(|e| InputError::Read(py_os_error(&e, &shown)))?;
+    match file.metadata() {
+        Ok(meta) if meta.is_dir() => {
+            let err = std::io::Error::from_raw_os_error(21);
+            Err(InputError::Read(py_os_error(&err, &shown)))
+        }
+        _ => Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, file))),
+    }
+}
+
+/// Standard output written piece by piece (JSON Lines). A closed pipe ends the stream
+/// quietly: later writes are dropped.
+pub struct StdoutStream {
+    out: std::io::BufWriter<std::io::Stdout>,
+    closed: bool,
+}
+
+impl Default for StdoutStream {
+    fn default() -> Self {
+        StdoutStream::new()
+    }
+}
+
+impl StdoutStream {
+    /// A buffered stream on stdout.
+    pub fn new() -> StdoutStream {
+        StdoutStream {
+            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            closed: false,
+        }
+    }
+
+    /// Writes `text` unless the reader went away.
+    pub fn write(&mut self, text: &str) -> Result<(), std::io::Error> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.out.write_all(text.as_bytes()) {
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            other => other,
+        }
+    }
+
+    /// Flushes what is buffered.
+    pub fn finish(mut self) -> Result<(), std::io::Error> {
+        if self.closed {
+            return Ok(());
+        }
+        match self.out.flush() {
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
         }
     }
 }

@@ -58,6 +58,14 @@ impl Outcome {
         }
     }
 
+    /// The command printed its own output (a stream); nothing more is printed.
+    pub fn streamed() -> Outcome {
+        Outcome {
+            packet: Value::Null,
+            exit: Exit::Success,
+        }
+    }
+
     /// Exit 0 when the packet's `ok` is `true`, else 2.
     pub fn by_ok(packet: Value) -> Outcome {
         let ok = packet.get("ok") == Some(&Value::Bool(true));
@@ -105,6 +113,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::Apply(args) => recall::command::apply(&args, ctx).map(Outcome::success),
         Command::RankPrior(args) => utility::rank_prior_command(&args, ctx).map(Outcome::success),
         Command::RankEvaluate(args) => utility::rank_evaluate::command(&args, ctx),
+        Command::UtilityLedger(args) => utility::ledger::command::run(&args, ctx),
     }
 }
 
@@ -125,6 +134,13 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         Command::Apply(a) => a.format.format,
         Command::RankPrior(a) => a.format.format,
         Command::RankEvaluate(a) => a.format.format,
+        Command::UtilityLedger(a) => match &a.command {
+            cli::LedgerCommand::Append(a) => a.format.format,
+            cli::LedgerCommand::Project(a) => a.format.format,
+            cli::LedgerCommand::Subject(a) => a.format.format,
+            cli::LedgerCommand::Export(a) => a.format.format,
+            cli::LedgerCommand::Verify(a) => a.format.format,
+        },
     }
 }
 
@@ -139,6 +155,7 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
         runtime_root: cli.runtime_root,
     };
     let (packet, exit) = match dispatch(cli.command, &ctx) {
+        Ok(outcome) if outcome.packet.is_null() => return outcome.exit.code(),
         Ok(outcome) => (outcome.packet, outcome.exit),
         Err(err) if err.is_request_error() => (error_packet(&err.to_string()), err.exit()),
         Err(err) => {

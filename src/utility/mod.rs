@@ -3,7 +3,9 @@
 //! * [`observation`]: building and validating `memory_utility_observation_v0`;
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
-//! * [`validate`]: the readback validator every projection passes through.
+//! * [`validate`]: the readback validator every projection passes through;
+//! * [`ledger`]: the durable append-only ledger (SQLite or PostgreSQL) behind the
+//!   `utility-ledger` commands.
 //!
 //! This module also owns the three command entry points. Commands read their input
 //! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
@@ -14,17 +16,20 @@
 //! and `created_at`, and prints the built observation (exit 0) or an `invalid_request`
 //! error packet (exit 2).
 //!
-//! `utility-validate --input FILE|-` (our addition) reads one projection packet and prints
+//! `utility-validate --input FILE|-` (our addition) reads one projection packet (a
+//! `memory_utility_projection_v0`, or a `memory_utility_ledger_projection_v0` checked with
+//! the ledger packet's rules) and prints
 //! `{"ok", "schema_version": "memory_utility_projection_validation_v0", "status":
 //! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
 //! otherwise.
 
+pub mod ledger;
 pub mod observation;
 pub mod rank_evaluate;
 pub mod rank_prior;
 mod rank_prior_command;
 pub mod reducer;
-mod strict;
+pub(crate) mod strict;
 pub mod validate;
 
 use crate::cli::InputArgs;
@@ -187,7 +192,13 @@ pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
 /// `utility-validate`: runs the readback validator on one projection packet.
 pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &args.input)?;
-    let result = validate_projection(&input);
+    let result = if input.get("schema_version").and_then(Value::as_str)
+        == Some(ledger::packets::PROJECTION_SCHEMA_VERSION)
+    {
+        ledger::validate::validate_ledger_projection(&input)
+    } else {
+        validate_projection(&input)
+    };
     let exit = if result.is_ok() {
         Exit::Success
     } else {

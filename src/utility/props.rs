@@ -28,7 +28,7 @@ fn confidence() -> impl Strategy<Value = f64> {
     ]
 }
 
-fn spec_with(levels: &'static [&'static str]) -> impl Strategy<Value = Spec> {
+pub(crate) fn spec_with(levels: &'static [&'static str]) -> impl Strategy<Value = Spec> {
     (
         1usize..8,
         0..levels.len(),

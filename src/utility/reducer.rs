@@ -308,14 +308,27 @@ pub fn combined_confidence<'a>(confidences: impl IntoIterator<Item = &'a f64>) -
 
 /// The subject identity of an observation: `mui_`/`mus_`/`mul_` + 64 hex.
 pub fn subject_id(observation: &Observation) -> String {
-    let level = observation.attribution_level;
-    let digests = json::str_list(&observation.memory_ref_digests);
+    subject_id_for(
+        observation.attribution_level,
+        &observation.memory_ref_digests,
+        &observation.application_receipt_id,
+    )
+}
+
+/// The subject identity of a level, its sorted digests and (for `none` only) the
+/// application receipt id.
+pub fn subject_id_for(
+    level: AttributionLevel,
+    memory_ref_digests: &[String],
+    application_receipt_id: &str,
+) -> String {
+    let digests = json::str_list(memory_ref_digests);
     match level {
         AttributionLevel::None => digest::prefixed_canonical(
             "mul_",
             &Value::Object(obj! {
                 "attribution_level" => level.as_str(),
-                "application_receipt_id" => observation.application_receipt_id.as_str(),
+                "application_receipt_id" => application_receipt_id,
                 "memory_ref_digests" => digests,
             }),
         ),

@@ -181,13 +181,13 @@ fn is_true(v: &Value) -> bool {
 }
 
 /// The parts of a subject the later rules need.
-struct SubjectView<'a> {
-    raw: &'a Map,
-    subject_id: &'a str,
-    level: AttributionLevel,
-    digests: Vec<String>,
-    review_state: &'a str,
-    observation_count: i128,
+pub(crate) struct SubjectView<'a> {
+    pub(crate) raw: &'a Map,
+    pub(crate) subject_id: &'a str,
+    pub(crate) level: AttributionLevel,
+    pub(crate) digests: Vec<String>,
+    pub(crate) review_state: &'a str,
+    pub(crate) observation_count: i128,
 }
 
 /// One validated evidence-label summary item.
@@ -303,7 +303,7 @@ fn validate_review(review: &Map, label: &str) -> FieldResult<()> {
     Ok(())
 }
 
-fn validate_subject<'a>(
+pub(crate) fn validate_subject<'a>(
     subject: &'a Map,
     index: usize,
     seen: &mut BTreeSet<&'a str>,
@@ -472,7 +472,7 @@ fn validate_subject<'a>(
 
 /// Rules that still hold after history truncation: the label, confidence and review
 /// must follow from the strongest tier of the joint evidence summary.
-fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
+pub(crate) fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
     let strength = counts(
         get(subject, "evidence_strength"),
         EvidenceBasis::NAMES,
@@ -593,7 +593,7 @@ fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
     Ok(())
 }
 
-fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<()> {
+pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<()> {
     exact_fields(
         entry,
         &HISTORY_FIELDS,
@@ -653,7 +653,10 @@ fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<()> {
 }
 
 /// Rebuilds the full observation a history entry stands for, in the packet's context.
-fn observation_from_history(entry: &Map, context: &ReducerContext) -> Option<Observation> {
+pub(crate) fn observation_from_history(
+    entry: &Map,
+    context: &ReducerContext,
+) -> Option<Observation> {
     let value = Value::Object(obj! {
         "schema_version" => super::observation::OBSERVATION_SCHEMA_VERSION,
         "observation_id" => get(entry, "observation_id").clone(),
@@ -987,7 +990,7 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
     validate_proposals(raw, status, &subjects, &by_id)
 }
 
-fn validate_rejections(
+pub(crate) fn validate_rejections(
     raw: &Map,
     status: &str,
     conflicting: i128,
@@ -1120,7 +1123,7 @@ fn validate_rejections(
     Ok(())
 }
 
-fn validate_proposals(
+pub(crate) fn validate_proposals(
     raw: &Map,
     status: &str,
     subjects: &[SubjectView<'_>],

@@ -15,6 +15,7 @@ mod openviking;
 mod operator_control;
 mod route_check;
 mod schemas;
+mod utility_ledger;
 mod utility_observe;
 mod utility_project;
 mod utility_validate;

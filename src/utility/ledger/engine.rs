@@ -1,0 +1,1008 @@
+//! The ledger's operations over any [`LedgerBackend`]: append (classify deliveries,
+//! maintain aggregates, recompute touched subjects with the reducer), project, subject
+//! look-up, export and verify.
+//!
+//! Owns the incremental maintenance rules, never the utility rules: a touched subject is
+//! always recomputed from all of its accepted observations, taken in `observation_id`
+//! order, by [`reducer::reduce_subject`]; within the v0 caps a projection is literally
+//! [`reducer::reduce`] over the partition's deliveries. Memory stays bounded: deliveries
+//! are processed in chunks and touched subjects are flushed in groups.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::utility::observation::{AttributionLevel, Observation, validate_observation};
+use crate::utility::reducer::{
+    self, MAX_CONFLICT_FINGERPRINTS, MAX_OBSERVATIONS, MAX_REJECTIONS, MAX_SUBJECTS,
+    ProjectionRequest, ReducerContext,
+};
+use crate::wire::json::{self, DumpOptions, Value};
+
+use super::packets::{self, Refusal};
+use super::{
+    BatchRow, ConflictRow, Counters, DeliveryRow, HISTORY_PER_SUBJECT, LedgerBackend, LedgerError,
+    LedgerResult, ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
+    order_key_text, order_prefix, split_order_key, subject_sort_key,
+};
+
+/// Valid deliveries handled per storage round.
+const CHUNK: usize = 512;
+/// Touched subjects kept before they are recomputed.
+const FLUSH_SUBJECTS: usize = 4096;
+/// Subjects recomputed per storage round.
+const SUBJECT_ROUND: usize = 256;
+
+/// Compact JSON in insertion order (stored subject state, export lines).
+pub const COMPACT: DumpOptions = DumpOptions {
+    indent: None,
+    item_sep: ",",
+    key_sep: ":",
+    sort_keys: false,
+    ensure_ascii: false,
+};
+
+/// One record of an append input.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    /// The bytes of one delivery and the line it starts on.
+    Item { line: u64, bytes: Vec<u8> },
+    /// A record refused before parsing (too large).
+    Refused {
+        line: u64,
+        reason_code: &'static str,
+        error: String,
+    },
+}
+
+/// What an append did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppendReport {
+    pub batch: BatchRow,
+    /// The first [`packets::MAX_REFUSALS`] refusals.
+    pub refusals: Vec<Refusal>,
+    pub high_water: i64,
+    pub backend: &'static str,
+}
+
+struct Prepared {
+    observation: Observation,
+    key: PartitionKey,
+    fingerprint: String,
+    subject_id: String,
+    order: String,
+}
+
+/// Parses and validates one delivery with the observation validator.
+pub fn prepare_delivery(bytes: &[u8]) -> Result<Observation, (&'static str, String)> {
+    let malformed = "observation_malformed";
+    let text = json::decode_utf8(bytes).map_err(|e| (malformed, e.message))?;
+    let value = json::parse(text).map_err(|e| (malformed, e.message))?;
+    if value.as_object().is_none() {
+        return Err((malformed, "observation must be an object".into()));
+    }
+    validate_observation(&value).map_err(|e| (e.reason.code(), e.message))
+}
+
+struct Aggregate {
+    row: ObservationRow,
+    fingerprints: BTreeSet<String>,
+    dirty: bool,
+}
+
+struct AppendState {
+    high_water: i64,
+    batch: BatchRow,
+    partitions: HashMap<PartitionKey, i64>,
+    partition_keys: HashMap<i64, PartitionKey>,
+    deltas: BTreeMap<i64, Counters>,
+    touched: BTreeSet<SubjectKey>,
+    refusals: Vec<Refusal>,
+}
+
+impl AppendState {
+    fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
+        self.batch.refused += 1;
+        if self.refusals.len() < packets::MAX_REFUSALS {
+            self.refusals.push(Refusal {
+                line,
+                reason_code,
+                error,
+            });
+        }
+    }
+
+    fn partition_id(
+        &mut self,
+        backend: &mut dyn LedgerBackend,
+        key: &PartitionKey,
+    ) -> LedgerResult<i64> {
+        if let Some(id) = self.partitions.get(key) {
+            return Ok(*id);
+        }
+        let id = match backend.find_partition(key)? {
+            Some(row) => row.partition_id,
+            None => backend.insert_partition(key)?,
+        };
+        self.partitions.insert(key.clone(), id);
+        self.partition_keys.insert(id, key.clone());
+        Ok(id)
+    }
+}
+
+/// Appends every record as one batch: validated deliveries are stored, refused ones
+/// are reported and never stored. The batch commits as a whole or not at all.
+pub fn append(
+    backend: &mut dyn LedgerBackend,
+    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+) -> LedgerResult<AppendReport> {
+    backend.begin_write()?;
+    match append_in_transaction(backend, records) {
+        Ok(report) => {
+            backend.commit()?;
+            Ok(report)
+        }
+        Err(err) => {
+            backend.rollback();
+            Err(err)
+        }
+    }
+}
+
+fn append_in_transaction(
+    backend: &mut dyn LedgerBackend,
+    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+) -> LedgerResult<AppendReport> {
+    let mut state = AppendState {
+        high_water: backend.high_water()?,
+        batch: BatchRow {
+            batch_id: backend.last_batch_id()? + 1,
+            ..BatchRow::default()
+        },
+        partitions: HashMap::new(),
+        partition_keys: HashMap::new(),
+        deltas: BTreeMap::new(),
+        touched: BTreeSet::new(),
+        refusals: Vec::new(),
+    };
+    let mut pending: Vec<Prepared> = Vec::with_capacity(CHUNK);
+    for record in records {
+        match record? {
+            Record::Refused {
+                line,
+                reason_code,
+                error,
+            } => {
+                state.batch.received += 1;
+                state.refuse(line, reason_code, error);
+            }
+            Record::Item { line, bytes } => {
+                state.batch.received += 1;
+                match prepare_delivery(&bytes) {
+                    Ok(observation) => {
+                        let fingerprint = observation.fingerprint();
+                        let subject_id = reducer::subject_id(&observation);
+                        let order =
+                            order_prefix(observation.created_instant, &observation.created_at);
+                        pending.push(Prepared {
+                            key: PartitionKey::of(&observation),
+                            observation,
+                            fingerprint,
+                            subject_id,
+                            order,
+                        });
+                    }
+                    Err((code, message)) => state.refuse(line, code, message),
+                }
+                if pending.len() >= CHUNK {
+                    process_chunk(backend, &mut state, &mut pending)?;
+                }
+            }
+        }
+    }
+    process_chunk(backend, &mut state, &mut pending)?;
+    flush_subjects(backend, &mut state)?;
+    let deltas: Vec<(i64, Counters)> = state
+        .deltas
+        .iter()
+        .filter(|(_, d)| !d.is_zero())
+        .map(|(id, d)| (*id, *d))
+        .collect();
+    backend.add_counters(&deltas)?;
+    if state.batch.first_seq > 0 {
+        state.batch.last_seq = state.high_water;
+    }
+    backend.record_batch(&state.batch)?;
+    Ok(AppendReport {
+        batch: state.batch,
+        refusals: state.refusals,
+        high_water: state.high_water,
+        backend: backend.backend_name(),
+    })
+}
+
+fn process_chunk(
+    backend: &mut dyn LedgerBackend,
+    state: &mut AppendState,
+    pending: &mut Vec<Prepared>,
+) -> LedgerResult<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let mut partition_ids = Vec::with_capacity(pending.len());
+    for p in pending.iter() {
+        partition_ids.push(state.partition_id(backend, &p.key)?);
+    }
+    let ids: Vec<String> = pending
+        .iter()
+        .map(|p| p.observation.observation_id.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut aggregates: HashMap<String, Aggregate> = backend
+        .load_observations(&ids)?
+        .into_iter()
+        .map(|row| {
+            let mut fingerprints: BTreeSet<String> = row.fingerprints.iter().cloned().collect();
+            fingerprints.insert(row.fingerprint.clone());
+            (
+                row.observation_id.clone(),
+                Aggregate {
+                    row,
+                    fingerprints,
+                    dirty: false,
+                },
+            )
+        })
+        .collect();
+    let mut deliveries = Vec::with_capacity(pending.len());
+    let mut new_versions: Vec<(String, String)> = Vec::new();
+    for (p, pid) in pending.drain(..).zip(partition_ids) {
+        state.high_water += 1;
+        let seq = state.high_water;
+        if state.batch.first_seq == 0 {
+            state.batch.first_seq = seq;
+        }
+        let delta = state.deltas.entry(pid).or_default();
+        delta.deliveries += 1;
+        let id = p.observation.observation_id.clone();
+        match aggregates.get_mut(&id) {
+            None => {
+                state.batch.appended += 1;
+                delta.accepted += 1;
+                state.touched.insert((pid, p.subject_id.clone()));
+                let mut fingerprints = BTreeSet::new();
+                fingerprints.insert(p.fingerprint.clone());
+                aggregates.insert(
+                    id.clone(),
+                    Aggregate {
+                        row: ObservationRow {
+                            observation_id: id,
+                            partition_id: pid,
+                            subject_id: p.subject_id.clone(),
+                            version_count: 1,
+                            delivery_count: 1,
+                            fingerprint: p.fingerprint.clone(),
+                            rep_seq: seq,
+                            rep_order: p.order.clone(),
+                            fingerprints: Vec::new(),
+                        },
+                        fingerprints,
+                        dirty: true,
+                    },
+                );
+            }
+            Some(agg) if agg.fingerprints.contains(&p.fingerprint) => {
+                state.batch.duplicate += 1;
+                delta.duplicate += 1;
+                agg.dirty = true;
+                agg.row.delivery_count += 1;
+                if p.fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
+                    agg.row.rep_seq = seq;
+                    agg.row.rep_order = p.order.clone();
+                    if agg.row.version_count == 1 {
+                        state
+                            .touched
+                            .insert((agg.row.partition_id, agg.row.subject_id.clone()));
+                    }
+                }
+                if agg.row.version_count > 1 {
+                    delta.rejected += 1;
+                }
+            }
+            Some(agg) => {
+                state.batch.conflicting += 1;
+                agg.dirty = true;
+                if agg.row.version_count == 1 {
+                    delta.accepted -= 1;
+                    delta.conflicting += 1;
+                    delta.rejected += agg.row.delivery_count + 1;
+                    new_versions.push((id.clone(), agg.row.fingerprint.clone()));
+                    state
+                        .touched
+                        .insert((agg.row.partition_id, agg.row.subject_id.clone()));
+                } else {
+                    delta.rejected += 1;
+                }
+                new_versions.push((id.clone(), p.fingerprint.clone()));
+                agg.fingerprints.insert(p.fingerprint.clone());
+                agg.row.version_count += 1;
+                agg.row.delivery_count += 1;
+            }
+        }
+        deliveries.push(DeliveryRow::from_observation(
+            &p.observation,
+            seq,
+            state.batch.batch_id,
+            pid,
+        ));
+    }
+    let mut changed: Vec<ObservationRow> = aggregates
+        .into_values()
+        .filter(|a| a.dirty)
+        .map(|a| a.row)
+        .collect();
+    changed.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
+    backend.write_chunk(&deliveries, &changed, &new_versions)?;
+    if state.touched.len() >= FLUSH_SUBJECTS {
+        flush_subjects(backend, state)?;
+    }
+    Ok(())
+}
+
+/// The reduced state of one subject from its representative deliveries (in
+/// `observation_id` order), or `None` when it has no accepted observation.
+pub fn reduce_stored_subject(
+    key: &SubjectKey,
+    partition: &PartitionKey,
+    rows: &[DeliveryRow],
+) -> LedgerResult<Option<SubjectRow>> {
+    let mut observations = Vec::with_capacity(rows.len());
+    for row in rows {
+        observations.push(row.observation(partition).ok_or_else(|| {
+            LedgerError::Storage(format!("delivery {} is not a valid observation", row.seq))
+        })?);
+    }
+    let Some(first) = observations.first() else {
+        return Ok(None);
+    };
+    let level = first.attribution_level;
+    let digests = first.memory_ref_digests.clone();
+    let refs: Vec<&Observation> = observations.iter().collect();
+    let state = reducer::reduce_subject(&key.1, level, &digests, &refs);
+    let mut order: Vec<usize> = (0..observations.len()).collect();
+    order.sort_by(|&a, &b| {
+        observations[a]
+            .order_key()
+            .cmp(&observations[b].order_key())
+            .then(rows[a].seq.cmp(&rows[b].seq))
+    });
+    let start = order.len().saturating_sub(HISTORY_PER_SUBJECT);
+    let history_seqs: Vec<i64> = order[start..].iter().map(|&i| rows[i].seq).collect();
+    let last = order
+        .last()
+        .map(|&i| order_key_text(&observations[i]))
+        .unwrap_or_default();
+    Ok(Some(SubjectRow {
+        partition_id: key.0,
+        subject_id: key.1.clone(),
+        sort_key: subject_sort_key(level, &digests, &key.1),
+        attribution_level: level.as_str().to_owned(),
+        review_state: state.review.state.to_owned(),
+        observation_count: i64::try_from(state.observation_count).unwrap_or(i64::MAX),
+        last_key: last,
+        state: json::dumps(&state.to_value(), COMPACT),
+        history_seqs,
+    }))
+}
+
+/// How a subject row contributes to its partition's subject counters.
+fn subject_counters(row: &SubjectRow, sign: i64) -> Counters {
+    let mut c = Counters {
+        subjects: sign,
+        ..Counters::default()
+    };
+    match row.attribution_level.as_str() {
+        "item" => c.item_subjects = sign,
+        "set" => c.set_subjects = sign,
+        _ => c.none_subjects = sign,
+    }
+    if row.review_state == "conflict" {
+        c.conflict_subjects = sign;
+    }
+    c
+}
+
+fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
+    let touched: Vec<SubjectKey> = std::mem::take(&mut state.touched).into_iter().collect();
+    for keys in touched.chunks(SUBJECT_ROUND) {
+        let olds = backend.load_subjects(keys)?;
+        let members = backend.subject_members(keys)?;
+        let mut puts = Vec::new();
+        let mut digests = Vec::new();
+        let mut deletes = Vec::new();
+        for ((key, old), rows) in keys.iter().zip(olds).zip(members) {
+            let partition = state
+                .partition_keys
+                .get(&key.0)
+                .ok_or_else(|| LedgerError::Storage(format!("partition {} is unknown", key.0)))?;
+            let new = reduce_stored_subject(key, partition, &rows)?;
+            let delta = state.deltas.entry(key.0).or_default();
+            if let Some(old) = &old {
+                delta.add(&subject_counters(old, -1));
+            }
+            match new {
+                Some(row) => {
+                    delta.add(&subject_counters(&row, 1));
+                    if old.is_none() && row.attribution_level != "item" {
+                        if let Some(first) = rows.first() {
+                            for d in first.memory_ref_digests.split(',') {
+                                digests.push((key.0, d.to_owned(), key.1.clone()));
+                            }
+                        }
+                    }
+                    puts.push(row);
+                }
+                None => {
+                    if old.is_some() {
+                        deletes.push(key.clone());
+                    }
+                }
+            }
+        }
+        backend.put_subjects(&puts, &digests)?;
+        backend.delete_subjects(&deletes)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------------------
+
+/// A page request of the ledger projection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: usize,
+    pub after: Option<String>,
+}
+
+/// The partition key of a validated reducer context.
+pub fn partition_key(context: &ReducerContext) -> PartitionKey {
+    PartitionKey {
+        agent_id: context.scope.agent_id.clone(),
+        project_id: context.scope.project_id.clone(),
+        corpus_id: context.scope.corpus_id.clone(),
+        surface_id: context.scope.surface_id.clone(),
+        retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
+        policy_snapshot_ref: context.policy_snapshot_ref.clone(),
+    }
+}
+
+fn with_read<T>(
+    backend: &mut dyn LedgerBackend,
+    op: impl FnOnce(&mut dyn LedgerBackend) -> LedgerResult<T>,
+) -> LedgerResult<T> {
+    backend.begin_read()?;
+    let result = op(backend);
+    backend.end_read();
+    result
+}
+
+/// True when `utility-project` would reduce this partition (not refuse it at a cap).
+pub fn within_v0_caps(counters: &Counters) -> bool {
+    counters.deliveries <= MAX_OBSERVATIONS as i64 && counters.subjects <= MAX_SUBJECTS as i64
+}
+
+/// Projects one partition: the exact `utility-project` packet within the v0 caps (and
+/// without paging), else a `memory_utility_ledger_projection_v0` page.
+pub fn project(
+    backend: &mut dyn LedgerBackend,
+    context: &ReducerContext,
+    paging: Option<&Paging>,
+) -> LedgerResult<Value> {
+    with_read(backend, |backend| {
+        let key = partition_key(context);
+        let partition = backend.find_partition(&key)?;
+        let counters = partition.as_ref().map(|p| p.counters).unwrap_or_default();
+        if paging.is_none() && within_v0_caps(&counters) {
+            let mut values = Vec::new();
+            if let Some(p) = &partition {
+                backend.partition_deliveries(p.partition_id, &mut |row| {
+                    let observation = row.observation(&key).ok_or_else(|| {
+                        LedgerError::Storage(format!("delivery {} is damaged", row.seq))
+                    })?;
+                    values.push(observation.to_value());
+                    Ok(())
+                })?;
+            }
+            return v0_projection(context, &values);
+        }
+        let paging = paging.cloned().unwrap_or(Paging {
+            limit: packets::MAX_PAGE,
+            after: None,
+        });
+        ledger_projection(backend, context, partition.as_ref(), &paging)
+    })
+}
+
+/// `utility-project` over `observations` in this context.
+pub fn v0_projection(context: &ReducerContext, observations: &[Value]) -> LedgerResult<Value> {
+    let scope = Value::Object(context.scope.to_map());
+    let retrieval = Value::from(context.retrieval_snapshot_ref.as_str());
+    let policy = Value::from(context.policy_snapshot_ref.as_str());
+    let version = Value::from(context.reducer_version.as_str());
+    reducer::reduce(&ProjectionRequest {
+        observations,
+        scope: &scope,
+        retrieval_snapshot_ref: &retrieval,
+        policy_snapshot_ref: &policy,
+        reducer_version: &version,
+        previous_projection: None,
+    })
+    .map_err(|e| LedgerError::Storage(format!("projection failed its readback: {e}")))
+}
+
+/// A stored subject with its bounded history, as ledger packets print it.
+fn subject_with_history(
+    backend: &mut dyn LedgerBackend,
+    partition: &PartitionKey,
+    row: &SubjectRow,
+) -> LedgerResult<Value> {
+    let mut value = json::parse(&row.state).map_err(|e| {
+        LedgerError::Storage(format!(
+            "subject {} state is damaged: {}",
+            row.subject_id, e.message
+        ))
+    })?;
+    let found = backend.deliveries_by_seq(&row.history_seqs)?;
+    let by_seq: HashMap<i64, &DeliveryRow> = found.iter().map(|d| (d.seq, d)).collect();
+    let mut history = Vec::with_capacity(row.history_seqs.len());
+    for seq in &row.history_seqs {
+        let observation = by_seq
+            .get(seq)
+            .and_then(|d| d.observation(partition))
+            .ok_or_else(|| {
+                LedgerError::Storage(format!(
+                    "history delivery {seq} of {} is missing",
+                    row.subject_id
+                ))
+            })?;
+        history.push(reducer::history_entry(&observation, &row.subject_id));
+    }
+    let truncated = row.observation_count > history.len() as i64;
+    if let Value::Object(map) = &mut value {
+        map.insert("observation_history", Value::Array(history));
+        map.insert("observation_history_truncated", truncated);
+    }
+    Ok(value)
+}
+
+fn conflict_record(c: &ConflictRow) -> Value {
+    let fingerprints: Vec<&String> = c
+        .fingerprints
+        .iter()
+        .take(MAX_CONFLICT_FINGERPRINTS)
+        .collect();
+    Value::Object(crate::obj! {
+        "observation_id" => c.observation_id.as_str(),
+        "reason_codes" => json::str_list(&[reducer::reason::CONFLICTING_DELIVERY]),
+        "delivery_count" => c.delivery_count,
+        "delivery_fingerprints" => json::str_list(&fingerprints),
+        "delivery_fingerprints_truncated" => c.version_count > MAX_CONFLICT_FINGERPRINTS as i64,
+        "quarantine_proposed" => true,
+        "automatic_deletion" => false,
+        "action_authority_granted" => false,
+    })
+}
+
+fn ledger_projection(
+    backend: &mut dyn LedgerBackend,
+    context: &ReducerContext,
+    partition: Option<&PartitionRow>,
+    paging: &Paging,
+) -> LedgerResult<Value> {
+    let key = partition_key(context);
+    let counters = partition.map(|p| p.counters).unwrap_or_default();
+    let mut subjects = Vec::new();
+    let mut next_after = None;
+    let mut conflicts = Vec::new();
+    let mut last = None;
+    if let Some(p) = partition {
+        let after_key = match &paging.after {
+            None => None,
+            Some(after) => {
+                let found = backend.load_subjects(&[(p.partition_id, after.clone())])?;
+                match found.into_iter().next().flatten() {
+                    Some(row) => Some(row.sort_key),
+                    None => {
+                        return Err(LedgerError::Request(
+                            "--after must name a subject_id of this partition (the next_after of the previous page)"
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        };
+        let mut rows =
+            backend.subjects_page(p.partition_id, after_key.as_deref(), paging.limit + 1)?;
+        if rows.len() > paging.limit {
+            rows.truncate(paging.limit);
+            next_after = rows.last().map(|r| r.subject_id.clone());
+        }
+        for row in &rows {
+            subjects.push(subject_with_history(backend, &key, row)?);
+        }
+        conflicts = backend
+            .conflicts(p.partition_id, MAX_REJECTIONS)?
+            .iter()
+            .map(conflict_record)
+            .collect();
+        last = backend
+            .latest_key(p.partition_id)?
+            .as_deref()
+            .and_then(split_order_key);
+    } else if paging.after.is_some() {
+        return Err(LedgerError::Request(
+            "--after must name a subject_id of this partition (the next_after of the previous page)"
+                .into(),
+        ));
+    }
+    Ok(packets::ledger_projection(
+        context,
+        &counters,
+        packets::Page {
+            limit: paging.limit,
+            after: paging.after.clone(),
+            next_after,
+        },
+        subjects,
+        conflicts,
+        last,
+    ))
+}
+
+/// The subjects of a partition that contain any of `digests` (sorted, unique).
+pub fn subjects(
+    backend: &mut dyn LedgerBackend,
+    context: &ReducerContext,
+    digests: &[String],
+) -> LedgerResult<Value> {
+    with_read(backend, |backend| {
+        let key = partition_key(context);
+        let mut found: BTreeMap<String, SubjectRow> = BTreeMap::new();
+        let mut matched: BTreeSet<String> = BTreeSet::new();
+        if let Some(p) = backend.find_partition(&key)? {
+            let item_keys: Vec<SubjectKey> = digests
+                .iter()
+                .map(|d| {
+                    (
+                        p.partition_id,
+                        reducer::subject_id_for(
+                            AttributionLevel::Item,
+                            std::slice::from_ref(d),
+                            "",
+                        ),
+                    )
+                })
+                .collect();
+            for (d, row) in digests.iter().zip(backend.load_subjects(&item_keys)?) {
+                if let Some(row) = row {
+                    matched.insert(d.clone());
+                    found.insert(row.sort_key.clone(), row);
+                }
+            }
+            for d in digests {
+                for row in backend.subjects_with_digest(p.partition_id, d)? {
+                    matched.insert(d.clone());
+                    found.insert(row.sort_key.clone(), row);
+                }
+            }
+        }
+        let mut values = Vec::with_capacity(found.len());
+        for row in found.values() {
+            values.push(subject_with_history(backend, &key, row)?);
+        }
+        let missing: Vec<&String> = digests.iter().filter(|d| !matched.contains(*d)).collect();
+        Ok(packets::subject_packet(context, digests, &missing, values))
+    })
+}
+
+/// Writes every delivery (of one partition, or all after `after_seq`) as a JSON line,
+/// in ledger order. Returns the number of lines.
+pub fn export(
+    backend: &mut dyn LedgerBackend,
+    partition: Option<&PartitionKey>,
+    after_seq: i64,
+    write: &mut dyn FnMut(&str) -> LedgerResult<()>,
+) -> LedgerResult<u64> {
+    with_read(backend, |backend| {
+        let mut count = 0u64;
+        let partitions: HashMap<i64, PartitionKey> = backend
+            .partitions()?
+            .into_iter()
+            .map(|p| (p.partition_id, p.key))
+            .collect();
+        let mut emit = |row: DeliveryRow| -> LedgerResult<()> {
+            if row.seq <= after_seq {
+                return Ok(());
+            }
+            let key = partitions.get(&row.partition_id).ok_or_else(|| {
+                LedgerError::Storage(format!("delivery {} has no partition", row.seq))
+            })?;
+            let observation = row
+                .observation(key)
+                .ok_or_else(|| LedgerError::Storage(format!("delivery {} is damaged", row.seq)))?;
+            let mut line = json::dumps(&observation.to_value(), COMPACT);
+            line.push('\n');
+            count += 1;
+            write(&line)
+        };
+        match partition {
+            Some(key) => {
+                let id = partitions
+                    .iter()
+                    .find(|(_, k)| *k == key)
+                    .map(|(id, _)| *id);
+                if let Some(id) = id {
+                    backend.partition_deliveries(id, &mut emit)?;
+                }
+            }
+            None => backend.all_deliveries(after_seq, &mut emit)?,
+        }
+        Ok(count)
+    })
+}
+
+/// What verify found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VerifyReport {
+    pub backend: &'static str,
+    pub high_water: i64,
+    pub batches: i64,
+    pub partitions: i64,
+    pub deliveries: i64,
+    pub observations: i64,
+    pub subjects: i64,
+    /// The first difference between stored and recomputed state.
+    pub first_difference: Option<String>,
+}
+
+/// Recomputes every aggregate, subject and counter from the raw deliveries and compares.
+pub fn verify(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyReport> {
+    with_read(backend, verify_in_snapshot)
+}
+
+fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyReport> {
+    let mut report = VerifyReport {
+        backend: backend.backend_name(),
+        high_water: backend.high_water()?,
+        ..VerifyReport::default()
+    };
+    let partitions: BTreeMap<i64, PartitionRow> = backend
+        .partitions()?
+        .into_iter()
+        .map(|p| (p.partition_id, p))
+        .collect();
+    report.partitions = partitions.len() as i64;
+    let mut expected: BTreeMap<i64, Counters> = BTreeMap::new();
+    let mut diff: Option<String> = None;
+
+    // Phase 1: every observation aggregate from its deliveries.
+    backend.verify_observations(&mut |group, stored| {
+        if diff.is_some() {
+            return Ok(());
+        }
+        report.deliveries += group.len() as i64;
+        if stored.is_some() {
+            report.observations += 1;
+        }
+        diff = check_observation(&partitions, &group, stored.as_ref(), &mut expected);
+        Ok(())
+    })?;
+    // Phase 2: every subject from its accepted observations.
+    let mut latest: BTreeMap<i64, String> = BTreeMap::new();
+    let mut digest_rows: Vec<(i64, String, String)> = Vec::new();
+    if diff.is_none() {
+        backend.verify_subjects(&mut |key, rows, stored| {
+            if diff.is_some() {
+                return Ok(());
+            }
+            if stored.is_some() {
+                report.subjects += 1;
+            }
+            let Some(partition) = partitions.get(&key.0) else {
+                diff = Some(format!("subject {} has no partition", key.1));
+                return Ok(());
+            };
+            let recomputed = match reduce_stored_subject(&key, &partition.key, &rows) {
+                Ok(r) => r,
+                Err(e) => {
+                    diff = Some(e.to_string());
+                    return Ok(());
+                }
+            };
+            match (&recomputed, &stored) {
+                (None, Some(_)) => {
+                    diff = Some(format!("subject {} has no accepted observation", key.1));
+                }
+                (Some(_), None) => {
+                    diff = Some(format!("subject {} is missing", key.1));
+                }
+                (Some(want), Some(have)) if want != have => {
+                    diff = Some(format!(
+                        "subject {} differs from its recomputed state{}",
+                        key.1,
+                        subject_field_difference(want, have)
+                    ));
+                }
+                _ => {}
+            }
+            if let Some(row) = &recomputed {
+                expected
+                    .entry(key.0)
+                    .or_default()
+                    .add(&subject_counters(row, 1));
+                let slot = latest.entry(key.0).or_default();
+                if row.last_key > *slot {
+                    *slot = row.last_key.clone();
+                }
+                if row.attribution_level != "item"
+                    && let Some(first) = rows.first()
+                {
+                    for d in first.memory_ref_digests.split(',') {
+                        digest_rows.push((key.0, key.1.clone(), d.to_owned()));
+                    }
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if diff.is_none() {
+        digest_rows.sort();
+        let stored_digests = backend.all_subject_digests()?;
+        if stored_digests != digest_rows {
+            diff = Some("the digest index differs from the subjects' digests".into());
+        }
+    }
+    if diff.is_none() {
+        for (id, p) in &partitions {
+            let want = expected.get(id).copied().unwrap_or_default();
+            if want != p.counters {
+                diff = Some(format!(
+                    "partition {id} counters differ: stored {:?}, recomputed {:?}",
+                    p.counters.to_array(),
+                    want.to_array()
+                ));
+                break;
+            }
+            let stored_latest = backend.latest_key(*id)?;
+            if stored_latest != latest.get(id).cloned() {
+                diff = Some(format!("partition {id} latest observation differs"));
+                break;
+            }
+        }
+    }
+    if diff.is_none() {
+        if let Some(extra) = expected.keys().find(|id| !partitions.contains_key(id)) {
+            diff = Some(format!(
+                "deliveries name partition {extra}, which does not exist"
+            ));
+        }
+    }
+    let batches = backend.batches()?;
+    report.batches = batches.len() as i64;
+    if diff.is_none() {
+        let stored: i64 = batches
+            .iter()
+            .map(|b| b.appended + b.duplicate + b.conflicting)
+            .sum();
+        let max_seq = batches.iter().map(|b| b.last_seq).max().unwrap_or(0);
+        if stored != report.deliveries {
+            diff = Some(format!(
+                "batches account for {stored} deliveries, the ledger holds {}",
+                report.deliveries
+            ));
+        } else if max_seq != report.high_water {
+            diff = Some(format!(
+                "the last batch ends at sequence {max_seq}, the ledger's high water is {}",
+                report.high_water
+            ));
+        }
+    }
+    report.first_difference = diff;
+    Ok(report)
+}
+
+fn subject_field_difference(want: &SubjectRow, have: &SubjectRow) -> String {
+    let fields = [
+        ("sort_key", want.sort_key != have.sort_key),
+        (
+            "attribution_level",
+            want.attribution_level != have.attribution_level,
+        ),
+        ("review_state", want.review_state != have.review_state),
+        (
+            "observation_count",
+            want.observation_count != have.observation_count,
+        ),
+        ("last_key", want.last_key != have.last_key),
+        ("state", want.state != have.state),
+        ("history", want.history_seqs != have.history_seqs),
+    ];
+    fields
+        .iter()
+        .find(|(_, differs)| *differs)
+        .map(|(name, _)| format!(" ({name})"))
+        .unwrap_or_default()
+}
+
+/// Recomputes one id's aggregate from its deliveries (sequence order) and compares.
+fn check_observation(
+    partitions: &BTreeMap<i64, PartitionRow>,
+    group: &[DeliveryRow],
+    stored: Option<&ObservationRow>,
+    expected: &mut BTreeMap<i64, Counters>,
+) -> Option<String> {
+    let Some(first) = group.first() else {
+        return stored.map(|s| format!("observation {} has no delivery", s.observation_id));
+    };
+    let id = &first.observation_id;
+    let Some(stored) = stored else {
+        return Some(format!("observation {id} has deliveries but no aggregate"));
+    };
+    let mut fingerprints: Vec<String> = Vec::new();
+    let mut rep: Option<(String, i64)> = None;
+    let mut subject = String::new();
+    for row in group {
+        let Some(partition) = partitions.get(&row.partition_id) else {
+            return Some(format!("delivery {} names an unknown partition", row.seq));
+        };
+        let Some(observation) = row.observation(&partition.key) else {
+            return Some(format!("delivery {} is not a valid observation", row.seq));
+        };
+        match validate_observation(&observation.to_value()) {
+            Ok(again) if again == observation => {}
+            _ => return Some(format!("delivery {} is not a valid observation", row.seq)),
+        }
+        if row.partition_id != first.partition_id {
+            return Some(format!("observation {id} spans two partitions"));
+        }
+        let fp = observation.fingerprint();
+        if fingerprints.is_empty() || !fingerprints.contains(&fp) {
+            fingerprints.push(fp.clone());
+        }
+        if fp == fingerprints[0] {
+            let order = order_prefix(observation.created_instant, &observation.created_at);
+            if rep.as_ref().is_none_or(|(o, _)| order < *o) {
+                rep = Some((order, row.seq));
+            }
+        }
+        subject = reducer::subject_id(&observation);
+    }
+    let deliveries = group.len() as i64;
+    let versions = fingerprints.len() as i64;
+    let delta = expected.entry(first.partition_id).or_default();
+    delta.deliveries += deliveries;
+    delta.duplicate += deliveries - versions;
+    if versions > 1 {
+        delta.conflicting += 1;
+        delta.rejected += deliveries;
+    } else {
+        delta.accepted += 1;
+    }
+    let (rep_order, rep_seq) = rep.unwrap_or_default();
+    let mut sorted = fingerprints.clone();
+    sorted.sort();
+    let want_fingerprints = if versions > 1 { sorted } else { Vec::new() };
+    let want = ObservationRow {
+        observation_id: id.clone(),
+        partition_id: first.partition_id,
+        subject_id: subject,
+        version_count: versions,
+        delivery_count: deliveries,
+        fingerprint: fingerprints[0].clone(),
+        rep_seq,
+        rep_order,
+        fingerprints: want_fingerprints,
+    };
+    (want != *stored).then(|| format!("observation {id} aggregate differs from its deliveries"))
+}

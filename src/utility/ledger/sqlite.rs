@@ -1,0 +1,1014 @@
+//! The SQLite backend of the utility ledger: one file, WAL, `synchronous=FULL`.
+//!
+//! Owns the file's creation (mode 0600, parent directories 0700, never over an existing
+//! file), its schema and every SQL statement of this backend. An append is one
+//! `BEGIN IMMEDIATE` transaction: concurrent appenders wait on the busy timeout and retry
+//! taking the lock, and what a committed batch wrote survives a crash. A file that is not
+//! a ledger is reported, never replaced or truncated.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension as _, Row, params};
+
+use super::{
+    BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION,
+    LedgerBackend, LedgerError, LedgerResult, ObservationRow, PartitionKey, PartitionRow,
+    SubjectKey, SubjectRow,
+};
+
+/// How long one append waits for another to release the ledger.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
+
+const SCHEMA: &str = "
+CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE partitions (
+    partition_id INTEGER PRIMARY KEY,
+    agent_id TEXT NOT NULL,
+    project_id TEXT NOT NULL,
+    corpus_id TEXT NOT NULL,
+    surface_id TEXT NOT NULL,
+    retrieval_snapshot_ref TEXT NOT NULL,
+    policy_snapshot_ref TEXT NOT NULL,
+    delivery_count INTEGER NOT NULL DEFAULT 0,
+    accepted_count INTEGER NOT NULL DEFAULT 0,
+    duplicate_count INTEGER NOT NULL DEFAULT 0,
+    conflicting_count INTEGER NOT NULL DEFAULT 0,
+    rejected_count INTEGER NOT NULL DEFAULT 0,
+    subject_count INTEGER NOT NULL DEFAULT 0,
+    item_subject_count INTEGER NOT NULL DEFAULT 0,
+    set_subject_count INTEGER NOT NULL DEFAULT 0,
+    none_subject_count INTEGER NOT NULL DEFAULT 0,
+    conflict_subject_count INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (agent_id, project_id, corpus_id, surface_id, retrieval_snapshot_ref, policy_snapshot_ref)
+);
+CREATE TABLE batches (
+    batch_id INTEGER PRIMARY KEY,
+    first_seq INTEGER NOT NULL,
+    last_seq INTEGER NOT NULL,
+    received INTEGER NOT NULL,
+    appended INTEGER NOT NULL,
+    duplicate INTEGER NOT NULL,
+    conflicting INTEGER NOT NULL,
+    refused INTEGER NOT NULL
+);
+CREATE TABLE deliveries (
+    seq INTEGER PRIMARY KEY,
+    batch_id INTEGER NOT NULL,
+    partition_id INTEGER NOT NULL,
+    observation_id TEXT NOT NULL,
+    application_receipt_id TEXT NOT NULL,
+    memory_ref_digests TEXT NOT NULL,
+    outcome_ref TEXT NOT NULL,
+    utility_label TEXT NOT NULL,
+    attribution_level TEXT NOT NULL,
+    evidence_basis TEXT NOT NULL,
+    confidence REAL NOT NULL,
+    reason_codes TEXT NOT NULL,
+    evidence_refs TEXT NOT NULL,
+    evaluator_ref TEXT NOT NULL,
+    evaluation_version TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX deliveries_by_partition ON deliveries (partition_id, seq);
+CREATE TABLE observations (
+    observation_id TEXT PRIMARY KEY,
+    partition_id INTEGER NOT NULL,
+    subject_id TEXT NOT NULL,
+    version_count INTEGER NOT NULL,
+    delivery_count INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    rep_seq INTEGER NOT NULL,
+    rep_order TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX observations_by_subject ON observations (partition_id, subject_id, observation_id);
+CREATE INDEX observations_conflicting ON observations (partition_id, observation_id)
+    WHERE version_count > 1;
+CREATE TABLE conflict_versions (
+    observation_id TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    PRIMARY KEY (observation_id, fingerprint)
+) WITHOUT ROWID;
+CREATE TABLE subjects (
+    partition_id INTEGER NOT NULL,
+    subject_id TEXT NOT NULL,
+    sort_key TEXT NOT NULL,
+    attribution_level TEXT NOT NULL,
+    review_state TEXT NOT NULL,
+    observation_count INTEGER NOT NULL,
+    last_key TEXT NOT NULL,
+    state TEXT NOT NULL,
+    history_seqs TEXT NOT NULL,
+    UNIQUE (partition_id, subject_id)
+);
+CREATE INDEX subjects_by_sort ON subjects (partition_id, sort_key);
+CREATE INDEX subjects_by_latest ON subjects (partition_id, last_key);
+CREATE TABLE subject_digests (
+    partition_id INTEGER NOT NULL,
+    memory_ref_digest TEXT NOT NULL,
+    subject_id TEXT NOT NULL,
+    PRIMARY KEY (partition_id, memory_ref_digest, subject_id)
+) WITHOUT ROWID;
+";
+
+const DELIVERY_COLUMNS: &str = "seq, batch_id, partition_id, observation_id, \
+    application_receipt_id, memory_ref_digests, outcome_ref, utility_label, \
+    attribution_level, evidence_basis, confidence, reason_codes, evidence_refs, \
+    evaluator_ref, evaluation_version, created_at";
+
+const DELIVERY_COLUMNS_D: &str = "d.seq, d.batch_id, d.partition_id, d.observation_id, \
+    d.application_receipt_id, d.memory_ref_digests, d.outcome_ref, d.utility_label, \
+    d.attribution_level, d.evidence_basis, d.confidence, d.reason_codes, d.evidence_refs, \
+    d.evaluator_ref, d.evaluation_version, d.created_at";
+
+const SUBJECT_COLUMNS: &str = "partition_id, subject_id, sort_key, attribution_level, \
+    review_state, observation_count, last_key, state, history_seqs";
+
+const SUBJECT_COLUMNS_S: &str = "s.partition_id, s.subject_id, s.sort_key, \
+    s.attribution_level, s.review_state, s.observation_count, s.last_key, s.state, \
+    s.history_seqs";
+
+const PARTITION_COLUMNS: &str = "partition_id, agent_id, project_id, corpus_id, surface_id, \
+    retrieval_snapshot_ref, policy_snapshot_ref, delivery_count, accepted_count, \
+    duplicate_count, conflicting_count, rejected_count, subject_count, item_subject_count, \
+    set_subject_count, none_subject_count, conflict_subject_count";
+
+/// Maps a SQLite failure to the ledger's error (no paths, no SQL).
+pub fn map_error(err: &rusqlite::Error) -> LedgerError {
+    use rusqlite::ErrorCode as C;
+    let detail = match err {
+        rusqlite::Error::SqliteFailure(e, Some(msg)) => format!("{msg} ({})", e.extended_code),
+        rusqlite::Error::SqliteFailure(e, None) => format!("{e}"),
+        other => other.to_string(),
+    };
+    match err.sqlite_error_code() {
+        Some(C::NotADatabase | C::DatabaseCorrupt) => LedgerError::Corrupt(detail),
+        Some(C::DatabaseBusy | C::DatabaseLocked) => LedgerError::Busy,
+        Some(C::ReadOnly | C::PermissionDenied) => LedgerError::ReadOnly(detail),
+        Some(C::DiskFull) => LedgerError::DiskFull,
+        Some(C::CannotOpen) => {
+            LedgerError::Storage(format!("cannot open the ledger file: {detail}"))
+        }
+        _ => LedgerError::Storage(detail),
+    }
+}
+
+impl From<rusqlite::Error> for LedgerError {
+    fn from(err: rusqlite::Error) -> LedgerError {
+        map_error(&err)
+    }
+}
+
+fn sq<T>(result: rusqlite::Result<T>) -> LedgerResult<T> {
+    result.map_err(|e| map_error(&e))
+}
+
+fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs `op` again while SQLite reports the database busy, up to [`BUSY_TIMEOUT`].
+fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> LedgerResult<T> {
+    let start = Instant::now();
+    let mut pause = 2u64;
+    loop {
+        match op() {
+            Err(err) if is_busy(&err) && start.elapsed() < BUSY_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(pause));
+                pause = (pause * 2).min(50);
+            }
+            other => return sq(other),
+        }
+    }
+}
+
+fn io_error(err: &std::io::Error) -> LedgerError {
+    match err.raw_os_error() {
+        Some(28) => LedgerError::DiskFull,
+        Some(13 | 30 | 1) => {
+            LedgerError::ReadOnly(format!("cannot create the ledger file ({})", err.kind()))
+        }
+        _ => LedgerError::Storage(format!("cannot create the ledger file ({})", err.kind())),
+    }
+}
+
+fn delivery(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
+    Ok(DeliveryRow {
+        seq: row.get(0)?,
+        batch_id: row.get(1)?,
+        partition_id: row.get(2)?,
+        observation_id: row.get(3)?,
+        application_receipt_id: row.get(4)?,
+        memory_ref_digests: row.get(5)?,
+        outcome_ref: row.get(6)?,
+        utility_label: row.get(7)?,
+        attribution_level: row.get(8)?,
+        evidence_basis: row.get(9)?,
+        confidence: row.get(10)?,
+        reason_codes: row.get(11)?,
+        evidence_refs: row.get(12)?,
+        evaluator_ref: row.get(13)?,
+        evaluation_version: row.get(14)?,
+        created_at: row.get(15)?,
+    })
+}
+
+/// Parses the stored `history_seqs` text.
+pub fn parse_seqs(text: &str) -> Vec<i64> {
+    text.split(',').filter_map(|s| s.parse().ok()).collect()
+}
+
+/// The stored `history_seqs` text.
+pub fn format_seqs(seqs: &[i64]) -> String {
+    seqs.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn subject(row: &Row<'_>) -> rusqlite::Result<SubjectRow> {
+    let seqs: String = row.get(8)?;
+    Ok(SubjectRow {
+        partition_id: row.get(0)?,
+        subject_id: row.get(1)?,
+        sort_key: row.get(2)?,
+        attribution_level: row.get(3)?,
+        review_state: row.get(4)?,
+        observation_count: row.get(5)?,
+        last_key: row.get(6)?,
+        state: row.get(7)?,
+        history_seqs: parse_seqs(&seqs),
+    })
+}
+
+fn partition(row: &Row<'_>) -> rusqlite::Result<PartitionRow> {
+    let mut counters = [0i64; 10];
+    for (i, c) in counters.iter_mut().enumerate() {
+        *c = row.get(7 + i)?;
+    }
+    Ok(PartitionRow {
+        partition_id: row.get(0)?,
+        key: PartitionKey {
+            agent_id: row.get(1)?,
+            project_id: row.get(2)?,
+            corpus_id: row.get(3)?,
+            surface_id: row.get(4)?,
+            retrieval_snapshot_ref: row.get(5)?,
+            policy_snapshot_ref: row.get(6)?,
+        },
+        counters: Counters::from_array(counters),
+    })
+}
+
+/// The SQLite ledger at one path. The connection is opened by the first transaction.
+pub struct SqliteLedger {
+    path: PathBuf,
+    conn: Option<Connection>,
+}
+
+impl SqliteLedger {
+    /// A ledger at `path` (created by the first append).
+    pub fn new(path: PathBuf) -> SqliteLedger {
+        SqliteLedger { path, conn: None }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&mut self) -> LedgerResult<&mut Connection> {
+        self.conn
+            .as_mut()
+            .ok_or_else(|| LedgerError::Storage("the ledger is not open".into()))
+    }
+
+    /// Creates the file (0600) and missing parent directories (0700) when absent.
+    fn create_file(&self) -> LedgerResult<()> {
+        use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) if meta.is_dir() => return Err(LedgerError::NotAFile),
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_error(&e)),
+        }
+        if let Some(parent) = self.path.parent()
+            && !parent.as_os_str().is_empty()
+            && !parent.exists()
+        {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(|e| io_error(&e))?;
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&self.path)
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(io_error(&e)),
+        }
+    }
+
+    fn open_existing(&mut self) -> LedgerResult<()> {
+        if self.conn.is_some() {
+            return Ok(());
+        }
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if meta.is_dir() => return Err(LedgerError::NotAFile),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LedgerError::Missing),
+            Err(e) => return Err(io_error(&e)),
+        }
+        let conn = sq(Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        ))?;
+        sq(conn.busy_timeout(BUSY_TIMEOUT))?;
+        sq(conn.pragma_update(None, "cache_size", -16_000))?;
+        self.conn = Some(conn);
+        Ok(())
+    }
+
+    /// The schema version check; `Ok(false)` on a database without tables.
+    fn check_schema(conn: &Connection) -> LedgerResult<bool> {
+        let tables: i64 =
+            sq(conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)))?;
+        if tables == 0 {
+            return Ok(false);
+        }
+        let has_meta: i64 = sq(conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'ledger_meta'",
+            [],
+            |r| r.get(0),
+        ))?;
+        if has_meta == 0 {
+            return Err(LedgerError::NotALedger);
+        }
+        let version: Option<String> = sq(conn
+            .query_row(
+                "SELECT value FROM ledger_meta WHERE key = 'ledger_schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional())?;
+        check_version(version.as_deref())?;
+        Ok(true)
+    }
+}
+
+/// Accepts exactly [`LEDGER_SCHEMA_VERSION`]; a newer one is refused, never migrated down.
+pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
+    let Some(text) = version else {
+        return Err(LedgerError::NotALedger);
+    };
+    match text.trim().parse::<i64>() {
+        Ok(v) if v == LEDGER_SCHEMA_VERSION => Ok(()),
+        Ok(v) if v > LEDGER_SCHEMA_VERSION => Err(LedgerError::NewerSchema(v)),
+        _ => Err(LedgerError::UnknownSchema(
+            text.chars().take(40).collect::<String>(),
+        )),
+    }
+}
+
+impl LedgerBackend for SqliteLedger {
+    fn backend_name(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn begin_write(&mut self) -> LedgerResult<()> {
+        self.create_file()?;
+        // Refuse a file that cannot be written before SQLite opens it (it would fall
+        // back to read-only or fail with a less helpful message).
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open(&self.path) {
+            return Err(io_error(&e));
+        }
+        self.open_existing()?;
+        let conn = self.conn()?;
+        // Check what the file holds before anything is written to it: a foreign database
+        // or a newer ledger stays byte for byte as it was.
+        Self::check_schema(conn)?;
+        let mode: String =
+            retry_busy(|| conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(LedgerError::Storage(format!(
+                "the ledger file cannot use write-ahead logging (journal mode {mode})"
+            )));
+        }
+        sq(conn.pragma_update(None, "synchronous", "FULL"))?;
+        retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+        let ready = match Self::check_schema(conn) {
+            Ok(ready) => ready,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        };
+        if !ready {
+            let init = conn.execute_batch(SCHEMA).and_then(|()| {
+                conn.execute(
+                    "INSERT INTO ledger_meta (key, value) VALUES ('ledger_schema_version', ?1), \
+                     ('ledger_format', 'reward_memory_utility_ledger')",
+                    params![LEDGER_SCHEMA_VERSION.to_string()],
+                )
+            });
+            if let Err(e) = init {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(map_error(&e));
+            }
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        if let Err(e) = conn.execute_batch("COMMIT") {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(map_error(&e));
+        }
+        Ok(())
+    }
+
+    fn rollback(&mut self) {
+        if let Some(conn) = self.conn.as_mut()
+            && !conn.is_autocommit()
+        {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+    }
+
+    fn begin_read(&mut self) -> LedgerResult<()> {
+        self.open_existing()?;
+        let conn = self.conn()?;
+        retry_busy(|| conn.execute_batch("BEGIN"))?;
+        match Self::check_schema(conn) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                Err(LedgerError::Missing)
+            }
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    fn end_read(&mut self) {
+        self.rollback();
+    }
+
+    fn high_water(&mut self) -> LedgerResult<i64> {
+        let conn = self.conn()?;
+        sq(
+            conn.query_row("SELECT coalesce(max(seq), 0) FROM deliveries", [], |r| {
+                r.get(0)
+            }),
+        )
+    }
+
+    fn last_batch_id(&mut self) -> LedgerResult<i64> {
+        let conn = self.conn()?;
+        sq(
+            conn.query_row("SELECT coalesce(max(batch_id), 0) FROM batches", [], |r| {
+                r.get(0)
+            }),
+        )
+    }
+
+    fn record_batch(&mut self, b: &BatchRow) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        sq(conn.execute(
+            "INSERT INTO batches (batch_id, first_seq, last_seq, received, appended, duplicate, \
+             conflicting, refused) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                b.batch_id,
+                b.first_seq,
+                b.last_seq,
+                b.received,
+                b.appended,
+                b.duplicate,
+                b.conflicting,
+                b.refused
+            ],
+        ))
+        .map(|_| ())
+    }
+
+    fn find_partition(&mut self, key: &PartitionKey) -> LedgerResult<Option<PartitionRow>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {PARTITION_COLUMNS} FROM partitions WHERE agent_id = ?1 AND project_id = ?2 \
+             AND corpus_id = ?3 AND surface_id = ?4 AND retrieval_snapshot_ref = ?5 \
+             AND policy_snapshot_ref = ?6"
+        )))?;
+        sq(stmt
+            .query_row(
+                params![
+                    key.agent_id,
+                    key.project_id,
+                    key.corpus_id,
+                    key.surface_id,
+                    key.retrieval_snapshot_ref,
+                    key.policy_snapshot_ref
+                ],
+                partition,
+            )
+            .optional())
+    }
+
+    fn partitions(&mut self) -> LedgerResult<Vec<PartitionRow>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare(&format!(
+            "SELECT {PARTITION_COLUMNS} FROM partitions ORDER BY partition_id"
+        )))?;
+        let rows = sq(stmt.query_map([], partition))?;
+        rows.map(sq).collect()
+    }
+
+    fn insert_partition(&mut self, key: &PartitionKey) -> LedgerResult<i64> {
+        let conn = self.conn()?;
+        let id: i64 = sq(conn.query_row(
+            "SELECT coalesce(max(partition_id), 0) + 1 FROM partitions",
+            [],
+            |r| r.get(0),
+        ))?;
+        sq(conn.execute(
+            "INSERT INTO partitions (partition_id, agent_id, project_id, corpus_id, surface_id, \
+             retrieval_snapshot_ref, policy_snapshot_ref) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id,
+                key.agent_id,
+                key.project_id,
+                key.corpus_id,
+                key.surface_id,
+                key.retrieval_snapshot_ref,
+                key.policy_snapshot_ref
+            ],
+        ))?;
+        Ok(id)
+    }
+
+    fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        let sets: Vec<String> = COUNTER_COLUMNS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c} = {c} + ?{}", i + 2))
+            .collect();
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "UPDATE partitions SET {} WHERE partition_id = ?1",
+            sets.join(", ")
+        )))?;
+        for (id, d) in deltas {
+            let a = d.to_array();
+            sq(stmt.execute(params![
+                id, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]
+            ]))?;
+        }
+        Ok(())
+    }
+
+    fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare_cached(
+            "SELECT observation_id, partition_id, subject_id, version_count, delivery_count, \
+             fingerprint, rep_seq, rep_order FROM observations WHERE observation_id = ?1",
+        ))?;
+        let mut versions = sq(conn.prepare_cached(
+            "SELECT fingerprint FROM conflict_versions WHERE observation_id = ?1 \
+             ORDER BY fingerprint",
+        ))?;
+        let mut out = Vec::new();
+        for id in ids {
+            let row = sq(stmt
+                .query_row(params![id], |r| {
+                    Ok(ObservationRow {
+                        observation_id: r.get(0)?,
+                        partition_id: r.get(1)?,
+                        subject_id: r.get(2)?,
+                        version_count: r.get(3)?,
+                        delivery_count: r.get(4)?,
+                        fingerprint: r.get(5)?,
+                        rep_seq: r.get(6)?,
+                        rep_order: r.get(7)?,
+                        fingerprints: Vec::new(),
+                    })
+                })
+                .optional())?;
+            if let Some(mut row) = row {
+                if row.version_count > 1 {
+                    let fps = sq(versions.query_map(params![id], |r| r.get::<_, String>(0)))?;
+                    row.fingerprints = fps.map(sq).collect::<LedgerResult<_>>()?;
+                }
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_chunk(
+        &mut self,
+        deliveries: &[DeliveryRow],
+        observations: &[ObservationRow],
+        conflict_versions: &[(String, String)],
+    ) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        {
+            let mut stmt = sq(conn.prepare_cached(&format!(
+                "INSERT INTO deliveries ({DELIVERY_COLUMNS}) VALUES \
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+            )))?;
+            for d in deliveries {
+                sq(stmt.execute(params![
+                    d.seq,
+                    d.batch_id,
+                    d.partition_id,
+                    d.observation_id,
+                    d.application_receipt_id,
+                    d.memory_ref_digests,
+                    d.outcome_ref,
+                    d.utility_label,
+                    d.attribution_level,
+                    d.evidence_basis,
+                    d.confidence,
+                    d.reason_codes,
+                    d.evidence_refs,
+                    d.evaluator_ref,
+                    d.evaluation_version,
+                    d.created_at
+                ]))?;
+            }
+        }
+        {
+            let mut stmt = sq(conn.prepare_cached(
+                "INSERT INTO observations (observation_id, partition_id, subject_id, \
+                 version_count, delivery_count, fingerprint, rep_seq, rep_order) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                 ON CONFLICT (observation_id) DO UPDATE SET version_count = excluded.version_count, \
+                 delivery_count = excluded.delivery_count, rep_seq = excluded.rep_seq, \
+                 rep_order = excluded.rep_order",
+            ))?;
+            for o in observations {
+                sq(stmt.execute(params![
+                    o.observation_id,
+                    o.partition_id,
+                    o.subject_id,
+                    o.version_count,
+                    o.delivery_count,
+                    o.fingerprint,
+                    o.rep_seq,
+                    o.rep_order
+                ]))?;
+            }
+        }
+        let mut stmt = sq(conn.prepare_cached(
+            "INSERT OR IGNORE INTO conflict_versions (observation_id, fingerprint) VALUES (?1, ?2)",
+        ))?;
+        for (id, fp) in conflict_versions {
+            sq(stmt.execute(params![id, fp]))?;
+        }
+        Ok(())
+    }
+
+    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<DeliveryRow>>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {DELIVERY_COLUMNS_D} FROM observations o JOIN deliveries d \
+             ON d.seq = o.rep_seq WHERE o.partition_id = ?1 AND o.subject_id = ?2 \
+             AND o.version_count = 1 ORDER BY o.observation_id"
+        )))?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (pid, sid) in keys {
+            let rows = sq(stmt.query_map(params![pid, sid], delivery))?;
+            out.push(rows.map(sq).collect::<LedgerResult<Vec<_>>>()?);
+        }
+        Ok(out)
+    }
+
+    fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND subject_id = ?2"
+        )))?;
+        keys.iter()
+            .map(|(pid, sid)| sq(stmt.query_row(params![pid, sid], subject).optional()))
+            .collect()
+    }
+
+    fn put_subjects(
+        &mut self,
+        rows: &[SubjectRow],
+        digests: &[(i64, String, String)],
+    ) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        {
+            let mut stmt = sq(conn.prepare_cached(&format!(
+                "INSERT INTO subjects ({SUBJECT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+                 ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
+                 review_state = excluded.review_state, observation_count = excluded.observation_count, \
+                 last_key = excluded.last_key, state = excluded.state, \
+                 history_seqs = excluded.history_seqs"
+            )))?;
+            for s in rows {
+                sq(stmt.execute(params![
+                    s.partition_id,
+                    s.subject_id,
+                    s.sort_key,
+                    s.attribution_level,
+                    s.review_state,
+                    s.observation_count,
+                    s.last_key,
+                    s.state,
+                    format_seqs(&s.history_seqs)
+                ]))?;
+            }
+        }
+        let mut stmt = sq(conn.prepare_cached(
+            "INSERT OR IGNORE INTO subject_digests (partition_id, memory_ref_digest, subject_id) \
+             VALUES (?1, ?2, ?3)",
+        ))?;
+        for (pid, digest, sid) in digests {
+            sq(stmt.execute(params![pid, digest, sid]))?;
+        }
+        Ok(())
+    }
+
+    fn delete_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        let mut del = sq(
+            conn.prepare_cached("DELETE FROM subjects WHERE partition_id = ?1 AND subject_id = ?2")
+        )?;
+        let mut del_digests = sq(conn.prepare_cached(
+            "DELETE FROM subject_digests WHERE partition_id = ?1 AND subject_id = ?2",
+        ))?;
+        for (pid, sid) in keys {
+            sq(del.execute(params![pid, sid]))?;
+            sq(del_digests.execute(params![pid, sid]))?;
+        }
+        Ok(())
+    }
+
+    fn partition_deliveries(
+        &mut self,
+        partition_id: i64,
+        visit: &mut dyn FnMut(DeliveryRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE partition_id = ?1 ORDER BY seq"
+        )))?;
+        let rows = sq(stmt.query_map(params![partition_id], delivery))?;
+        for row in rows {
+            visit(sq(row)?)?;
+        }
+        Ok(())
+    }
+
+    fn all_deliveries(
+        &mut self,
+        after_seq: i64,
+        visit: &mut dyn FnMut(DeliveryRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE seq > ?1 ORDER BY seq"
+        )))?;
+        let rows = sq(stmt.query_map(params![after_seq], delivery))?;
+        for row in rows {
+            visit(sq(row)?)?;
+        }
+        Ok(())
+    }
+
+    fn deliveries_by_seq(&mut self, seqs: &[i64]) -> LedgerResult<Vec<DeliveryRow>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE seq = ?1"
+        )))?;
+        let mut out = Vec::with_capacity(seqs.len());
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        for seq in sorted {
+            if let Some(row) = sq(stmt.query_row(params![seq], delivery).optional())? {
+                out.push(row);
+            }
+        }
+        Ok(out)
+    }
+
+    fn subjects_page(
+        &mut self,
+        partition_id: i64,
+        after_sort_key: Option<&str>,
+        limit: usize,
+    ) -> LedgerResult<Vec<SubjectRow>> {
+        let conn = self.conn()?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND sort_key > ?2 \
+             ORDER BY sort_key LIMIT ?3"
+        )))?;
+        let rows = sq(stmt.query_map(
+            params![partition_id, after_sort_key.unwrap_or(""), limit],
+            subject,
+        ))?;
+        rows.map(sq).collect()
+    }
+
+    fn subjects_with_digest(
+        &mut self,
+        partition_id: i64,
+        digest: &str,
+    ) -> LedgerResult<Vec<SubjectRow>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {SUBJECT_COLUMNS_S} FROM subject_digests g JOIN subjects s \
+             ON s.partition_id = g.partition_id AND s.subject_id = g.subject_id \
+             WHERE g.partition_id = ?1 AND g.memory_ref_digest = ?2 ORDER BY s.sort_key"
+        )))?;
+        let rows = sq(stmt.query_map(params![partition_id, digest], subject))?;
+        rows.map(sq).collect()
+    }
+
+    fn latest_key(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
+        let conn = self.conn()?;
+        sq(conn
+            .query_row(
+                "SELECT last_key FROM subjects WHERE partition_id = ?1 \
+                 ORDER BY last_key DESC LIMIT 1",
+                params![partition_id],
+                |r| r.get(0),
+            )
+            .optional())
+    }
+
+    fn conflicts(&mut self, partition_id: i64, limit: usize) -> LedgerResult<Vec<ConflictRow>> {
+        let conn = self.conn()?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = sq(conn.prepare_cached(
+            "SELECT observation_id, delivery_count, version_count FROM observations \
+             WHERE partition_id = ?1 AND version_count > 1 ORDER BY observation_id LIMIT ?2",
+        ))?;
+        let heads: Vec<(String, i64, i64)> = sq(stmt
+            .query_map(params![partition_id, limit], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<_>>())?;
+        let mut fps = sq(conn.prepare_cached(
+            "SELECT fingerprint FROM conflict_versions WHERE observation_id = ?1 \
+             ORDER BY fingerprint LIMIT 17",
+        ))?;
+        let mut out = Vec::with_capacity(heads.len());
+        for (id, delivery_count, version_count) in heads {
+            let fingerprints: Vec<String> = sq(fps
+                .query_map(params![id], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>())?;
+            out.push(ConflictRow {
+                observation_id: id,
+                delivery_count,
+                fingerprints,
+                version_count,
+            });
+        }
+        Ok(out)
+    }
+
+    fn verify_observations(
+        &mut self,
+        visit: &mut dyn FnMut(Vec<DeliveryRow>, Option<ObservationRow>) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        // Conflicting ids are few; their fingerprints fit in memory.
+        let mut versions: std::collections::BTreeMap<String, Vec<String>> =
+            std::collections::BTreeMap::new();
+        {
+            let mut stmt = sq(conn.prepare(
+                "SELECT observation_id, fingerprint FROM conflict_versions \
+                 ORDER BY observation_id, fingerprint",
+            ))?;
+            let rows =
+                sq(stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))))?;
+            for row in rows {
+                let (id, fp) = sq(row)?;
+                versions.entry(id).or_default().push(fp);
+            }
+        }
+        let mut left_stmt = sq(conn.prepare(&format!(
+            "SELECT {DELIVERY_COLUMNS} FROM deliveries ORDER BY observation_id, seq"
+        )))?;
+        let left = sq(left_stmt.query_map([], delivery))?.map(sq);
+        let mut right_stmt = sq(conn.prepare(
+            "SELECT observation_id, partition_id, subject_id, version_count, delivery_count, \
+             fingerprint, rep_seq, rep_order FROM observations ORDER BY observation_id",
+        ))?;
+        let right = sq(right_stmt.query_map([], |r| {
+            Ok(ObservationRow {
+                observation_id: r.get(0)?,
+                partition_id: r.get(1)?,
+                subject_id: r.get(2)?,
+                version_count: r.get(3)?,
+                delivery_count: r.get(4)?,
+                fingerprint: r.get(5)?,
+                rep_seq: r.get(6)?,
+                rep_order: r.get(7)?,
+                fingerprints: Vec::new(),
+            })
+        }))?
+        .map(sq)
+        .map(|row| {
+            row.map(|mut row| {
+                row.fingerprints = versions.remove(&row.observation_id).unwrap_or_default();
+                row
+            })
+        });
+        super::merge_sorted(
+            left,
+            right,
+            |d: &DeliveryRow| d.observation_id.clone(),
+            |o: &ObservationRow| o.observation_id.clone(),
+            &mut |_, group, stored| visit(group, stored),
+        )
+    }
+
+    fn verify_subjects(
+        &mut self,
+        visit: &mut dyn FnMut(SubjectKey, Vec<DeliveryRow>, Option<SubjectRow>) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        let mut left_stmt = sq(conn.prepare(&format!(
+            "SELECT {DELIVERY_COLUMNS_D}, o.subject_id FROM observations o JOIN deliveries d \
+             ON d.seq = o.rep_seq WHERE o.version_count = 1 \
+             ORDER BY o.partition_id, o.subject_id, o.observation_id"
+        )))?;
+        let left = sq(left_stmt.query_map([], |r| {
+            let d = delivery(r)?;
+            let sid: String = r.get(16)?;
+            Ok((sid, d))
+        }))?
+        .map(sq);
+        let mut right_stmt = sq(conn.prepare(&format!(
+            "SELECT {SUBJECT_COLUMNS} FROM subjects ORDER BY partition_id, subject_id"
+        )))?;
+        let right = sq(right_stmt.query_map([], subject))?.map(sq);
+        super::merge_sorted(
+            left,
+            right,
+            |(sid, d): &(String, DeliveryRow)| (d.partition_id, sid.clone()),
+            |s: &SubjectRow| (s.partition_id, s.subject_id.clone()),
+            &mut |key, group, stored| {
+                visit(key, group.into_iter().map(|(_, d)| d).collect(), stored)
+            },
+        )
+    }
+
+    fn all_subject_digests(&mut self) -> LedgerResult<Vec<(i64, String, String)>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare(
+            "SELECT partition_id, subject_id, memory_ref_digest FROM subject_digests \
+             ORDER BY partition_id, subject_id, memory_ref_digest",
+        ))?;
+        let rows = sq(stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))?;
+        rows.map(sq).collect()
+    }
+
+    fn batches(&mut self) -> LedgerResult<Vec<BatchRow>> {
+        let conn = self.conn()?;
+        let mut stmt = sq(conn.prepare(
+            "SELECT batch_id, first_seq, last_seq, received, appended, duplicate, conflicting, \
+             refused FROM batches ORDER BY batch_id",
+        ))?;
+        let rows = sq(stmt.query_map([], |r| {
+            Ok(BatchRow {
+                batch_id: r.get(0)?,
+                first_seq: r.get(1)?,
+                last_seq: r.get(2)?,
+                received: r.get(3)?,
+                appended: r.get(4)?,
+                duplicate: r.get(5)?,
+                conflicting: r.get(6)?,
+                refused: r.get(7)?,
+            })
+        }))?;
+        rows.map(sq).collect()
+    }
+}
+
+/// `PRAGMA integrity_check` of a ledger file (for tests and operators): `ok` or the
+/// first problem.
+pub fn integrity_check(path: &Path) -> LedgerResult<String> {
+    let conn = sq(Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    ))?;
+    sq(conn.busy_timeout(BUSY_TIMEOUT))?;
+    sq(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)))
+}

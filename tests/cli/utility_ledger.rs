@@ -1,0 +1,1149 @@
+//! `utility-ledger`: equivalence with `utility-project` on every public golden case
+//! (one batch, one by one, shuffled), the round trip, refusals, the paged projection
+//! beyond the caps, concurrency, durability under SIGKILL and bad locations.
+//!
+//! Every test runs against a SQLite ledger; when `REWARD_MEMORY_TEST_PG_URL` names a
+//! PostgreSQL server (an admin URL; `scripts/postgres-it.sh` starts a throw-away one) the
+//! same tests also run against a fresh database of that server.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use reward_memory::utility::observation::{
+    AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
+};
+use reward_memory::wire::json::{self, Value};
+use reward_memory::wire::timestamp::parse_aware;
+
+use crate::snap;
+use crate::support::{Run, Scratch};
+
+/// Where one test's ledger lives.
+#[derive(Debug, Clone)]
+enum Backend {
+    Sqlite,
+    Postgres(String),
+}
+
+fn backends() -> Vec<Backend> {
+    let mut out = vec![Backend::Sqlite];
+    if let Ok(url) = std::env::var("REWARD_MEMORY_TEST_PG_URL")
+        && !url.is_empty()
+    {
+        out.push(Backend::Postgres(url));
+    }
+    out
+}
+
+/// A fresh, empty ledger location for `backend`.
+fn fresh_ledger(scratch: &Scratch, backend: &Backend, name: &str) -> String {
+    match backend {
+        Backend::Sqlite => scratch
+            .path
+            .join(format!("{name}.sqlite3"))
+            .to_string_lossy()
+            .into_owned(),
+        Backend::Postgres(admin) => {
+            static NEXT: AtomicUsize = AtomicUsize::new(0);
+            let db = format!(
+                "rmtest_{}_{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::SeqCst)
+            );
+            let mut client =
+                postgres::Client::connect(admin, postgres::NoTls).expect("admin connection");
+            client
+                .batch_execute(&format!("CREATE DATABASE {db}"))
+                .expect("create database");
+            let mut config: postgres::Config = admin.parse().expect("admin url");
+            config.dbname(&db);
+            // Rebuild the URL with the new database name.
+            match admin.rfind('/') {
+                Some(i) if admin[..i].contains("://") && admin[i + 1..].find('?').is_none() => {
+                    format!("{}/{db}", &admin[..i])
+                }
+                _ => format!(
+                    "{}{}dbname={db}",
+                    admin,
+                    if admin.contains('?') { "&" } else { "?" }
+                ),
+            }
+        }
+    }
+}
+
+fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reward-memory"));
+    cmd.env_remove("LOOPX_REGISTRY")
+        .env_remove("REWARD_MEMORY_LEDGER")
+        .env_remove("PGPASSWORD");
+    cmd
+}
+
+fn run_in(scratch: &Scratch, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = bin();
+    cmd.current_dir(&scratch.path)
+        .env("HOME", scratch.path.join(".home"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("binary runs");
+    if let Some(mut pipe) = child.stdin.take() {
+        use std::io::Write as _;
+        if let Some(bytes) = stdin {
+            let _ = pipe.write_all(bytes);
+        }
+    }
+    let output = child.wait_with_output().expect("binary finishes");
+    let clean = |b: &[u8]| {
+        String::from_utf8_lossy(b).replace(&*scratch.path.to_string_lossy(), "@CASE_DIR@")
+    };
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: clean(&output.stdout),
+        stderr: clean(&output.stderr),
+    }
+}
+
+fn append(scratch: &Scratch, ledger: &str, input: &str, stdin: Option<&[u8]>) -> Run {
+    run_in(
+        scratch,
+        &[
+            "utility-ledger",
+            "append",
+            "--ledger",
+            ledger,
+            "--input",
+            input,
+            "--format",
+            "json",
+        ],
+        stdin,
+    )
+}
+
+fn ledger_cmd(scratch: &Scratch, sub: &str, ledger: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "utility-ledger",
+        sub,
+        "--ledger",
+        ledger,
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    run_in(scratch, &args, None)
+}
+
+fn golden_cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/utility_ledger/golden");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("golden fixtures")
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// The partition object of a `utility-project` input (no observations).
+fn partition_of(input: &Value) -> String {
+    let mut map = reward_memory::wire::json::Map::new();
+    for key in [
+        "scope",
+        "retrieval_snapshot_ref",
+        "policy_snapshot_ref",
+        "reducer_version",
+    ] {
+        if let Some(v) = input.get(key) {
+            map.insert(key, v.clone());
+        }
+    }
+    json::to_pretty_line(&Value::Object(map))
+}
+
+fn observations_of(input: &Value) -> Vec<Value> {
+    input
+        .get("observations")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn jsonl(items: &[Value]) -> String {
+    items
+        .iter()
+        .map(|v| json::dumps(v, reward_memory::utility::ledger::engine::COMPACT) + "\n")
+        .collect()
+}
+
+/// A deterministic shuffle (xorshift).
+fn shuffled<T: Clone>(items: &[T], seed: u64) -> Vec<T> {
+    let mut out = items.to_vec();
+    let mut state = seed | 1;
+    for i in (1..out.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let j = usize::try_from(state % (i as u64 + 1)).unwrap_or(0);
+        out.swap(i, j);
+    }
+    out
+}
+
+#[test]
+fn every_ledger_subcommand_has_help() {
+    let scratch = Scratch::new();
+    for sub in ["append", "project", "subject", "export", "verify"] {
+        let out = run_in(&scratch, &["utility-ledger", sub, "--help"], None);
+        assert_eq!(out.code, 0, "{sub} --help");
+        assert!(
+            out.stdout.contains("--ledger"),
+            "{sub} --help names --ledger"
+        );
+        assert!(
+            out.stdout.contains("--runtime-root"),
+            "{sub} --help explains the default"
+        );
+    }
+    snap!(
+        "utility_ledger_help",
+        run_in(&scratch, &["utility-ledger", "--help"], None)
+    );
+}
+
+#[test]
+fn golden_cases_project_byte_identically_in_one_batch_one_by_one_and_shuffled() {
+    let cases = golden_cases();
+    assert!(cases.len() >= 20, "golden fixtures are missing");
+    for backend in backends() {
+        for case in &cases {
+            let name = case.file_name().and_then(|n| n.to_str()).unwrap_or("case");
+            let text = std::fs::read_to_string(case.join("input.json")).expect("input");
+            let expected = std::fs::read_to_string(case.join("expected.json")).expect("expected");
+            let input = json::parse(&text).expect("golden input is JSON");
+            let observations = observations_of(&input);
+            let scratch = Scratch::new();
+            scratch.write("input.json", &text);
+            scratch.write("partition.json", &partition_of(&input));
+
+            // One batch: the utility-project input file itself.
+            let one = fresh_ledger(&scratch, &backend, "one");
+            let receipt = append(&scratch, &one, "input.json", None);
+            assert_eq!(receipt.code, 0, "{name}: {}", receipt.stdout);
+            let got = ledger_cmd(&scratch, "project", &one, &["--input", "partition.json"]);
+            assert_eq!(got.code, 0, "{name}: {}", got.stdout);
+            assert!(
+                got.stdout == expected,
+                "{name} ({backend:?}): one batch differs"
+            );
+
+            // One delivery per append, then all of them shuffled in one JSON Lines batch.
+            let single = fresh_ledger(&scratch, &backend, "single");
+            // An empty append creates the ledger (the empty case has no delivery).
+            assert_eq!(append(&scratch, &single, "-", Some(b"")).code, 0);
+            for o in &observations {
+                let line = jsonl(std::slice::from_ref(o));
+                let r = append(&scratch, &single, "-", Some(line.as_bytes()));
+                assert_eq!(r.code, 0, "{name}: {}", r.stdout);
+            }
+            let got = ledger_cmd(&scratch, "project", &single, &["--input", "partition.json"]);
+            assert!(
+                got.stdout == expected,
+                "{name} ({backend:?}): one by one differs"
+            );
+
+            let mixed = fresh_ledger(&scratch, &backend, "shuffled");
+            let lines = jsonl(&shuffled(
+                &observations,
+                0x9e37_79b9 + observations.len() as u64,
+            ));
+            scratch.write("shuffled.jsonl", &lines);
+            let r = append(&scratch, &mixed, "shuffled.jsonl", None);
+            assert_eq!(r.code, 0, "{name}: {}", r.stdout);
+            let got = ledger_cmd(&scratch, "project", &mixed, &["--input", "partition.json"]);
+            assert!(
+                got.stdout == expected,
+                "{name} ({backend:?}): shuffled differs"
+            );
+
+            for ledger in [&one, &single, &mixed] {
+                let v = ledger_cmd(&scratch, "verify", ledger, &[]);
+                assert_eq!(v.code, 0, "{name}: {}", v.stdout);
+            }
+        }
+    }
+}
+
+#[test]
+fn round_trip_append_twice_project_subject_export_verify() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/utility_project/valid/mixed-levels.json");
+    let text = std::fs::read_to_string(&fixture).expect("fixture");
+    let input = json::parse(&text).expect("json");
+    for backend in backends() {
+        let scratch = Scratch::new();
+        scratch.write("input.json", &text);
+        scratch.write("partition.json", &partition_of(&input));
+        let ledger = fresh_ledger(&scratch, &backend, "ledger");
+        let first = append(&scratch, &ledger, "input.json", None);
+        let second = append(&scratch, &ledger, "input.json", None);
+        let project = ledger_cmd(&scratch, "project", &ledger, &["--input", "partition.json"]);
+        let subject = ledger_cmd(
+            &scratch,
+            "subject",
+            &ledger,
+            &[
+                "--input",
+                "partition.json",
+                "--memory-ref-digest",
+                "0123456789abcdef",
+                "--memory-ref-digest",
+                "0000000000000000",
+            ],
+        );
+        let verify = ledger_cmd(&scratch, "verify", &ledger, &[]);
+        if matches!(backend, Backend::Sqlite) {
+            snap!("utility_ledger_append_first", first);
+            snap!("utility_ledger_append_second", second);
+            snap!("utility_ledger_subject", subject);
+            snap!("utility_ledger_verify", verify);
+        } else {
+            assert_eq!(first.code, 0);
+            assert_eq!(second.json()["duplicate"], 4);
+            assert_eq!(subject.json()["subject_count"], 3);
+            assert_eq!(verify.json()["status"], "verified");
+        }
+        // Appending the same file twice equals utility-project over both copies.
+        let mut doubled = input.clone();
+        if let Value::Object(map) = &mut doubled {
+            let mut twice = observations_of(&input);
+            twice.extend(observations_of(&input));
+            map.insert("observations", Value::Array(twice));
+        }
+        scratch.write("doubled.json", &json::to_pretty_line(&doubled));
+        let reference = run_in(
+            &scratch,
+            &[
+                "utility-project",
+                "--input",
+                "doubled.json",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(project.stdout, reference.stdout);
+        // export | append into an empty ledger reproduces the projection.
+        let export = ledger_cmd(&scratch, "export", &ledger, &[]);
+        assert_eq!(export.code, 0);
+        assert_eq!(export.stdout.lines().count(), 8);
+        let copy = fresh_ledger(&scratch, &backend, "copy");
+        let replay = append(&scratch, &copy, "-", Some(export.stdout.as_bytes()));
+        assert_eq!(replay.json()["appended"], 4);
+        assert_eq!(replay.json()["duplicate"], 4);
+        let again = ledger_cmd(&scratch, "project", &copy, &["--input", "partition.json"]);
+        assert_eq!(again.stdout, project.stdout);
+        let export_again = ledger_cmd(&scratch, "export", &copy, &[]);
+        assert_eq!(export_again.stdout, export.stdout);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Generated observations
+// ---------------------------------------------------------------------------------------
+
+/// A valid item observation of `agent`'s partition.
+fn observation(
+    agent: &str,
+    digest: &str,
+    version: &str,
+    label: &str,
+    confidence: f64,
+    at: &str,
+) -> Value {
+    let mut o = Observation {
+        observation_id: String::new(),
+        scope: Scope {
+            agent_id: agent.to_owned(),
+            project_id: "project:ledger".to_owned(),
+            corpus_id: "ledger-corpus".to_owned(),
+            surface_id: "loopx.issue_fix".to_owned(),
+        },
+        application_receipt_id: format!("rma_{}", "ab".repeat(32)),
+        memory_ref_digests: vec![digest.to_owned()],
+        retrieval_snapshot_ref: "retrieval:ledger".to_owned(),
+        policy_snapshot_ref: "policy:ledger".to_owned(),
+        outcome_ref: "effect:ledger".to_owned(),
+        utility_label: UtilityLabel::parse(label).expect("label"),
+        attribution_level: AttributionLevel::Item,
+        evidence_basis: EvidenceBasis::DeterministicEffect,
+        confidence,
+        reason_codes: vec!["ledger_test".to_owned()],
+        evidence_refs: vec![format!("evidence:{version}")],
+        evaluator_ref: "evaluator:ledger".to_owned(),
+        evaluation_version: version.to_owned(),
+        created_at: at.to_owned(),
+        created_instant: parse_aware(at).expect("timestamp"),
+    };
+    o.observation_id = o.computed_id();
+    let value = o.to_value();
+    assert!(
+        reward_memory::utility::validate_observation(&value).is_ok(),
+        "generated observation must be valid"
+    );
+    value
+}
+
+fn digest(i: usize) -> String {
+    format!("{i:016x}")
+}
+
+fn partition_flags(agent: &str) -> Vec<String> {
+    [
+        ("--agent-id", agent),
+        ("--project-id", "project:ledger"),
+        ("--corpus-id", "ledger-corpus"),
+        ("--surface-id", "loopx.issue_fix"),
+        ("--retrieval-snapshot-ref", "retrieval:ledger"),
+        ("--policy-snapshot-ref", "policy:ledger"),
+    ]
+    .iter()
+    .flat_map(|(f, v)| [(*f).to_owned(), (*v).to_owned()])
+    .collect()
+}
+
+#[test]
+fn refused_deliveries_report_line_and_reason_and_are_never_stored() {
+    for backend in backends() {
+        let scratch = Scratch::new();
+        let ledger = fresh_ledger(&scratch, &backend, "ledger");
+        let good = observation(
+            "agent:a",
+            &digest(1),
+            "v1",
+            "helpful",
+            0.5,
+            "2026-08-15T00:00:00Z",
+        );
+        let mut bad_label = good.clone();
+        if let Value::Object(m) = &mut bad_label {
+            m.insert("utility_label", "great");
+        }
+        let mut bad_id = good.clone();
+        if let Value::Object(m) = &mut bad_id {
+            m.insert("observation_id", format!("muo_{}", "0".repeat(64)));
+        }
+        let other = observation(
+            "agent:a",
+            &digest(2),
+            "v2",
+            "harmful",
+            0.7,
+            "2026-08-15T01:00:00Z",
+        );
+        let text = format!(
+            "{}\n{{not json\n\n[1, 2]\n{}\n{}\n{}\n",
+            json::dumps(&good, reward_memory::utility::ledger::engine::COMPACT),
+            json::dumps(&bad_label, reward_memory::utility::ledger::engine::COMPACT),
+            json::dumps(&bad_id, reward_memory::utility::ledger::engine::COMPACT),
+            json::dumps(&other, reward_memory::utility::ledger::engine::COMPACT),
+        );
+        scratch.write("mixed.jsonl", &text);
+        let receipt = append(&scratch, &ledger, "mixed.jsonl", None);
+        assert_eq!(receipt.code, 2);
+        if matches!(backend, Backend::Sqlite) {
+            snap!("utility_ledger_append_refusals", receipt);
+        }
+        let export = ledger_cmd(&scratch, "export", &ledger, &[]);
+        assert_eq!(
+            export.stdout.lines().count(),
+            2,
+            "only the valid deliveries are stored"
+        );
+        // A structurally broken object form stores nothing at all.
+        scratch.write("broken.json", "{\"observations\": [{\"a\": 1}, ");
+        let broken = append(&scratch, &ledger, "broken.json", None);
+        assert_eq!(broken.code, 2);
+        assert_eq!(broken.json()["schema_version"], "reward_memory_error_v0");
+        let after = ledger_cmd(&scratch, "export", &ledger, &[]);
+        assert_eq!(after.stdout, export.stdout);
+    }
+}
+
+#[test]
+fn beyond_the_caps_prints_the_ledger_packet_and_pages_cover_every_subject_once() {
+    for backend in backends() {
+        let scratch = Scratch::new();
+        let ledger = fresh_ledger(&scratch, &backend, "ledger");
+        let mut items = Vec::new();
+        for i in 0..300 {
+            let label = ["helpful", "harmful", "neutral"][i % 3];
+            items.push(observation(
+                "agent:big",
+                &digest(i % 150),
+                &format!("v{i}"),
+                label,
+                0.1 + (i % 7) as f64 / 10.0,
+                &format!("2026-08-15T{:02}:{:02}:00Z", i / 60, i % 60),
+            ));
+        }
+        // Two conflicting versions and a retry.
+        let conflict = observation(
+            "agent:big",
+            &digest(3),
+            "v3",
+            "unknown",
+            0.2,
+            "2026-08-15T00:03:00Z",
+        );
+        items.push(conflict);
+        items.push(items[10].clone());
+        scratch.write("big.jsonl", &jsonl(&items));
+        let receipt = append(&scratch, &ledger, "big.jsonl", None);
+        assert_eq!(receipt.code, 0, "{}", receipt.stdout);
+        let flags = partition_flags("agent:big");
+        let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let whole = ledger_cmd(&scratch, "project", &ledger, &flag_refs);
+        assert_eq!(whole.code, 0, "{}", whole.stdout);
+        let packet = whole.json();
+        assert_eq!(
+            packet["schema_version"],
+            "memory_utility_ledger_projection_v0"
+        );
+        assert_eq!(packet["delivery_count"], 302);
+        assert_eq!(packet["accepted_observation_count"], 299);
+        assert_eq!(packet["conflicting_observation_count"], 1);
+        assert_eq!(packet["rejected_observation_count"], 2);
+        assert_eq!(packet["duplicate_observation_count"], 1);
+        assert_eq!(packet["subject_count"], 150);
+        assert_eq!(packet["status"], "review_required");
+        // Pages of 40 cover the 150 subjects exactly once, in order.
+        let mut seen = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let mut args = flag_refs.clone();
+            args.extend(["--limit", "40"]);
+            let after_value;
+            if let Some(a) = &after {
+                after_value = a.clone();
+                args.extend(["--after", after_value.as_str()]);
+            }
+            let page = ledger_cmd(&scratch, "project", &ledger, &args);
+            assert_eq!(page.code, 0, "{}", page.stdout);
+            let p = page.json();
+            for s in p["subjects"].as_array().expect("subjects") {
+                seen.push(s["subject_id"].as_str().expect("id").to_owned());
+            }
+            match p["page"]["next_after"].as_str() {
+                Some(next) => after = Some(next.to_owned()),
+                None => break,
+            }
+        }
+        assert_eq!(seen.len(), 150);
+        let unique: std::collections::BTreeSet<&String> = seen.iter().collect();
+        assert_eq!(unique.len(), 150);
+        // The printed packet passes its own validator.
+        scratch.write("packet.json", &whole.stdout);
+        let check = run_in(
+            &scratch,
+            &[
+                "utility-validate",
+                "--input",
+                "packet.json",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(check.code, 0, "{}", check.stdout);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Concurrency and durability
+// ---------------------------------------------------------------------------------------
+
+/// 8 appenders × 1000 deliveries over 16 partitions: overlapping duplicates, retries
+/// and conflicting versions. Every delivery is stored once, the counters are exact and
+/// each partition projects exactly as `utility-project` over its union.
+fn concurrent_appenders(backend: &Backend) {
+    let scratch = Scratch::new();
+    let ledger = fresh_ledger(&scratch, backend, "ledger");
+    let pool: Vec<(String, usize, String)> = (0..16)
+        .flat_map(|p| (0..240).map(move |i| (format!("agent:p{p}"), i % 60, format!("v{i}"))))
+        .collect();
+    let mut all: Vec<Value> = Vec::new();
+    let mut per_process: Vec<Vec<Value>> = Vec::new();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..8 {
+        let mut batch = Vec::new();
+        for _ in 0..1000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let (agent, d, version) =
+                &pool[usize::try_from(state % pool.len() as u64).unwrap_or(0)];
+            let kind = state % 20;
+            let label = if kind == 0 { "harmful" } else { "helpful" };
+            let at = if kind == 1 {
+                "2026-08-16T00:00:00Z"
+            } else {
+                "2026-08-15T00:00:00Z"
+            };
+            batch.push(observation(agent, &digest(*d), version, label, 0.6, at));
+        }
+        all.extend(batch.iter().cloned());
+        per_process.push(batch);
+    }
+    let mut children = Vec::new();
+    for (k, batch) in per_process.iter().enumerate() {
+        // Each process appends its deliveries in 4 batches.
+        let name = format!("p{k}.jsonl");
+        scratch.write(&name, &jsonl(batch));
+        let script = format!(
+            "set -e; for part in 0 1 2 3; do sed -n \"$((part*250+1)),$((part*250+250))p\" {name} | \"$0\" utility-ledger append --ledger \"$1\" --input - --format json; done"
+        );
+        let mut sh = Command::new("sh");
+        sh.current_dir(&scratch.path)
+            .env("HOME", scratch.path.join(".home"))
+            .env_remove("REWARD_MEMORY_LEDGER")
+            .arg("-c")
+            .arg(&script)
+            .arg(env!("CARGO_BIN_EXE_reward-memory"))
+            .arg(&ledger)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        children.push(sh.spawn().expect("appender starts"));
+    }
+    let mut totals = [0i64; 4];
+    for child in children {
+        let out = child.wait_with_output().expect("appender finishes");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        // Four pretty-printed receipts back to back.
+        for receipt in text.split("\n}\n").filter(|s| !s.trim().is_empty()) {
+            let v: serde_json::Value =
+                serde_json::from_str(&format!("{receipt}\n}}")).expect("receipt JSON");
+            for (i, k) in ["received", "appended", "duplicate", "conflicting"]
+                .iter()
+                .enumerate()
+            {
+                totals[i] += v[k].as_i64().expect("count");
+            }
+        }
+    }
+    assert_eq!(totals[0], 8000);
+    assert_eq!(totals[1] + totals[2] + totals[3], 8000);
+    let distinct: std::collections::BTreeSet<String> = all
+        .iter()
+        .filter_map(|o| {
+            o.get("observation_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect();
+    assert_eq!(
+        totals[1] as usize,
+        distinct.len(),
+        "each observation appended once"
+    );
+    let verify = ledger_cmd(&scratch, "verify", &ledger, &[]);
+    assert_eq!(verify.code, 0, "{}", verify.stdout);
+    assert_eq!(verify.json()["delivery_count"], 8000);
+    for p in 0..16 {
+        let agent = format!("agent:p{p}");
+        let union: Vec<Value> = all
+            .iter()
+            .filter(|o| {
+                o.get("scope")
+                    .and_then(|s| s.get("agent_id"))
+                    .and_then(Value::as_str)
+                    == Some(agent.as_str())
+            })
+            .cloned()
+            .collect();
+        let input = reward_memory::obj! {
+            "observations" => Value::Array(union),
+            "scope" => reward_memory::obj! {
+                "agent_id" => agent.as_str(),
+                "project_id" => "project:ledger",
+                "corpus_id" => "ledger-corpus",
+                "surface_id" => "loopx.issue_fix",
+            },
+            "retrieval_snapshot_ref" => "retrieval:ledger",
+            "policy_snapshot_ref" => "policy:ledger",
+        };
+        scratch.write("union.json", &json::to_pretty_line(&Value::Object(input)));
+        let reference = run_in(
+            &scratch,
+            &[
+                "utility-project",
+                "--input",
+                "union.json",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(reference.code, 0, "{}", reference.stdout);
+        let flags = partition_flags(&agent);
+        let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let got = ledger_cmd(&scratch, "project", &ledger, &flag_refs);
+        assert!(
+            got.stdout == reference.stdout,
+            "partition {p} differs from utility-project"
+        );
+    }
+}
+
+#[test]
+fn eight_concurrent_appenders_store_every_delivery_once() {
+    for backend in backends() {
+        concurrent_appenders(&backend);
+    }
+}
+
+#[test]
+fn sigkill_during_append_never_corrupts_or_half_commits() {
+    let scratch = Scratch::new();
+    let ledger = scratch.path.join("ledger.sqlite3");
+    let ledger_text = ledger.to_string_lossy().into_owned();
+    let mut batches: Vec<Vec<String>> = Vec::new();
+    let mut printed: Vec<bool> = Vec::new();
+    let mut state = 0x1234_5678_9abc_def1u64;
+    // The ledger exists before the first kill.
+    scratch.write(
+        "seed.jsonl",
+        &jsonl(&[observation(
+            "agent:k0",
+            &digest(999),
+            "seed",
+            "helpful",
+            0.3,
+            "2026-08-15T00:00:00Z",
+        )]),
+    );
+    assert_eq!(append(&scratch, &ledger_text, "seed.jsonl", None).code, 0);
+    for round in 0..110usize {
+        // 150 deliveries unique to this batch (its own evaluation versions).
+        let batch: Vec<Value> = (0..150)
+            .map(|i| {
+                observation(
+                    &format!("agent:k{}", round % 4),
+                    &digest(i % 50),
+                    &format!("r{round}-{i}"),
+                    "helpful",
+                    0.3,
+                    "2026-08-15T00:00:00Z",
+                )
+            })
+            .collect();
+        batches.push(
+            batch
+                .iter()
+                .filter_map(|o| {
+                    o.get("observation_id")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .collect(),
+        );
+        scratch.write("batch.jsonl", &jsonl(&batch));
+        let mut child = bin()
+            .current_dir(&scratch.path)
+            .env("HOME", scratch.path.join(".home"))
+            .args([
+                "utility-ledger",
+                "append",
+                "--ledger",
+                &ledger_text,
+                "--input",
+                "batch.jsonl",
+                "--format",
+                "json",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("appender starts");
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        std::thread::sleep(std::time::Duration::from_micros(state % 150_000));
+        let _ = child.kill(); // SIGKILL
+        let out = child.wait_with_output().expect("appender ends");
+        printed.push(String::from_utf8_lossy(&out.stdout).contains("\"status\": \"committed\""));
+    }
+    assert!(batches.len() >= 100);
+    let check =
+        reward_memory::utility::ledger::sqlite::integrity_check(&ledger).expect("integrity");
+    assert_eq!(check, "ok");
+    let verify = ledger_cmd(&scratch, "verify", &ledger_text, &[]);
+    assert_eq!(verify.code, 0, "{}", verify.stdout);
+    let export = ledger_cmd(&scratch, "export", &ledger_text, &[]);
+    let stored: std::collections::BTreeSet<String> = export
+        .stdout
+        .lines()
+        .filter_map(|l| json::parse(l).ok())
+        .filter_map(|v| {
+            v.get("observation_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect();
+    let mut committed = 0;
+    for (ids, was_printed) in batches.iter().zip(&printed) {
+        let present = ids.iter().filter(|id| stored.contains(*id)).count();
+        assert!(
+            present == 0 || present == ids.len(),
+            "a batch is half visible ({present}/{})",
+            ids.len()
+        );
+        if *was_printed {
+            assert_eq!(
+                present,
+                ids.len(),
+                "a batch whose receipt was printed is missing"
+            );
+        }
+        if present > 0 {
+            committed += 1;
+        }
+    }
+    eprintln!(
+        "sigkill: {} batches, {committed} committed, {} receipts printed",
+        batches.len(),
+        printed.iter().filter(|p| **p).count()
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad locations and faults
+// ---------------------------------------------------------------------------------------
+
+fn error_text(run: &Run) -> String {
+    let v = run.json();
+    assert_eq!(
+        v["schema_version"], "reward_memory_error_v0",
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 2);
+    v["error"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn bad_ledger_files_are_error_packets_and_are_never_replaced() {
+    let scratch = Scratch::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/utility_project/valid/helpful-item.json");
+    scratch.write(
+        "input.json",
+        &std::fs::read_to_string(fixture).expect("fixture"),
+    );
+    let path = |n: &str| scratch.path.join(n).to_string_lossy().into_owned();
+
+    // A directory at the ledger path.
+    std::fs::create_dir_all(scratch.path.join("dir.sqlite3")).expect("dir");
+    let e = error_text(&append(&scratch, &path("dir.sqlite3"), "input.json", None));
+    assert!(e.contains("directory"), "{e}");
+
+    // A file that is not a database.
+    scratch.write("garbage.sqlite3", "this is not a ledger\n");
+    let e = error_text(&append(
+        &scratch,
+        &path("garbage.sqlite3"),
+        "input.json",
+        None,
+    ));
+    assert!(e.contains("corrupt or not a SQLite database"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(scratch.path.join("garbage.sqlite3")).expect("kept"),
+        "this is not a ledger\n"
+    );
+
+    // A SQLite database of something else.
+    {
+        let conn = rusqlite::Connection::open(scratch.path.join("other.sqlite3")).expect("db");
+        conn.execute_batch("CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('keep');")
+            .expect("table");
+    }
+    let before = std::fs::read(scratch.path.join("other.sqlite3")).expect("bytes");
+    let e = error_text(&append(
+        &scratch,
+        &path("other.sqlite3"),
+        "input.json",
+        None,
+    ));
+    assert!(e.contains("not a utility ledger"), "{e}");
+    assert!(
+        std::fs::read(scratch.path.join("other.sqlite3")).expect("bytes") == before,
+        "a foreign database must stay unchanged"
+    );
+
+    // A ledger written by a newer version.
+    let newer = path("newer.sqlite3");
+    assert_eq!(append(&scratch, &newer, "input.json", None).code, 0);
+    {
+        let conn = rusqlite::Connection::open(&newer).expect("db");
+        conn.execute(
+            "UPDATE ledger_meta SET value = '7' WHERE key = 'ledger_schema_version'",
+            [],
+        )
+        .expect("bump");
+    }
+    let e = error_text(&append(&scratch, &newer, "input.json", None));
+    assert!(e.contains("newer than this reward-memory supports"), "{e}");
+    let e = error_text(&ledger_cmd(&scratch, "verify", &newer, &[]));
+    assert!(e.contains("newer"), "{e}");
+
+    // A truncated ledger: reported, never rebuilt.
+    let truncated = path("truncated.sqlite3");
+    let big: Vec<Value> = (0..400)
+        .map(|i| {
+            observation(
+                "agent:t",
+                &digest(i),
+                &format!("t{i}"),
+                "helpful",
+                0.4,
+                "2026-08-15T00:00:00Z",
+            )
+        })
+        .collect();
+    scratch.write("big.jsonl", &jsonl(&big));
+    assert_eq!(append(&scratch, &truncated, "big.jsonl", None).code, 0);
+    let len = std::fs::metadata(&truncated).expect("meta").len();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&truncated)
+        .expect("open");
+    file.set_len(len / 3).expect("truncate");
+    drop(file);
+    let bytes = std::fs::read(&truncated).expect("bytes");
+    let appended = append(&scratch, &truncated, "input.json", None);
+    let verified = ledger_cmd(&scratch, "verify", &truncated, &[]);
+    assert!(
+        appended.code == 2 || verified.code == 2,
+        "a truncated ledger must be reported: {} / {}",
+        appended.stdout,
+        verified.stdout
+    );
+    if appended.code == 2 {
+        assert!(
+            error_text(&appended).contains("corrupt"),
+            "{}",
+            appended.stdout
+        );
+        assert!(
+            std::fs::read(&truncated).expect("bytes") == bytes,
+            "never rewritten"
+        );
+    }
+
+    // The read commands never create a ledger.
+    let absent = path("absent/ledger.sqlite3");
+    for sub in ["verify", "export"] {
+        let e = error_text(&ledger_cmd(&scratch, sub, &absent, &[]));
+        assert!(e.contains("does not exist yet"), "{e}");
+    }
+    let flags = partition_flags("agent:x");
+    let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let e = error_text(&ledger_cmd(&scratch, "project", &absent, &flag_refs));
+    assert!(e.contains("does not exist yet"), "{e}");
+    assert!(!scratch.path.join("absent").exists());
+}
+
+#[test]
+fn new_ledger_file_is_private_and_lives_under_the_runtime_root() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = Scratch::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/utility_project/valid/helpful-item.json");
+    scratch.write(
+        "input.json",
+        &std::fs::read_to_string(fixture).expect("fixture"),
+    );
+    let root = scratch.path.join("root");
+    let run = run_in(
+        &scratch,
+        &[
+            "--runtime-root",
+            &root.to_string_lossy(),
+            "utility-ledger",
+            "append",
+            "--input",
+            "input.json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let file = root.join("reward-memory/utility-ledger.sqlite3");
+    let mode = std::fs::metadata(&file)
+        .expect("ledger created")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // REWARD_MEMORY_LEDGER points elsewhere.
+    let other = scratch.path.join("env.sqlite3");
+    let mut cmd = bin();
+    let out = cmd
+        .current_dir(&scratch.path)
+        .env("HOME", scratch.path.join(".home"))
+        .env("REWARD_MEMORY_LEDGER", &other)
+        .args(["utility-ledger", "append", "--input", "input.json"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    assert!(other.is_file());
+}
+
+/// Runs `script` as root in a private mount namespace (tmpfs mounts vanish with it);
+/// `None` when the machine does not allow it.
+fn in_mount_namespace(scratch: &Scratch, script: &str) -> Option<std::process::Output> {
+    let probe = Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"])
+        .output()
+        .ok()?;
+    if !probe.status.success() {
+        return None;
+    }
+    Command::new("unshare")
+        .current_dir(&scratch.path)
+        .env("HOME", scratch.path.join(".home"))
+        .env("BIN", env!("CARGO_BIN_EXE_reward-memory"))
+        .env_remove("REWARD_MEMORY_LEDGER")
+        .args(["-m", "sh", "-c", script])
+        .output()
+        .ok()
+}
+
+#[test]
+fn full_disk_and_read_only_file_system_are_error_packets() {
+    let scratch = Scratch::new();
+    let small: Vec<Value> = (0..3)
+        .map(|i| {
+            observation(
+                "agent:f",
+                &digest(i),
+                &format!("f{i}"),
+                "helpful",
+                0.4,
+                "2026-08-15T00:00:00Z",
+            )
+        })
+        .collect();
+    let big: Vec<Value> = (0..3000)
+        .map(|i| {
+            observation(
+                "agent:f",
+                &digest(i),
+                &format!("g{i}"),
+                "neutral",
+                0.4,
+                "2026-08-15T01:00:00Z",
+            )
+        })
+        .collect();
+    scratch.write("small.jsonl", &jsonl(&small));
+    scratch.write("big.jsonl", &jsonl(&big));
+    std::fs::create_dir_all(scratch.path.join("mnt")).expect("mount point");
+    let script = r#"
+set -u
+mount -t tmpfs -o size=400k tmpfs mnt || exit 90
+"$BIN" utility-ledger append --ledger mnt/l.sqlite3 --input small.jsonl --format json > small.out; echo "small=$?"
+"$BIN" utility-ledger append --ledger mnt/l.sqlite3 --input big.jsonl --format json > full.out; echo "full=$?"
+mount -o remount,size=64m mnt
+"$BIN" utility-ledger verify --ledger mnt/l.sqlite3 --format json > verify.out; echo "verify=$?"
+"$BIN" utility-ledger export --ledger mnt/l.sqlite3 > export.out; echo "export=$?"
+mount -o remount,ro mnt
+"$BIN" utility-ledger append --ledger mnt/l.sqlite3 --input small.jsonl --format json > ro.out; echo "ro=$?"
+"$BIN" utility-ledger append --ledger mnt/new.sqlite3 --input small.jsonl --format json > ro-new.out; echo "ronew=$?"
+"#;
+    let Some(out) = in_mount_namespace(&scratch, script) else {
+        eprintln!("skipped: this machine does not allow a private tmpfs mount");
+        return;
+    };
+    let status = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        status.contains("small=0"),
+        "{status} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(status.contains("full=2"), "{status}");
+    let read = |n: &str| std::fs::read_to_string(scratch.path.join(n)).unwrap_or_default();
+    let full = json::parse(&read("full.out")).expect("error packet");
+    assert_eq!(
+        full.get("schema_version").and_then(Value::as_str),
+        Some("reward_memory_error_v0")
+    );
+    assert!(
+        full.get("error")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .contains("disk is full"),
+        "{}",
+        read("full.out")
+    );
+    assert!(
+        status.contains("verify=0"),
+        "{status} {}",
+        read("verify.out")
+    );
+    assert_eq!(
+        read("export.out").lines().count(),
+        3,
+        "the full-disk batch left nothing behind"
+    );
+    assert!(status.contains("ro=2"), "{status}");
+    assert!(read("ro.out").contains("read-only"), "{}", read("ro.out"));
+    assert!(status.contains("ronew=2"), "{status}");
+    assert!(
+        read("ro-new.out").contains("reward_memory_error_v0"),
+        "{}",
+        read("ro-new.out")
+    );
+}
+
+#[test]
+fn unreachable_postgres_is_an_error_packet_without_credentials() {
+    let scratch = Scratch::new();
+    let url = "postgres://ledger_user:s3cret-pass@127.0.0.1:1/ledger";
+    let run = ledger_cmd(&scratch, "verify", url, &[]);
+    let e = error_text(&run);
+    assert!(e.contains("unreachable"), "{e}");
+    assert!(!run.stdout.contains("s3cret-pass") && !run.stderr.contains("s3cret-pass"));
+}
+
+#[test]
+fn wrong_postgres_password_is_an_error_packet_without_credentials() {
+    let Some(Backend::Postgres(admin)) = backends().into_iter().nth(1) else {
+        eprintln!("skipped: REWARD_MEMORY_TEST_PG_URL is not set");
+        return;
+    };
+    let scratch = Scratch::new();
+    let ledger = fresh_ledger(&scratch, &Backend::Postgres(admin.clone()), "auth");
+    let _ = ledger;
+    let config: postgres::Config = admin.parse().expect("admin url");
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().unwrap_or("postgres").to_owned();
+    let url = format!("postgres://{user}:wrong-password-123@{host}:{port}/postgres");
+    let run = ledger_cmd(&scratch, "verify", &url, &[]);
+    let e = error_text(&run);
+    assert!(
+        e.contains("refused the credentials") || e.contains("unreachable"),
+        "{e}"
+    );
+    assert!(!run.stdout.contains("wrong-password-123"));
+}
