@@ -219,6 +219,13 @@ pub fn write_temp_resource(
     Ok((dir, path))
 }
 
+/// A fresh private (0700) temporary directory, removed when the handle is dropped.
+pub fn private_temp_dir(prefix: &str) -> Result<tempfile::TempDir, std::io::Error> {
+    let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+    create_private_dir(dir.path())?;
+    Ok(dir)
+}
+
 /// Reads a file the registry route points at; `None` when it does not exist.
 pub fn read_optional_file(path: &Path) -> Result<Option<Vec<u8>>, std::io::Error> {
     match std::fs::read(path) {

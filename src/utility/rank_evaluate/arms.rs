@@ -18,21 +18,31 @@
 use std::collections::BTreeMap;
 
 use crate::utility::rank_prior::{Candidate, Partition, Profile, UtilityView, rank};
+use crate::wire::json::Value;
 
 use super::RankEvaluateError;
 use super::dataset::{Dataset, HeldOutEpisode};
-use super::ledger::{EvaluationLedger, is_inference, subject_utility};
+use super::ledger::{
+    Counters, LedgerOpener, PartitionKey, SubjectFacts, is_inference, key_of,
+    subject_facts,
+};
 use super::profile::{EvaluationProfile, HotnessSettings, MemrlSettings};
 
 const MICROS_PER_DAY: f64 = 86_400_000_000.0;
 
-/// What the arms learn from: two ledgers and the access and reward traffic, per partition.
+/// What the arms learn from: the subjects read back from two ledgers and the access and
+/// reward traffic, per partition.
 #[derive(Debug)]
 pub struct TrainingState {
-    /// Every delivery.
-    pub ledger: EvaluationLedger,
-    /// Every delivery except `evaluator_inference` ones (arm 4).
-    pub ledger_without_inference: EvaluationLedger,
+    /// Every partition's subjects from the ledger that received every delivery.
+    pub subjects: BTreeMap<PartitionKey, Vec<SubjectFacts>>,
+    /// The same from the ledger that received every delivery except
+    /// `evaluator_inference` ones (arm 4).
+    pub subjects_without_inference: BTreeMap<PartitionKey, Vec<SubjectFacts>>,
+    /// Counters of the full ledger.
+    pub counters: Counters,
+    /// The ledger's storage name.
+    pub backend: &'static str,
     /// `(partition, digest)` → (access count, last access in microseconds).
     pub access: BTreeMap<(usize, String), (u64, i128)>,
     /// `(partition, digest)` → MemRL Q-value.
@@ -41,25 +51,46 @@ pub struct TrainingState {
     pub inference_deliveries: usize,
 }
 
+fn facts(
+    subjects: BTreeMap<PartitionKey, Vec<Value>>,
+) -> Result<BTreeMap<PartitionKey, Vec<SubjectFacts>>, RankEvaluateError> {
+    subjects
+        .into_iter()
+        .map(|(k, v)| Ok((k, v.iter().map(subject_facts).collect::<Result<Vec<_>, _>>()?)))
+        .collect()
+}
+
 impl TrainingState {
-    /// Replays the dataset's training traffic: every delivery into the ledgers (through
-    /// [`EvaluationLedger::deliver`]), accesses and Q-updates in training order.
-    pub fn build(dataset: &Dataset, memrl: &MemrlSettings) -> TrainingState {
-        let mut state = TrainingState {
-            ledger: EvaluationLedger::new(),
-            ledger_without_inference: EvaluationLedger::new(),
-            access: BTreeMap::new(),
-            q: BTreeMap::new(),
-            inference_deliveries: 0,
-        };
+    /// Replays the dataset's training traffic: every delivery into two fresh ledgers
+    /// (through [`super::ledger::EvaluationLedger::deliver`]), reads their subjects back, and replays
+    /// accesses and Q-updates in training order.
+    pub fn build(
+        dataset: &Dataset,
+        memrl: &MemrlSettings,
+        opener: &dyn LedgerOpener,
+    ) -> Result<TrainingState, RankEvaluateError> {
+        let mut ledger = opener.open()?;
+        let mut without = opener.open()?;
+        let mut inference_deliveries = 0;
         for observation in &dataset.deliveries {
-            state.ledger.deliver(observation);
+            ledger.deliver(observation)?;
             if is_inference(observation) {
-                state.inference_deliveries += 1;
+                inference_deliveries += 1;
             } else {
-                state.ledger_without_inference.deliver(observation);
+                without.deliver(observation)?;
             }
         }
+        let (subjects, counters) = ledger.read_back()?;
+        let (subjects_without, _) = without.read_back()?;
+        let mut state = TrainingState {
+            subjects: facts(subjects)?,
+            subjects_without_inference: facts(subjects_without)?,
+            counters,
+            backend: ledger.backend(),
+            access: BTreeMap::new(),
+            q: BTreeMap::new(),
+            inference_deliveries,
+        };
         for episode in &dataset.training {
             for digest in &episode.recalled {
                 let entry = state
@@ -77,7 +108,7 @@ impl TrainingState {
                 *q += memrl.alpha * (episode.reward - *q);
             }
         }
-        state
+        Ok(state)
     }
 }
 
@@ -297,13 +328,16 @@ impl Arm for BoundedUtility {
         }
     }
     fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError> {
-        let ledger = if self.without_inference {
-            &ctx.state.ledger_without_inference
+        let all = if self.without_inference {
+            &ctx.state.subjects_without_inference
         } else {
-            &ctx.state.ledger
+            &ctx.state.subjects
         };
-        let subjects = ledger.subjects(ctx.partition);
-        let view = UtilityView::new(ctx.partition.clone(), subjects.iter().map(subject_utility))?;
+        let subjects = all.get(&key_of(ctx.partition)).map_or(&[][..], Vec::as_slice);
+        let view = UtilityView::new(
+            ctx.partition.clone(),
+            subjects.iter().map(|s| s.utility.clone()),
+        )?;
         Ok(Box::new(ViewRanker {
             view,
             partition: ctx.partition,

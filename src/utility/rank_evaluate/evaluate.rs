@@ -6,12 +6,11 @@
 use std::collections::BTreeMap;
 
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
-use crate::utility::reducer::SubjectState;
 
 use super::RankEvaluateError;
 use super::arms::{Arm, ArmContext, Pool, Ranker, TrainingState};
 use super::dataset::Dataset;
-use super::ledger::Counters;
+use super::ledger::{Counters, LedgerOpener, SubjectFacts};
 use super::metrics::{EpisodeValues, episode_values};
 use super::profile::EvaluationProfile;
 
@@ -34,6 +33,8 @@ pub struct ArmOutcome {
 /// Counts describing the ledger the run built.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LedgerSummary {
+    /// The ledger's storage (`sqlite`, or `reducer_in_memory` in tests).
+    pub backend: &'static str,
     pub counters: Counters,
     pub partitions: usize,
     pub item_subjects: usize,
@@ -71,21 +72,22 @@ pub struct RunResult {
 }
 
 /// Whether the inference of one subject disagrees with its stronger effective tier:
-/// `None` when the subject has no directional inference or no stronger directional
-/// label; otherwise true unless the most frequent inference label (a tie counts as
-/// disagreement) equals the effective label.
-pub fn inference_disagrees(subject: &SubjectState) -> Option<bool> {
-    if subject.level != AttributionLevel::Item
-        || subject.effective_basis <= EvidenceBasis::EvaluatorInference
-        || subject.effective_label == UtilityLabel::Unknown
+/// `None` unless it is an item subject with directional inference and a directional
+/// effective label from a stronger tier; otherwise true unless the most frequent
+/// inference label (a tie counts as disagreement) equals the effective label.
+pub fn inference_disagrees(subject: &SubjectFacts) -> Option<bool> {
+    let u = &subject.utility;
+    if u.level != AttributionLevel::Item
+        || u.effective_basis <= EvidenceBasis::EvaluatorInference
+        || u.effective_label == UtilityLabel::Unknown
     {
         return None;
     }
-    let counts: Vec<(UtilityLabel, usize)> = subject
-        .summary
+    let counts: Vec<(UtilityLabel, usize)> = UtilityLabel::ALL
         .iter()
-        .filter(|p| p.basis == EvidenceBasis::EvaluatorInference && p.label != UtilityLabel::Unknown)
-        .map(|p| (p.label, p.count))
+        .filter(|l| **l != UtilityLabel::Unknown)
+        .map(|l| (*l, subject.inference_labels[l.index()]))
+        .filter(|(_, c)| *c > 0)
         .collect();
     let top = counts.iter().map(|(_, c)| *c).max()?;
     let leaders: Vec<UtilityLabel> = counts
@@ -93,20 +95,20 @@ pub fn inference_disagrees(subject: &SubjectState) -> Option<bool> {
         .filter(|(_, c)| *c == top)
         .map(|(l, _)| *l)
         .collect();
-    Some(leaders != [subject.effective_label])
+    Some(leaders != [u.effective_label])
 }
 
 fn summarize_ledger(state: &TrainingState, dataset: &Dataset) -> (LedgerSummary, Vec<bool>) {
-    let subjects = state.ledger.all_subjects();
     let mut summary = LedgerSummary {
-        counters: state.ledger.counters(),
-        partitions: state.ledger.partition_count(),
+        backend: state.backend,
+        counters: state.counters,
+        partitions: state.subjects.len(),
         inference_deliveries_removed: state.inference_deliveries,
         ..LedgerSummary::default()
     };
     let mut flags = Vec::new();
-    for (_, s) in &subjects {
-        match s.level {
+    for s in state.subjects.values().flatten() {
+        match s.utility.level {
             AttributionLevel::Item => summary.item_subjects += 1,
             AttributionLevel::Set => summary.set_subjects += 1,
             AttributionLevel::None => summary.none_subjects += 1,
@@ -126,15 +128,16 @@ pub fn run(
     dataset: &Dataset,
     profile: &EvaluationProfile,
     arms: &[Box<dyn Arm>],
+    opener: &dyn LedgerOpener,
 ) -> Result<RunResult, RankEvaluateError> {
-    let state = TrainingState::build(dataset, &profile.memrl);
+    let state = TrainingState::build(dataset, &profile.memrl, opener)?;
     let mut held_partitions: Vec<usize> = dataset.held_out.iter().map(|e| e.partition).collect();
     held_partitions.sort_unstable();
     held_partitions.dedup();
     let isolated: BTreeMap<usize, TrainingState> = held_partitions
         .iter()
-        .map(|&p| (p, TrainingState::build(&dataset.isolated(p), &profile.memrl)))
-        .collect();
+        .map(|&p| Ok((p, TrainingState::build(&dataset.isolated(p), &profile.memrl, opener)?)))
+        .collect::<Result<_, RankEvaluateError>>()?;
 
     type Prepared<'a> = (Box<dyn Ranker + 'a>, Box<dyn Ranker + 'a>);
     let mut rankers: BTreeMap<(usize, usize), Prepared<'_>> = BTreeMap::new();

@@ -1,21 +1,39 @@
 //! Where the evaluation keeps utility evidence: every delivery goes through
-//! [`EvaluationLedger::deliver`], and arms 3 and 4 read reduced subject state of one
-//! partition back through [`EvaluationLedger::subjects`].
+//! [`EvaluationLedger::deliver`], and arms 3 and 4 read the reduced subjects of their
+//! partition back from it.
 //!
-//! The store here is the in-memory reducer seam: deliveries are kept per partition and
-//! per `observation_id` (an identical retry is a duplicate, a different payload under one
-//! id is a conflict excluded from subject state, as the reducer rules), and subject state
-//! is computed by the reducer's own [`reduce_subject`] over the accepted observations in
-//! the reducer's order, without the v0 packet caps (1024 deliveries, 128 subjects), which
-//! a month of simulated traffic exceeds. A partition within those caps reduces to exactly
-//! the subjects `utility-project` prints (a test compares them). It never reads another
-//! partition's deliveries for a partition's subjects.
+//! Two stores sit behind one type:
+//! * the utility ledger ([`crate::utility::ledger`]) on any [`LedgerBackend`], in practice
+//!   a SQLite file in a private temporary directory ([`SqliteOpener`]): deliveries are
+//!   appended in batches through [`engine::append`], which validates each one and keeps
+//!   materialized subjects; they are read back page by page;
+//! * the in-memory reducer seam ([`ReducerOpener`]): deliveries kept per partition and per
+//!   `observation_id` (an identical retry is a duplicate, a different payload under one
+//!   id a conflict excluded from subject state), subjects computed by the reducer's
+//!   [`reduce_subject`] in the reducer's order. Tests use it to cross-check the ledger.
+//!
+//! Both return the projection's 19-key subject objects, so a partition within the v0 caps
+//! reads back exactly the subjects `utility-project` prints (tests compare them). A
+//! partition's subjects never include another partition's deliveries.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
-use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, Scope};
+use crate::utility::ledger::engine::{self, Record};
+use crate::utility::ledger::sqlite::SqliteLedger;
+use crate::utility::ledger::{LedgerBackend, LedgerError};
+use crate::utility::observation::{
+    AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
+};
 use crate::utility::rank_prior::{Partition, SubjectUtility};
-use crate::utility::reducer::{SubjectState, reduce_subject, subject_id};
+use crate::utility::reducer::{reduce_subject, subject_id};
+use crate::wire::json::{self, Value};
+
+use super::RankEvaluateError;
+
+/// Deliveries per append batch (one transaction each).
+pub const BATCH: usize = 20_000;
 
 /// The identity of a partition as deliveries carry it (scope ids and snapshot pair).
 pub type PartitionKey = (String, String, String, String, String, String);
@@ -41,7 +59,11 @@ pub fn key_of(partition: &Partition) -> PartitionKey {
     )
 }
 
-/// Delivery counters of a ledger (the reducer's meanings).
+fn ledger_error(e: LedgerError) -> RankEvaluateError {
+    RankEvaluateError::Ledger(e.to_string())
+}
+
+/// Delivery counters of a ledger (the ledger's meanings, summed over partitions).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
     /// Every delivery received.
@@ -54,104 +76,254 @@ pub struct Counters {
     pub conflicting: usize,
 }
 
+/// Opens fresh, empty ledgers for one evaluation run.
+pub trait LedgerOpener {
+    /// A new empty ledger.
+    fn open(&self) -> Result<EvaluationLedger, RankEvaluateError>;
+}
+
+/// Opens SQLite ledgers as numbered files in a directory the caller owns (and removes).
+pub struct SqliteOpener {
+    dir: PathBuf,
+    next: Cell<u64>,
+}
+
+impl SqliteOpener {
+    /// Ledgers will be created inside `dir`, which must exist and be private.
+    pub fn new(dir: PathBuf) -> SqliteOpener {
+        SqliteOpener {
+            dir,
+            next: Cell::new(0),
+        }
+    }
+}
+
+impl LedgerOpener for SqliteOpener {
+    fn open(&self) -> Result<EvaluationLedger, RankEvaluateError> {
+        let n = self.next.get();
+        self.next.set(n + 1);
+        let path = self.dir.join(format!("ledger-{n:04}.sqlite3"));
+        Ok(EvaluationLedger::with_backend(Box::new(SqliteLedger::new(path))))
+    }
+}
+
+/// Opens in-memory reducer stores.
+pub struct ReducerOpener;
+
+impl LedgerOpener for ReducerOpener {
+    fn open(&self) -> Result<EvaluationLedger, RankEvaluateError> {
+        Ok(EvaluationLedger::in_memory())
+    }
+}
+
 #[derive(Debug, Default)]
 struct Deliveries {
     /// fingerprint → (representative with the smallest order key, count)
     versions: BTreeMap<String, (Observation, usize)>,
 }
 
-/// The evaluation's utility ledger.
-#[derive(Debug, Default)]
+enum Store {
+    Reducer(BTreeMap<PartitionKey, BTreeMap<String, Deliveries>>),
+    Backend {
+        backend: Box<dyn LedgerBackend>,
+        pending: Vec<Vec<u8>>,
+        line: u64,
+    },
+}
+
+/// One ledger of an evaluation run.
 pub struct EvaluationLedger {
-    partitions: BTreeMap<PartitionKey, BTreeMap<String, Deliveries>>,
+    store: Store,
     deliveries: usize,
 }
 
 impl EvaluationLedger {
-    /// An empty ledger.
-    pub fn new() -> EvaluationLedger {
-        EvaluationLedger::default()
+    /// A ledger on a utility-ledger backend.
+    pub fn with_backend(backend: Box<dyn LedgerBackend>) -> EvaluationLedger {
+        EvaluationLedger {
+            store: Store::Backend {
+                backend,
+                pending: Vec::new(),
+                line: 0,
+            },
+            deliveries: 0,
+        }
     }
 
-    /// The name of the storage behind this ledger, as the verdict reports it.
+    /// The in-memory reducer seam.
+    pub fn in_memory() -> EvaluationLedger {
+        EvaluationLedger {
+            store: Store::Reducer(BTreeMap::new()),
+            deliveries: 0,
+        }
+    }
+
+    /// The name of the storage, as the verdict reports it.
     pub fn backend(&self) -> &'static str {
-        "reducer_in_memory"
+        match &self.store {
+            Store::Reducer(_) => "reducer_in_memory",
+            Store::Backend { backend, .. } => backend.backend_name(),
+        }
     }
 
-    /// Stores one delivery (idempotent for an identical retry).
-    pub fn deliver(&mut self, observation: &Observation) {
+    /// Sends one delivery to the ledger (the only way evidence enters it).
+    pub fn deliver(&mut self, observation: &Observation) -> Result<(), RankEvaluateError> {
         self.deliveries += 1;
-        let key = partition_key(
-            &observation.scope,
-            &observation.retrieval_snapshot_ref,
-            &observation.policy_snapshot_ref,
-        );
-        let fingerprint = observation.fingerprint();
-        let by_id = self.partitions.entry(key).or_default();
-        let entry = by_id.entry(observation.observation_id.clone()).or_default();
-        match entry.versions.get_mut(&fingerprint) {
-            Some((prior, count)) => {
-                *count += 1;
-                if observation.order_key() < prior.order_key() {
-                    *prior = observation.clone();
+        match &mut self.store {
+            Store::Reducer(partitions) => {
+                let key = partition_key(
+                    &observation.scope,
+                    &observation.retrieval_snapshot_ref,
+                    &observation.policy_snapshot_ref,
+                );
+                let fingerprint = observation.fingerprint();
+                let by_id = partitions.entry(key).or_default();
+                let entry = by_id.entry(observation.observation_id.clone()).or_default();
+                match entry.versions.get_mut(&fingerprint) {
+                    Some((prior, count)) => {
+                        *count += 1;
+                        if observation.order_key() < prior.order_key() {
+                            *prior = observation.clone();
+                        }
+                    }
+                    None => {
+                        entry.versions.insert(fingerprint, (observation.clone(), 1));
+                    }
                 }
+                Ok(())
             }
-            None => {
-                entry.versions.insert(fingerprint, (observation.clone(), 1));
+            Store::Backend { pending, .. } => {
+                pending.push(json::dumps(&observation.to_value(), engine::COMPACT).into_bytes());
+                if pending.len() >= BATCH {
+                    return self.flush();
+                }
+                Ok(())
             }
         }
     }
 
-    /// The counters over every partition.
-    pub fn counters(&self) -> Counters {
-        let mut c = Counters {
+    /// Commits pending deliveries as one append batch; every delivery must be accepted
+    /// by the ledger's validator.
+    pub fn flush(&mut self) -> Result<(), RankEvaluateError> {
+        let Store::Backend {
+            backend,
+            pending,
+            line,
+        } = &mut self.store
+        else {
+            return Ok(());
+        };
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let start = *line;
+        *line += pending.len() as u64;
+        let mut records = std::mem::take(pending)
+            .into_iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                Ok(Record::Item {
+                    line: start + i as u64 + 1,
+                    bytes,
+                })
+            });
+        let report = engine::append(backend.as_mut(), &mut records).map_err(ledger_error)?;
+        if report.batch.refused > 0 {
+            let first = report
+                .refusals
+                .first()
+                .map(|r| r.error.clone())
+                .unwrap_or_default();
+            return Err(RankEvaluateError::Ledger(format!(
+                "the ledger refused {} deliveries: {first}",
+                report.batch.refused
+            )));
+        }
+        Ok(())
+    }
+
+    /// Every partition's reduced subjects (the projection's subject objects, in its
+    /// order) and the summed counters. Pending deliveries are committed first.
+    pub fn read_back(&mut self) -> Result<(BTreeMap<PartitionKey, Vec<Value>>, Counters), RankEvaluateError> {
+        self.flush()?;
+        let mut out = BTreeMap::new();
+        let mut counters = Counters {
             deliveries: self.deliveries,
             ..Counters::default()
         };
-        for by_id in self.partitions.values() {
-            for d in by_id.values() {
-                c.duplicate += d.versions.values().map(|(_, n)| n - 1).sum::<usize>();
-                if d.versions.len() > 1 {
-                    c.conflicting += 1;
-                } else {
-                    c.accepted += 1;
+        match &mut self.store {
+            Store::Reducer(partitions) => {
+                for (key, by_id) in partitions.iter() {
+                    for d in by_id.values() {
+                        counters.duplicate += d.versions.values().map(|(_, n)| n - 1).sum::<usize>();
+                        if d.versions.len() > 1 {
+                            counters.conflicting += 1;
+                        } else {
+                            counters.accepted += 1;
+                        }
+                    }
+                    out.insert(key.clone(), reduce_partition(by_id));
                 }
             }
+            Store::Backend { backend, .. } => {
+                if self.deliveries == 0 {
+                    return Ok((out, counters));
+                }
+                backend.begin_read().map_err(ledger_error)?;
+                let result = read_backend(backend.as_mut(), &mut out, &mut counters);
+                backend.end_read();
+                result?;
+            }
         }
-        c
+        Ok((out, counters))
     }
+}
 
-    /// How many partitions hold deliveries.
-    pub fn partition_count(&self) -> usize {
-        self.partitions.len()
+fn read_backend(
+    backend: &mut dyn LedgerBackend,
+    out: &mut BTreeMap<PartitionKey, Vec<Value>>,
+    counters: &mut Counters,
+) -> Result<(), RankEvaluateError> {
+    let to_usize = |v: i64| usize::try_from(v).unwrap_or(0);
+    for row in backend.partitions().map_err(ledger_error)? {
+        counters.accepted += to_usize(row.counters.accepted);
+        counters.duplicate += to_usize(row.counters.duplicate);
+        counters.conflicting += to_usize(row.counters.conflicting);
+        let k = &row.key;
+        let key = (
+            k.agent_id.clone(),
+            k.project_id.clone(),
+            k.corpus_id.clone(),
+            k.surface_id.clone(),
+            k.retrieval_snapshot_ref.clone(),
+            k.policy_snapshot_ref.clone(),
+        );
+        let mut subjects = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = backend
+                .subjects_page(row.partition_id, after.as_deref(), 1000)
+                .map_err(ledger_error)?;
+            let Some(last) = page.last() else {
+                break;
+            };
+            after = Some(last.sort_key.clone());
+            for subject in &page {
+                subjects.push(json::parse(&subject.state).map_err(|e| {
+                    RankEvaluateError::Ledger(format!("a stored subject is not JSON: {}", e.message))
+                })?);
+            }
+        }
+        out.insert(key, subjects);
     }
-
-    /// The reduced subjects of one partition, in the reducer's subject order.
-    pub fn subjects(&self, partition: &Partition) -> Vec<SubjectState> {
-        self.partitions
-            .get(&key_of(partition))
-            .map(reduce_partition)
-            .unwrap_or_default()
-    }
-
-    /// The reduced subjects of every partition, with their partition keys.
-    pub fn all_subjects(&self) -> Vec<(PartitionKey, SubjectState)> {
-        self.partitions
-            .iter()
-            .flat_map(|(key, by_id)| {
-                reduce_partition(by_id)
-                    .into_iter()
-                    .map(move |s| (key.clone(), s))
-            })
-            .collect()
-    }
+    Ok(())
 }
 
 type Groups<'a> = BTreeMap<(&'static str, Vec<String>), (String, Vec<&'a Observation>)>;
 
 /// Accepted observations (ordered by id, conflicts excluded), grouped by subject exactly
 /// as the reducer groups them, each reduced by [`reduce_subject`].
-fn reduce_partition(by_id: &BTreeMap<String, Deliveries>) -> Vec<SubjectState> {
+fn reduce_partition(by_id: &BTreeMap<String, Deliveries>) -> Vec<Value> {
     let mut groups: Groups<'_> = BTreeMap::new();
     for deliveries in by_id.values() {
         if deliveries.versions.len() != 1 {
@@ -177,32 +349,77 @@ fn reduce_partition(by_id: &BTreeMap<String, Deliveries>) -> Vec<SubjectState> {
         .values()
         .filter_map(|(id, members)| {
             let first = members.first()?;
-            Some(reduce_subject(
-                id,
-                first.attribution_level,
-                &first.memory_ref_digests,
-                members,
-            ))
+            Some(
+                reduce_subject(id, first.attribution_level, &first.memory_ref_digests, members)
+                    .to_value(),
+            )
         })
         .collect()
 }
 
-/// What the rank prior reads of a reduced subject (the projection's meaning of
-/// `effective_support`: observations at the effective tier carrying the effective label).
-pub fn subject_utility(state: &SubjectState) -> SubjectUtility {
-    let support = state
-        .summary
-        .iter()
-        .find(|p| p.basis == state.effective_basis && p.label == state.effective_label)
-        .map_or(0, |p| p.count);
-    SubjectUtility {
-        level: state.level,
-        memory_ref_digests: state.memory_ref_digests.clone(),
-        utility_estimate: state.utility_estimate,
-        effective_label: state.effective_label,
-        effective_basis: state.effective_basis,
-        effective_support: support,
+/// What the evaluation reads of one reduced subject object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubjectFacts {
+    /// What the rank prior reads (`effective_support` as a projection defines it:
+    /// observations at the effective tier carrying the effective label).
+    pub utility: SubjectUtility,
+    /// `evaluator_inference` observations per label, in `UtilityLabel::ALL` order.
+    pub inference_labels: [usize; 4],
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// Reads one subject object of a projection (or of the ledger).
+pub fn subject_facts(subject: &Value) -> Result<SubjectFacts, RankEvaluateError> {
+    let bad = |what: &str| RankEvaluateError::Ledger(format!("a stored subject has an invalid {what}"));
+    let level = AttributionLevel::parse(text(subject, "attribution_level")).ok_or_else(|| bad("attribution_level"))?;
+    let label = UtilityLabel::parse(text(subject, "effective_utility_label"))
+        .ok_or_else(|| bad("effective_utility_label"))?;
+    let basis = EvidenceBasis::parse(text(subject, "effective_evidence_basis"))
+        .ok_or_else(|| bad("effective_evidence_basis"))?;
+    let digests: Vec<String> = subject
+        .get("memory_ref_digests")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default();
+    let utility = match subject.get("utility_estimate") {
+        Some(Value::Float(f)) => *f,
+        Some(Value::Int(i)) => *i as f64,
+        _ => return Err(bad("utility_estimate")),
+    };
+    let mut support = 0usize;
+    let mut inference_labels = [0usize; 4];
+    for pair in subject
+        .get("evidence_label_summary")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice)
+    {
+        let count = match pair.get("observation_count") {
+            Some(Value::Int(n)) => usize::try_from(*n).unwrap_or(0),
+            _ => 0,
+        };
+        let pair_basis = EvidenceBasis::parse(text(pair, "evidence_basis"));
+        let pair_label = UtilityLabel::parse(text(pair, "utility_label"));
+        if pair_basis == Some(basis) && pair_label == Some(label) {
+            support = count;
+        }
+        if let (Some(EvidenceBasis::EvaluatorInference), Some(l)) = (pair_basis, pair_label) {
+            inference_labels[l.index()] += count;
+        }
     }
+    Ok(SubjectFacts {
+        utility: SubjectUtility {
+            level,
+            memory_ref_digests: digests,
+            utility_estimate: utility,
+            effective_label: label,
+            effective_basis: basis,
+            effective_support: support,
+        },
+        inference_labels,
+    })
 }
 
 /// True for an observation that arm 4 leaves out of its ledger.

@@ -35,6 +35,7 @@ use crate::utility::rank_prior::RankPriorError;
 use crate::wire::json::Value;
 use crate::{Context, Outcome, io};
 
+use ledger::{LedgerOpener, SqliteOpener};
 use profile::{EvaluationProfile, MAX_SEED, Sweep, parse_sweep};
 use report::{Source, SweepPoint, SweepResult};
 
@@ -57,6 +58,9 @@ pub enum RankEvaluateError {
     /// contract change it does not follow).
     #[error("{0}")]
     Simulator(String),
+    /// The evaluation's utility ledger failed.
+    #[error("rank-evaluate ledger: {0}")]
+    Ledger(String),
     /// The rank prior refused a candidate list or partition.
     #[error(transparent)]
     RankPrior(#[from] RankPriorError),
@@ -78,8 +82,9 @@ pub fn evaluate(
     profile: &EvaluationProfile,
     source: &Source,
     sweep: Option<&Sweep>,
+    opener: &dyn LedgerOpener,
 ) -> Result<Value, RankEvaluateError> {
-    let run = evaluate::run(dataset, profile, &arms::standard_arms())?;
+    let run = evaluate::run(dataset, profile, &arms::standard_arms(), opener)?;
     let analysis = report::analyze(run, profile, profile.seed)?;
     let swept = match sweep {
         None => None,
@@ -89,7 +94,7 @@ pub fn evaluate(
                 let mut point = profile.clone();
                 point.set_param(&sweep.parameter, value)?;
                 let data = simulate::simulate(&point)?;
-                let run = evaluate::run(&data, &point, &arms::standard_arms())?;
+                let run = evaluate::run(&data, &point, &arms::standard_arms(), opener)?;
                 points.push(SweepPoint {
                     value,
                     analysis: report::analyze(run, &point, point.seed)?,
@@ -142,7 +147,12 @@ pub fn command(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error>
             Source::Simulation { seed: profile.seed },
         ),
     };
-    let packet = evaluate(&dataset, &profile, &source, sweep.as_ref())?;
+    // The ledgers are SQLite files in a private temporary directory, removed on return.
+    let dir = io::private_temp_dir("reward-memory-rank-evaluate-").map_err(|e| {
+        RankEvaluateError::Ledger(format!("cannot create a temporary directory: {e}"))
+    })?;
+    let opener = SqliteOpener::new(dir.path().to_path_buf());
+    let packet = evaluate(&dataset, &profile, &source, sweep.as_ref(), &opener)?;
     if let Some(path) = &args.plot {
         let svg = plot::render(&packet)?;
         io::write_file(path, svg.as_bytes()).map_err(|e| RankEvaluateError::PlotWrite {

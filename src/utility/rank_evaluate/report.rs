@@ -295,7 +295,7 @@ pub fn packet(
             "truly_harmful_in_pool" => run.held_out.harmful_in_pool,
         },
         "ledger" => obj! {
-            "backend" => "reducer_in_memory",
+            "backend" => l.backend,
             "partitions" => l.partitions,
             "deliveries" => l.counters.deliveries,
             "accepted" => l.counters.accepted,

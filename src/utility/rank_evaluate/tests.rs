@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use super::arms::{Arm, ArmContext, Ranker, ViewRanker, standard_arms};
 use super::dataset::Dataset;
 use super::evaluate::{RunResult, run};
-use super::ledger::{EvaluationLedger, subject_utility};
+use super::ledger::{EvaluationLedger, LedgerOpener, ReducerOpener, SqliteOpener, key_of};
 use super::profile::{EvaluationProfile, Kind, sections};
 use super::report::{Source, analyze, reason};
 use super::*;
@@ -26,15 +26,29 @@ fn small(edit: impl FnOnce(&mut EvaluationProfile)) -> EvaluationProfile {
     p
 }
 
+/// SQLite ledgers in a temporary directory that lives as long as the value.
+struct Sqlite {
+    _dir: tempfile::TempDir,
+    opener: SqliteOpener,
+}
+
+fn sqlite() -> Sqlite {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opener = SqliteOpener::new(dir.path().to_path_buf());
+    Sqlite { _dir: dir, opener }
+}
+
 fn simulate_and_run(p: &EvaluationProfile) -> (Dataset, RunResult) {
     let data = simulate::simulate(p).expect("simulation");
-    let result = run(&data, p, &standard_arms()).expect("run");
+    let result = run(&data, p, &standard_arms(), &ReducerOpener).expect("run");
     (data, result)
 }
 
 fn packet_text(p: &EvaluationProfile) -> String {
     let data = simulate::simulate(p).expect("simulation");
-    let packet = evaluate(&data, p, &Source::Simulation { seed: p.seed }, None).expect("packet");
+    let store = sqlite();
+    let packet = evaluate(&data, p, &Source::Simulation { seed: p.seed }, None, &store.opener)
+        .expect("packet");
     crate::wire::json::to_pretty_line(&packet)
 }
 
@@ -134,10 +148,10 @@ impl Arm for LeakingDouble {
         let mut seen = BTreeSet::new();
         let subjects: Vec<SubjectUtility> = ctx
             .state
-            .ledger
-            .all_subjects()
-            .iter()
-            .map(|(_, s)| subject_utility(s))
+            .subjects
+            .values()
+            .flatten()
+            .map(|s| s.utility.clone())
             .filter(|s| s.level == AttributionLevel::Item && seen.insert(s.memory_ref_digests.clone()))
             .collect();
         Ok(Box::new(ViewRanker {
@@ -154,7 +168,9 @@ fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
     let data = simulate::simulate(&p).expect("simulation");
     let mut arms = standard_arms();
     arms.push(Box::new(LeakingDouble));
-    let result = run(&data, &p, &arms).expect("run");
+    let store = sqlite();
+    let result = run(&data, &p, &arms, &store.opener).expect("run");
+    assert_eq!(result.ledger.backend, "sqlite");
     for arm in &result.arms[..5] {
         assert_eq!(arm.leaks, 0, "{}", arm.key);
     }
@@ -165,7 +181,7 @@ fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
 }
 
 #[test]
-fn ledger_subjects_equal_the_projection_of_utility_project_within_the_caps() {
+fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints() {
     let p = small(|p| {
         let s = &mut p.simulator;
         s.training_episodes = 120.0;
@@ -178,13 +194,21 @@ fn ledger_subjects_equal_the_projection_of_utility_project_within_the_caps() {
         s.delivery_retry_rate = 0.3;
     });
     let data = simulate::simulate(&p).expect("simulation");
-    let mut ledger = EvaluationLedger::new();
+    let store = sqlite();
+    let mut on_sqlite = store.opener.open().expect("ledger");
+    let mut in_memory: EvaluationLedger = ReducerOpener.open().expect("ledger");
     for o in &data.deliveries {
-        ledger.deliver(o);
+        on_sqlite.deliver(o).expect("deliver");
+        in_memory.deliver(o).expect("deliver");
     }
+    let (from_sqlite, sqlite_counters) = on_sqlite.read_back().expect("read back");
+    let (from_memory, memory_counters) = in_memory.read_back().expect("read back");
+    assert_eq!(from_sqlite, from_memory);
+    assert_eq!(sqlite_counters, memory_counters);
+    assert!(sqlite_counters.duplicate > 0, "retries must reach the ledger twice");
     let mut compared = 0;
     for partition in &data.partitions {
-        let key = super::ledger::key_of(partition);
+        let key = key_of(partition);
         let stream: Vec<Value> = data
             .deliveries
             .iter()
@@ -207,14 +231,14 @@ fn ledger_subjects_equal_the_projection_of_utility_project_within_the_caps() {
         })
         .expect("projection");
         assert_ne!(projection.get("status"), Some(&Value::from("rejected")), "within the caps");
-        let ours: Vec<Value> = ledger.subjects(partition).iter().map(|s| s.to_value()).collect();
-        assert_eq!(Some(&Value::Array(ours)), projection.get("subjects"));
+        let ours = from_sqlite.get(&key).cloned().unwrap_or_default();
+        assert_eq!(Some(&Value::Array(ours.clone())), projection.get("subjects"));
         let from_projection = UtilityView::from_projection(&projection).expect("view");
-        let from_ledger = UtilityView::new(
-            partition.clone(),
-            ledger.subjects(partition).iter().map(subject_utility),
-        )
-        .expect("view");
+        let facts: Vec<SubjectUtility> = ours
+            .iter()
+            .map(|s| super::ledger::subject_facts(s).expect("facts").utility)
+            .collect();
+        let from_ledger = UtilityView::new(partition.clone(), facts).expect("view");
         assert_eq!(from_projection, from_ledger);
         compared += 1;
     }
@@ -229,8 +253,8 @@ fn the_episodes_file_path_agrees_with_the_simulator() {
     let parsed = episodes::parse(text.as_bytes()).expect("parse");
     assert_eq!(parsed.observation_lines, data.deliveries.len());
     let source = Source::Simulation { seed: p.seed };
-    let a = evaluate(&data, &p, &source, None).expect("packet");
-    let b = evaluate(&parsed.dataset, &p, &source, None).expect("packet");
+    let a = evaluate(&data, &p, &source, None, &ReducerOpener).expect("packet");
+    let b = evaluate(&parsed.dataset, &p, &source, None, &ReducerOpener).expect("packet");
     for key in ["verdict", "arms", "differences", "gate", "held_out", "ledger"] {
         assert_eq!(a.get(key), b.get(key), "{key}");
     }
