@@ -9,6 +9,7 @@
 mod check;
 pub mod core;
 pub mod ingest;
+pub mod rank_evaluate;
 pub mod stage45;
 pub mod utility;
 
@@ -58,6 +59,11 @@ pub fn all() -> Vec<SchemaFile> {
         file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
         file::<utility::ProjectionInput>("memory_utility_projection_input"),
         file::<utility::ObserveInput>("memory_utility_observe_input"),
+        file::<rank_evaluate::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
+        file::<rank_evaluate::RankingEpisode>("memory_utility_ranking_episode_v0"),
+        file::<rank_evaluate::RankingEvaluationProfile>(
+            "memory_utility_ranking_evaluation_profile_v0",
+        ),
     ]
 }
 

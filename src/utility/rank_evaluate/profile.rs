@@ -154,6 +154,8 @@ params!(
         off_topic_relevance: Float = 0.25, [0.0, 1.0];
         /// Noise-free relevance of a hotness-trap memory to every query.
         trap_relevance: Float = 0.6, [0.0, 1.0];
+        /// Added to the on-topic relevance of a memory whose hidden label is helpful and subtracted for a harmful one: how much semantic retrieval already knows about utility (0: nothing).
+        relevance_truth_signal: Float = 0.0, [-1.0, 1.0];
         /// Standard deviation of the relevance noise (bounded at ±3.46 standard deviations; observed relevance is clamped to [0, 1]).
         relevance_noise: Float = 0.12, [0.0, 1.0];
         /// Candidates a recall returns (the most relevant by observed relevance).

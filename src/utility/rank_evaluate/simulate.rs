@@ -180,6 +180,7 @@ struct Recalled {
 fn recall(
     p: &SimulatorParams,
     memories: &[Memory],
+    truth: &[(Label, f64)],
     topic: usize,
     rng: &mut Rng,
 ) -> Vec<Recalled> {
@@ -187,9 +188,14 @@ fn recall(
         .iter()
         .enumerate()
         .map(|(i, m)| {
+            let signal = match truth[i].0 {
+                Label::Helpful => p.relevance_truth_signal,
+                Label::Harmful => -p.relevance_truth_signal,
+                Label::Neutral => 0.0,
+            };
             let base = match m.topic {
                 None => p.trap_relevance,
-                Some(t) if t == topic => p.on_topic_relevance,
+                Some(t) if t == topic => p.on_topic_relevance + signal,
                 Some(_) => p.off_topic_relevance,
             };
             let relevance = round6((base + p.relevance_noise * rng.noise()).clamp(0.0, 1.0));
@@ -380,7 +386,7 @@ fn training_episode(
     let stale = pick.chance(s.stale_snapshot_rate);
     let partition_index = if stale { sw.stale } else { sw.current };
     let memories = &world.corpora[sw.corpus];
-    let recalled = recall(s, memories, topic, &mut Rng::stream(seed, "train-recall", i));
+    let recalled = recall(s, memories, &sw.truth, topic, &mut Rng::stream(seed, "train-recall", i));
     if recalled.is_empty() {
         return Ok(());
     }
@@ -580,7 +586,7 @@ fn held_out_episode(
     let sw = &world.scopes[pick.below(world.scopes.len())];
     let topic = pick.below((s.topics_per_corpus as usize).max(1));
     let memories = &world.corpora[sw.corpus];
-    let recalled = recall(s, memories, topic, &mut Rng::stream(p.seed, "held-out-recall", i));
+    let recalled = recall(s, memories, &sw.truth, topic, &mut Rng::stream(p.seed, "held-out-recall", i));
     let candidates = recalled
         .iter()
         .map(|r| {

@@ -293,3 +293,32 @@ fn the_docs_list_every_parameter_with_its_default() {
         }
     }
 }
+
+/// The world of `fixtures/rank_evaluate/valid/simulated-small.jsonl`.
+fn fixture_profile() -> EvaluationProfile {
+    small(|p| {
+        p.seed = 11;
+        let s = &mut p.simulator;
+        s.training_episodes = 40.0;
+        s.held_out_ratio = 0.3;
+        s.corpora = 1.0;
+        s.memories_per_corpus = 12.0;
+        s.topics_per_corpus = 3.0;
+        s.hotness_trap_memories = 1.0;
+        s.recall_limit = 6.0;
+        s.deterministic_effect_rate = 0.3;
+    })
+}
+
+#[test]
+fn the_simulated_episodes_fixture_is_current() {
+    let data = simulate::simulate(&fixture_profile()).expect("simulation");
+    let text = episodes::write_jsonl(&data);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/rank_evaluate/valid/simulated-small.jsonl");
+    if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        std::fs::write(&path, &text).expect("write fixture");
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(committed == text, "fixture drifted (run UPDATE_FIXTURES=1 cargo test)");
+}
