@@ -594,19 +594,20 @@ pub struct RankEvaluateArgs {
     /// else 1); the same seed gives byte-identical output
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Training episodes to simulate (1-1000000; default 10000); the held-out episodes are
-    /// held_out_ratio of them (default 0.2)
-    #[arg(long, value_name = "N", requires = "simulate")]
+    /// With --simulate: training episodes to simulate (1-1000000; default 10000); the
+    /// held-out episodes are held_out_ratio of them (default 0.2)
+    #[arg(long, value_name = "N")]
     pub episodes: Option<u64>,
     /// memory_utility_ranking_evaluation_profile_v0 JSON: the rank-prior profile to
     /// evaluate, metric and gate settings, hotness and MemRL settings, simulator
     /// parameters (every key optional; see docs/rank-evaluate.md)
     #[arg(long, value_name = "FILE")]
     pub profile: Option<String>,
-    /// NAME=V1,V2,...: rerun the simulation once per value of one simulator parameter
-    /// (or hotness.NAME, memrl.NAME), e.g. evaluator_accuracy=0.5,0.6,0.7,0.8,0.9; the
-    /// verdict and exit status stay those of the profile's own run
-    #[arg(long, value_name = "NAME=V1,V2,...", requires = "simulate")]
+    /// With --simulate, NAME=V1,V2,...: rerun the simulation once per value of one
+    /// simulator parameter (or hotness.NAME, memrl.NAME), e.g.
+    /// evaluator_accuracy=0.5,0.6,0.7,0.8,0.9; the verdict and exit status stay those of
+    /// the profile's own run
+    #[arg(long, value_name = "NAME=V1,V2,...")]
     pub sweep: Option<String>,
     /// Also write an SVG chart of nDCG@k per arm (and per sweep point) to this file
     #[arg(long, value_name = "FILE.svg")]

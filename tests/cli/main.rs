@@ -12,6 +12,7 @@ mod group;
 mod health_check;
 mod ingest_event;
 mod openviking;
+mod rank_evaluate;
 mod operator_control;
 mod route_check;
 mod schemas;

@@ -112,6 +112,12 @@ pub fn evaluate(
 /// `rank-evaluate`: reads the profile and the episodes (or simulates them), evaluates,
 /// optionally writes the chart, and prints the verdict (exit 0 `qualified`, 2 `hold`).
 pub fn command(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error> {
+    if !args.simulate && (args.episodes.is_some() || args.sweep.is_some()) {
+        return Err(RankEvaluateError::Sweep(
+            "--episodes and --sweep change the simulator: use them with --simulate".to_owned(),
+        )
+        .into());
+    }
     let mut profile = match &args.profile {
         Some(path) => EvaluationProfile::from_value(&io::read_input_object(&ctx.env, path)?)?,
         None => EvaluationProfile::defaults(),

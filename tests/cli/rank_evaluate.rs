@@ -1,0 +1,206 @@
+//! `rank-evaluate`: the simulator's verdict in markdown and JSON, byte-identical for a
+//! seed, schema-conformant and accepted by the rank prior's evaluation gate; sweeps; the
+//! SVG chart; `EPISODES.jsonl` fixtures (valid ones evaluate, malformed ones list their
+//! line numbers); profile and argument errors.
+
+use std::path::{Path, PathBuf};
+
+use reward_memory::utility::rank_prior::{Profile, Verdict};
+use reward_memory::wire::json;
+
+use crate::snap;
+use crate::support::{Scratch, fixtures_dir, schema_named, snake_stem};
+
+/// A small simulation: 300 training and 60 held-out episodes, seed 7.
+const SMALL: &[&str] = &[
+    "rank-evaluate",
+    "--simulate",
+    "--episodes",
+    "300",
+    "--seed",
+    "7",
+];
+
+fn with(base: &[&str], extra: &[&str]) -> Vec<String> {
+    base.iter().chain(extra).map(|s| (*s).to_owned()).collect()
+}
+
+fn run(scratch: &Scratch, args: &[String]) -> crate::support::Run {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    scratch.run(&refs, None)
+}
+
+fn jsonl_fixtures(kind: &str) -> Vec<PathBuf> {
+    let dir = fixtures_dir().join("rank_evaluate").join(kind);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+fn copy_into(scratch: &Scratch, path: &Path, name: &str) {
+    let text = std::fs::read_to_string(path).expect("fixture is readable");
+    scratch.write(name, &text);
+}
+
+#[test]
+fn a_small_simulation_prints_the_verdict_table_in_markdown() {
+    let scratch = Scratch::new();
+    snap!("rank_evaluate_simulate_markdown", run(&scratch, &with(SMALL, &[])));
+}
+
+#[test]
+fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
+    let scratch = Scratch::new();
+    let args = with(SMALL, &["--format", "json"]);
+    let first = run(&scratch, &args);
+    let second = run(&scratch, &args);
+    assert_eq!(first.stdout, second.stdout, "same seed, same bytes");
+    let packet = json::parse(&first.stdout).expect("JSON");
+    reward_memory::schema::check(&packet, &schema_named("memory_utility_ranking_evaluation_v0"))
+        .unwrap_or_else(|e| panic!("does not conform: {e}"));
+    let qualified = packet.get("verdict").and_then(|v| v.as_str()) == Some("qualified");
+    assert_eq!(first.code, if qualified { 0 } else { 2 });
+    // The verdict is what `recall --rank-prior --evaluation` reads, for this profile.
+    let verdict = Verdict::from_value(&packet).expect("the rank prior reads the verdict");
+    let profile = Profile::from_value(
+        packet
+            .get("profile")
+            .and_then(|p| p.get("rank_prior"))
+            .expect("profile echo"),
+    )
+    .expect("profile");
+    assert_eq!(verdict.profile_digest, profile.digest());
+    assert_eq!(verdict.blocks(&profile).is_none(), qualified);
+    let other = run(&scratch, &with(&SMALL[..4], &["--seed", "8", "--format", "json"]));
+    assert_ne!(other.stdout, first.stdout, "another seed, other episodes");
+}
+
+#[test]
+fn a_sweep_adds_one_row_per_value_and_keeps_the_base_verdict() {
+    let scratch = Scratch::new();
+    let args = with(
+        &["rank-evaluate", "--simulate", "--episodes", "200", "--seed", "3"],
+        &["--sweep", "evaluator_accuracy=0.3333333333333333,1"],
+    );
+    snap!("rank_evaluate_sweep_markdown", run(&scratch, &args));
+    let json_run = run(&scratch, &with(&args.iter().map(String::as_str).collect::<Vec<_>>(), &["--format", "json"]));
+    let packet = json::parse(&json_run.stdout).expect("JSON");
+    reward_memory::schema::check(&packet, &schema_named("memory_utility_ranking_evaluation_v0"))
+        .unwrap_or_else(|e| panic!("does not conform: {e}"));
+    let points = packet
+        .get("sweep")
+        .and_then(|s| s.get("points"))
+        .and_then(|p| p.as_array())
+        .map_or(0, Vec::len);
+    assert_eq!(points, 2);
+}
+
+#[test]
+fn plot_writes_an_svg_whose_text_needs_no_font_files() {
+    let scratch = Scratch::new();
+    let args = with(SMALL, &["--plot", "chart.svg", "--sweep", "memrl.mix_weight=0,0.5,1"]);
+    let run = run(&scratch, &args);
+    assert!(run.code == 0 || run.code == 2, "{}", run.transcript());
+    let svg = std::fs::read_to_string(scratch.path.join("chart.svg")).expect("chart written");
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(80)]);
+    assert!(svg.contains("<text") && svg.contains("nDCG@3"), "labels are SVG text");
+    for arm in ["semantic_hotness", "bounded_utility", "memrl"] {
+        assert!(svg.contains(arm), "legend names {arm}");
+    }
+    let plain = crate::support::Scratch::new();
+    let single = plain.run(&["rank-evaluate", "--simulate", "--episodes", "100", "--plot", "one.svg"], None);
+    assert!(single.code == 0 || single.code == 2);
+    let one = std::fs::read_to_string(plain.path.join("one.svg")).expect("chart written");
+    assert!(one.contains("per arm") && one.contains("1 semantic"));
+}
+
+#[test]
+fn valid_episode_files_evaluate() {
+    let files = jsonl_fixtures("valid");
+    assert!(!files.is_empty());
+    for path in files {
+        let scratch = Scratch::new();
+        copy_into(&scratch, &path, "episodes.jsonl");
+        let run = scratch.run(
+            &["rank-evaluate", "--input", "episodes.jsonl", "--format", "json"],
+            None,
+        );
+        let packet = json::parse(&run.stdout).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        reward_memory::schema::check(&packet, &schema_named("memory_utility_ranking_evaluation_v0"))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let markdown = scratch.run(&["rank-evaluate", "--input", "episodes.jsonl"], None);
+        snap!(format!("rank_evaluate_valid_{}", snake_stem(&path)), markdown);
+    }
+}
+
+#[test]
+fn malformed_episode_files_list_each_line_and_reason() {
+    let files = jsonl_fixtures("invalid");
+    assert!(!files.is_empty());
+    for path in files {
+        let scratch = Scratch::new();
+        copy_into(&scratch, &path, "episodes.jsonl");
+        let run = scratch.run(
+            &["rank-evaluate", "--input", "episodes.jsonl", "--format", "json"],
+            None,
+        );
+        assert_eq!(run.code, 2, "{}", path.display());
+        assert_eq!(run.json()["status"], "invalid_request", "{}", path.display());
+        snap!(format!("rank_evaluate_invalid_{}", snake_stem(&path)), run);
+    }
+}
+
+#[test]
+fn episodes_come_from_standard_input_too() {
+    let path = fixtures_dir().join("rank_evaluate/valid/episodes-only.jsonl");
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let run = Scratch::new().run(&["rank-evaluate", "--input", "-", "--format", "json"], Some(&text));
+    assert_eq!(run.json()["source"]["held_out_episodes"], 2);
+}
+
+#[test]
+fn an_off_profile_holds_with_exit_2() {
+    // Bounds [1, 1] switch the prior off: arm 3 equals arm 1, so its gain is not above 0.
+    let scratch = Scratch::new();
+    scratch.write(
+        "profile.json",
+        r#"{"rank_prior": {"profile_id": "profile:off", "semantic_floor": 0.05, "candidate_pool": 8,
+            "modifier_bounds": [1, 1], "min_evidence_basis": "deterministic_effect", "min_support": 1},
+            "evaluation": {"bootstrap_resamples": 200}}"#,
+    );
+    let run = run(&scratch, &with(SMALL, &["--profile", "profile.json", "--format", "json"]));
+    assert_eq!(run.code, 2);
+    let packet = run.json();
+    assert_eq!(packet["verdict"], "hold");
+    assert_eq!(packet["reason_codes"][0], "ndcg_gain_interval_not_above_zero");
+    assert_eq!(packet["ok"], false);
+}
+
+#[test]
+fn profile_sweep_and_argument_errors_say_what_to_fix() {
+    let scratch = Scratch::new();
+    scratch.write("profile.json", r#"{"simulator": {"evaluator_accuracy": 1.5}}"#);
+    snap!(
+        "rank_evaluate_profile_out_of_range",
+        run(&scratch, &with(SMALL, &["--profile", "profile.json", "--format", "json"]))
+    );
+    snap!(
+        "rank_evaluate_sweep_unknown_parameter",
+        run(&scratch, &with(SMALL, &["--sweep", "nope=1,2", "--format", "json"]))
+    );
+    snap!("rank_evaluate_needs_a_source", scratch.run(&["rank-evaluate"], None));
+    snap!(
+        "rank_evaluate_sweep_needs_simulate",
+        scratch.run(
+            &["rank-evaluate", "--input", "x.jsonl", "--sweep", "corpora=1", "--format", "json"],
+            None
+        )
+    );
+}
