@@ -365,20 +365,23 @@ pub struct RankingEvaluationProfile;
 fn section_schema(specs: &[ParamSpec]) -> serde_json::Value {
     let mut properties = serde_json::Map::new();
     for spec in specs {
-        let ty = match spec.kind {
-            Kind::Int => "integer",
-            Kind::Float => "number",
-        };
-        properties.insert(
-            spec.name.to_owned(),
-            serde_json::json!({
-                "description": spec.doc,
-                "type": ty,
+        let schema = match spec.kind {
+            Kind::Int => serde_json::json!({
+                "description": spec.doc.trim(),
+                "type": "integer",
+                "minimum": spec.min as i64,
+                "maximum": spec.max as i64,
+                "default": spec.default as i64,
+            }),
+            Kind::Float => serde_json::json!({
+                "description": spec.doc.trim(),
+                "type": "number",
                 "minimum": spec.min,
                 "maximum": spec.max,
                 "default": spec.default,
             }),
-        );
+        };
+        properties.insert(spec.name.to_owned(), schema);
     }
     serde_json::json!({
         "type": "object",

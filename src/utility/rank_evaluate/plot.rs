@@ -59,6 +59,27 @@ fn text(v: Option<&Value>) -> String {
     v.and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
+/// A short axis or legend label of an arm key.
+fn short(key: &str) -> &str {
+    match key {
+        "semantic" => "semantic",
+        "semantic_hotness" => "+ hotness",
+        "bounded_utility" => "x bounded utility",
+        "bounded_utility_without_inference" => "x utility, no inference",
+        "memrl" => "MemRL",
+        other => other,
+    }
+}
+
+/// A sweep value as an axis label: integers without a fraction.
+fn value_label(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        crate::wire::pyfmt::float_repr(v)
+    }
+}
+
 /// The SVG text of the chart for `packet`.
 pub fn render(packet: &Value) -> Result<String, RankEvaluateError> {
     let k = num(packet.get("settings").and_then(|s| s.get("k"))).unwrap_or(0.0) as i64;
@@ -122,7 +143,10 @@ fn per_arm(
         .x_label_formatter(&|x| {
             let i = x.round() as usize;
             if (x - i as f64).abs() < 1e-9 && i >= 1 {
-                names.get(i - 1).map(|s| format!("{i} {s}")).unwrap_or_default()
+                names
+                    .get(i - 1)
+                    .map(|s| format!("{i} {}", short(s)))
+                    .unwrap_or_default()
             } else {
                 String::new()
             }
@@ -188,15 +212,7 @@ fn per_sweep_point(
         .collect();
     let all: Vec<(f64, f64, f64)> = series.iter().flatten().map(|p| (p.1, p.2, p.3)).collect();
     let (y0, y1) = y_range(&all);
-    let xmin = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let xmax = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (xmin, xmax) = if xmin.is_finite() && xmax > xmin {
-        (xmin, xmax)
-    } else {
-        (xmin.min(0.0) - 0.5, xmax.max(0.0) + 0.5)
-    };
-    let span = xmax - xmin;
-    let pad = span * 0.06;
+    let n = xs.len().max(1) as f64;
     let mut chart = ChartBuilder::on(root)
         .caption(
             format!(
@@ -208,35 +224,49 @@ fn per_sweep_point(
         .margin(16)
         .x_label_area_size(46)
         .y_label_area_size(60)
-        .build_cartesian_2d((xmin - pad)..(xmax + pad), y0..y1)
+        .build_cartesian_2d(0.5f64..n + 0.5, y0..y1)
         .map_err(plot_error)?;
     chart
         .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(xs.len().max(1))
+        .x_label_formatter(&|x| {
+            let i = x.round() as usize;
+            if (x - i as f64).abs() < 1e-9 && i >= 1 {
+                xs.get(i - 1).map(|v| value_label(*v)).unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
         .x_desc(parameter.as_str())
         .y_desc(format!("nDCG@{k}"))
         .y_label_formatter(&|y| format!("{y:.3}"))
         .draw()
         .map_err(plot_error)?;
-    let offset_step = span * 0.012;
     let arms = series.len().max(1) as f64;
+    let position = |x: f64| xs.iter().position(|v| *v == x).map_or(0.0, |i| (i + 1) as f64);
     for (i, (key, points)) in arm_keys.iter().zip(&series).enumerate() {
         let color = COLORS[i % COLORS.len()];
-        let dx = (i as f64 - (arms - 1.0) / 2.0) * offset_step;
+        let dx = (i as f64 - (arms - 1.0) / 2.0) * 0.06;
         chart
             .draw_series(LineSeries::new(
-                points.iter().map(|p| (p.0 + dx, p.1)),
+                points.iter().map(|p| (position(p.0) + dx, p.1)),
                 color.stroke_width(2),
             ))
             .map_err(plot_error)?
-            .label(format!("{} {key}", i + 1))
+            .label(format!("{} {}", i + 1, short(key)))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
         chart
             .draw_series(points.iter().map(|p| {
-                ErrorBar::new_vertical(p.0 + dx, p.2, p.1, p.3, color.stroke_width(1), 6)
+                ErrorBar::new_vertical(position(p.0) + dx, p.2, p.1, p.3, color.stroke_width(1), 6)
             }))
             .map_err(plot_error)?;
         chart
-            .draw_series(points.iter().map(|p| Circle::new((p.0 + dx, p.1), 3, color.filled())))
+            .draw_series(
+                points
+                    .iter()
+                    .map(|p| Circle::new((position(p.0) + dx, p.1), 3, color.filled())),
+            )
             .map_err(plot_error)?;
     }
     chart
