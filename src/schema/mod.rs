@@ -9,6 +9,7 @@
 mod check;
 pub mod core;
 pub mod ingest;
+pub mod ledger;
 pub mod stage45;
 pub mod utility;
 
@@ -58,6 +59,11 @@ pub fn all() -> Vec<SchemaFile> {
         file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
         file::<utility::ProjectionInput>("memory_utility_projection_input"),
         file::<utility::ObserveInput>("memory_utility_observe_input"),
+        file::<ledger::AppendReceipt>("memory_utility_ledger_append_v0"),
+        file::<ledger::LedgerProjectionPacket>("memory_utility_ledger_projection_v0"),
+        file::<ledger::LedgerSubjectPacket>("memory_utility_ledger_subject_v0"),
+        file::<ledger::LedgerVerifyPacket>("memory_utility_ledger_verify_v0"),
+        file::<ledger::PartitionInput>("memory_utility_ledger_partition_input"),
     ]
 }
 
