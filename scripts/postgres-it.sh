@@ -88,7 +88,7 @@ export REWARD_MEMORY_TEST_PG_URL="postgres://postgres:$PASSWORD@127.0.0.1:$PORT/
 if [ "${PG_IT_SHELL:-0}" = 1 ]; then
     printf '%s\n' "$REWARD_MEMORY_TEST_PG_URL"
     log "PG_IT_SHELL=1: server stays up until this script is interrupted"
-    while sleep 3600; do :; done
+    while :; do sleep 3600 & wait $!; done
 fi
 
 START=$(date +%s)
