@@ -10,6 +10,7 @@ mod check;
 pub mod core;
 pub mod ingest;
 pub mod rank_evaluate;
+pub mod ledger;
 pub mod stage45;
 pub mod utility;
 
@@ -64,6 +65,11 @@ pub fn all() -> Vec<SchemaFile> {
         file::<rank_evaluate::RankingEvaluationProfile>(
             "memory_utility_ranking_evaluation_profile_v0",
         ),
+        file::<ledger::AppendReceipt>("memory_utility_ledger_append_v0"),
+        file::<ledger::LedgerProjectionPacket>("memory_utility_ledger_projection_v0"),
+        file::<ledger::LedgerSubjectPacket>("memory_utility_ledger_subject_v0"),
+        file::<ledger::LedgerVerifyPacket>("memory_utility_ledger_verify_v0"),
+        file::<ledger::PartitionInput>("memory_utility_ledger_partition_input"),
     ]
 }
 

@@ -27,7 +27,13 @@ enum Backend {
 }
 
 fn backends() -> Vec<Backend> {
-    let mut out = vec![Backend::Sqlite];
+    // scripts/postgres-it.sh sets REWARD_MEMORY_TEST_PG_ONLY: SQLite already ran in
+    // `cargo test`.
+    let mut out = if std::env::var_os("REWARD_MEMORY_TEST_PG_ONLY").is_some() {
+        Vec::new()
+    } else {
+        vec![Backend::Sqlite]
+    };
     if let Ok(url) = std::env::var("REWARD_MEMORY_TEST_PG_URL")
         && !url.is_empty()
     {
@@ -240,18 +246,20 @@ fn golden_cases_project_byte_identically_in_one_batch_one_by_one_and_shuffled() 
                 "{name} ({backend:?}): one batch differs"
             );
 
-            // One delivery per append, then all of them shuffled in one JSON Lines batch.
+            // One delivery per append (on PostgreSQL only for the smaller cases: each
+            // append is a new connection), then all of them shuffled in one batch.
+            let one_by_one = matches!(backend, Backend::Sqlite) || observations.len() <= 64;
             let single = fresh_ledger(&scratch, &backend, "single");
             // An empty append creates the ledger (the empty case has no delivery).
             assert_eq!(append(&scratch, &single, "-", Some(b"")).code, 0);
-            for o in &observations {
+            for o in observations.iter().filter(|_| one_by_one) {
                 let line = jsonl(std::slice::from_ref(o));
                 let r = append(&scratch, &single, "-", Some(line.as_bytes()));
                 assert_eq!(r.code, 0, "{name}: {}", r.stdout);
             }
             let got = ledger_cmd(&scratch, "project", &single, &["--input", "partition.json"]);
             assert!(
-                got.stdout == expected,
+                !one_by_one || got.stdout == expected,
                 "{name} ({backend:?}): one by one differs"
             );
 
@@ -817,10 +825,10 @@ fn sigkill_during_append_never_corrupts_or_half_commits() {
             committed += 1;
         }
     }
-    eprintln!(
-        "sigkill: {} batches, {committed} committed, {} receipts printed",
-        batches.len(),
-        printed.iter().filter(|p| **p).count()
+    // Kills land before, during and after commits: both kinds must occur in 110 rounds.
+    assert!(
+        committed > 0,
+        "no batch committed: the kills came too early"
     );
 }
 
@@ -1068,7 +1076,7 @@ mount -o remount,ro mnt
 "$BIN" utility-ledger append --ledger mnt/new.sqlite3 --input small.jsonl --format json > ro-new.out; echo "ronew=$?"
 "#;
     let Some(out) = in_mount_namespace(&scratch, script) else {
-        eprintln!("skipped: this machine does not allow a private tmpfs mount");
+        // This machine does not allow a private tmpfs mount: nothing to check here.
         return;
     };
     let status = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -1124,8 +1132,11 @@ fn unreachable_postgres_is_an_error_packet_without_credentials() {
 
 #[test]
 fn wrong_postgres_password_is_an_error_packet_without_credentials() {
-    let Some(Backend::Postgres(admin)) = backends().into_iter().nth(1) else {
-        eprintln!("skipped: REWARD_MEMORY_TEST_PG_URL is not set");
+    let Some(Backend::Postgres(admin)) = backends()
+        .into_iter()
+        .find(|b| matches!(b, Backend::Postgres(_)))
+    else {
+        // REWARD_MEMORY_TEST_PG_URL is not set (scripts/postgres-it.sh sets it).
         return;
     };
     let scratch = Scratch::new();
@@ -1137,13 +1148,82 @@ fn wrong_postgres_password_is_an_error_packet_without_credentials() {
         _ => "127.0.0.1".to_owned(),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432);
-    let user = config.get_user().unwrap_or("postgres").to_owned();
-    let url = format!("postgres://{user}:wrong-password-123@{host}:{port}/postgres");
+    // A role that must authenticate with its password (scripts/postgres-it.sh).
+    let mut client = postgres::Client::connect(&admin, postgres::NoTls).expect("admin");
+    let _ = client.batch_execute("CREATE ROLE ledger_auth LOGIN PASSWORD 'right-password-456'");
+    let url = format!("postgres://ledger_auth:wrong-password-123@{host}:{port}/postgres");
     let run = ledger_cmd(&scratch, "verify", &url, &[]);
     let e = error_text(&run);
-    assert!(
-        e.contains("refused the credentials") || e.contains("unreachable"),
-        "{e}"
-    );
+    assert!(e.contains("refused the credentials"), "{e}");
     assert!(!run.stdout.contains("wrong-password-123"));
+}
+
+#[test]
+fn printed_ledger_packets_conform_to_their_schemas() {
+    let scratch = Scratch::new();
+    let ledger = scratch
+        .path
+        .join("ledger.sqlite3")
+        .to_string_lossy()
+        .into_owned();
+    let mut items: Vec<Value> = (0..200)
+        .map(|i| {
+            observation(
+                "agent:s",
+                &digest(i % 130),
+                &format!("s{i}"),
+                "helpful",
+                0.5,
+                "2026-08-15T00:00:00Z",
+            )
+        })
+        .collect();
+    items.push(observation(
+        "agent:s",
+        &digest(1),
+        "s1",
+        "harmful",
+        0.5,
+        "2026-08-15T00:00:00Z",
+    ));
+    scratch.write("items.jsonl", &format!("{}not json\n", jsonl(&items)));
+    let flags = partition_flags("agent:s");
+    let mut flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let checks = [
+        (
+            "memory_utility_ledger_append_v0",
+            append(&scratch, &ledger, "items.jsonl", None),
+        ),
+        (
+            "memory_utility_ledger_projection_v0",
+            ledger_cmd(&scratch, "project", &ledger, &flag_refs),
+        ),
+        (
+            "memory_utility_ledger_verify_v0",
+            ledger_cmd(&scratch, "verify", &ledger, &[]),
+        ),
+        ("memory_utility_ledger_subject_v0", {
+            let d1 = digest(1);
+            let d2 = digest(2);
+            flag_refs.extend([
+                "--memory-ref-digest",
+                d1.as_str(),
+                "--memory-ref-digest",
+                d2.as_str(),
+            ]);
+            ledger_cmd(&scratch, "subject", &ledger, &flag_refs)
+        }),
+    ];
+    for (schema_version, run) in checks {
+        let packet = json::parse(&run.stdout).unwrap_or_else(|e| panic!("{schema_version}: {e}"));
+        assert_eq!(
+            packet.get("schema_version").and_then(Value::as_str),
+            Some(schema_version)
+        );
+        if let Err(err) =
+            reward_memory::schema::check(&packet, &crate::support::schema_named(schema_version))
+        {
+            panic!("{schema_version} does not conform: {err}");
+        }
+    }
 }

@@ -80,10 +80,7 @@ pub fn append_receipt(report: &AppendReport) -> Value {
         })
         .collect();
     let (first, last) = if stored > 0 {
-        (
-            Value::Int(b.first_seq.into()),
-            Value::Int(b.last_seq.into()),
-        )
+        (Value::Int(b.first_seq), Value::Int(b.last_seq))
     } else {
         (Value::Null, Value::Null)
     };

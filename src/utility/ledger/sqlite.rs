@@ -332,7 +332,7 @@ impl SqliteLedger {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         ))?;
         sq(conn.busy_timeout(BUSY_TIMEOUT))?;
-        sq(conn.pragma_update(None, "cache_size", -16_000))?;
+        sq(conn.pragma_update(None, "cache_size", -32_000))?;
         self.conn = Some(conn);
         Ok(())
     }

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Utility ledger benchmark: prints figures, asserts nothing.
+#
+#   1. append N deliveries (default 1,000,000) to a fresh SQLite ledger in one batch:
+#      wall time and peak RSS (GNU time);
+#   2. `utility-ledger subject` on that ledger: whole-process wall time (median of 30);
+#   3. append one delivery, then `subject` of the touched memory, on ledgers of 10k, 100k
+#      and N deliveries (median of 15): flat figures mean the work is incremental;
+#   4. PostgreSQL (a throw-away cluster from scripts/postgres-it.sh): 8 concurrent
+#      appenders, deliveries per second (skip with BENCH_PG=0).
+# Inputs come from bench/gen-observations.py (realistic valid observations over many
+# scopes and memories), cached under ${XDG_CACHE_HOME:-~/.cache}/reward-memory/bench.
+# Environment: BENCH_N (default 1000000), BENCH_PG_N (per appender, default 25000).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+N=${BENCH_N:-1000000}
+PG_N=${BENCH_PG_N:-25000}
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/reward-memory/bench"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/reward-memory-ledger-bench.XXXXXX")
+PG_PID=""
+cleanup() {
+    [ -n "$PG_PID" ] && kill "$PG_PID" 2>/dev/null && wait "$PG_PID" 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+mkdir -p "$CACHE"
+
+(cd "$ROOT" && cargo build --release --locked --quiet)
+BIN="$ROOT/target/release/reward-memory"
+GEN="$ROOT/bench/gen-observations.py"
+
+gen() { # gen <count> <file> [args]
+    local count=$1 file=$2; shift 2
+    if [ ! -s "$file" ]; then
+        python3 "$GEN" "$count" "$@" >"$file.tmp" && mv "$file.tmp" "$file"
+    fi
+}
+median_ms() { # median_ms <runs> <command...>: median whole-process wall time in ms
+    python3 - "$@" <<'PY'
+import statistics, subprocess, sys, time
+runs = int(sys.argv[1]); cmd = sys.argv[2:]
+times = []
+for _ in range(runs):
+    t = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+    times.append((time.perf_counter() - t) * 1000)
+print(f"{statistics.median(times):.2f} ms (min {min(times):.2f}, max {max(times):.2f}, {runs} runs)")
+PY
+}
+
+echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+gen "$N" "$CACHE/obs-$N.jsonl"
+echo "== input: $(wc -l <"$CACHE/obs-$N.jsonl") deliveries, $(du -h "$CACHE/obs-$N.jsonl" | cut -f1)"
+
+echo "== 1. append $N deliveries to a fresh SQLite ledger (one batch)"
+LEDGER="$WORK/ledger-$N.sqlite3"
+/usr/bin/time -f "wall %e s, peak RSS %M KiB" "$BIN" utility-ledger append --ledger "$LEDGER" \
+    --input "$CACHE/obs-$N.jsonl" --format json >"$WORK/receipt.json"
+python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print({k: p[k] for k in ('received','appended','duplicate','conflicting','refused','high_water_sequence')})" "$WORK/receipt.json"
+echo "ledger file: $(du -h "$LEDGER" | cut -f1)"
+
+# A partition and memory that exist in every ledger size (the first delivery's).
+FIRST=$(head -1 "$CACHE/obs-$N.jsonl")
+read -r -a PART < <(python3 -c '
+import json, sys
+o = json.loads(sys.argv[1]); s = o["scope"]
+print(s["agent_id"], s["project_id"], s["corpus_id"], s["surface_id"], o["retrieval_snapshot_ref"], o["policy_snapshot_ref"], o["memory_ref_digests"][0])
+' "$FIRST")
+FLAGS=(--agent-id "${PART[0]}" --project-id "${PART[1]}" --corpus-id "${PART[2]}" --surface-id "${PART[3]}"
+       --retrieval-snapshot-ref "${PART[4]}" --policy-snapshot-ref "${PART[5]}")
+DIGEST=${PART[6]}
+
+echo "== 2. subject on the $N-delivery ledger (whole process)"
+median_ms 30 "$BIN" utility-ledger subject --ledger "$LEDGER" "${FLAGS[@]}" --memory-ref-digest "$DIGEST" --format json
+
+echo "== 3. append one delivery then subject, by ledger size"
+for size in 10000 100000 "$N"; do
+    if [ "$size" = "$N" ]; then L="$LEDGER"; else
+        L="$WORK/ledger-$size.sqlite3"
+        head -n "$size" "$CACHE/obs-$N.jsonl" >"$WORK/head.jsonl"
+        "$BIN" utility-ledger append --ledger "$L" --input "$WORK/head.jsonl" >/dev/null
+    fi
+    # One new delivery on the first delivery's memory, a new evaluation version each time.
+    python3 - "$FIRST" "$WORK/one" <<'PY'
+import hashlib, json, sys
+base = json.loads(sys.argv[1])
+ids = ("schema_version","scope","application_receipt_id","memory_ref_digests","retrieval_snapshot_ref",
+       "policy_snapshot_ref","outcome_ref","attribution_level","evidence_basis","evidence_refs",
+       "evaluator_ref","evaluation_version")
+for i in range(40):
+    o = dict(base); o["evaluation_version"] = f"evaluation:incremental{i}"
+    o["observation_id"] = "muo_" + hashlib.sha256(json.dumps({k: o[k] for k in ids}, sort_keys=True,
+        separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    open(f"{sys.argv[2]}-{i}.jsonl", "w").write(json.dumps(o) + "\n")
+PY
+    python3 - "$BIN" "$L" "$WORK/one" "$DIGEST" "$size" "${FLAGS[@]}" <<'PY'
+import statistics, subprocess, sys, time
+bin_, ledger, one, digest, size = sys.argv[1:6]; flags = sys.argv[6:]
+appends, subjects, both = [], [], []
+for i in range(15):
+    t0 = time.perf_counter()
+    subprocess.run([bin_, "utility-ledger", "append", "--ledger", ledger, "--input", f"{one}-{i}.jsonl"],
+                   stdout=subprocess.DEVNULL, check=True)
+    t1 = time.perf_counter()
+    subprocess.run([bin_, "utility-ledger", "subject", "--ledger", ledger, *flags, "--memory-ref-digest", digest],
+                   stdout=subprocess.DEVNULL, check=True)
+    t2 = time.perf_counter()
+    appends.append((t1 - t0) * 1000); subjects.append((t2 - t1) * 1000); both.append((t2 - t0) * 1000)
+print(f"{int(size):>8} deliveries: append one {statistics.median(appends):.2f} ms, "
+      f"subject {statistics.median(subjects):.2f} ms, together {statistics.median(both):.2f} ms (median of 15)")
+PY
+done
+
+if [ "${BENCH_PG:-1}" = 1 ]; then
+    echo "== 4. PostgreSQL: 8 concurrent appenders x $PG_N deliveries (batches of 5000)"
+    PG_IT_SHELL=1 bash "$ROOT/scripts/postgres-it.sh" >"$WORK/pg.url" 2>"$WORK/pg.log" &
+    PG_PID=$!
+    for _ in $(seq 1 120); do [ -s "$WORK/pg.url" ] && break; sleep 0.5; done
+    [ -s "$WORK/pg.url" ] || { cat "$WORK/pg.log"; exit 1; }
+    URL=$(head -1 "$WORK/pg.url")
+    for k in 0 1 2 3 4 5 6 7; do
+        gen "$PG_N" "$CACHE/pg-$PG_N-$k.jsonl" --seed $((100 + k)) --offset $((k * 10000000))
+    done
+    START=$(date +%s.%N)
+    for k in 0 1 2 3 4 5 6 7; do
+        (split -l 5000 --filter="\"$BIN\" utility-ledger append --ledger '$URL' --input - >/dev/null" \
+            "$CACHE/pg-$PG_N-$k.jsonl") &
+    done
+    wait $(jobs -p | grep -v "^$PG_PID$") 2>/dev/null || true
+    END=$(date +%s.%N)
+    "$BIN" utility-ledger verify --ledger "$URL" --format json >"$WORK/pg-verify.json" || true
+    python3 - "$START" "$END" "$WORK/pg-verify.json" <<'PY'
+import json, sys
+start, end = float(sys.argv[1]), float(sys.argv[2])
+v = json.load(open(sys.argv[3]))
+n = v["delivery_count"]
+print(f"{n} deliveries in {end - start:.1f} s = {n / (end - start):.0f} deliveries/s; verify: {v['status']}")
+PY
+fi
