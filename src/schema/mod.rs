@@ -9,8 +9,8 @@
 mod check;
 pub mod core;
 pub mod ingest;
-pub mod rank_evaluate;
 pub mod ledger;
+pub mod rank_evaluate;
 pub mod stage45;
 pub mod utility;
 

@@ -16,7 +16,10 @@ use crate::utility::rank_evaluate::profile::{Kind, ParamSpec, sections};
 
 const_string!(EvaluationVersion, "memory_utility_ranking_evaluation_v0");
 const_string!(EpisodeVersion, "memory_utility_ranking_episode_v0");
-const_string!(ProfileVersion, "memory_utility_ranking_evaluation_profile_v0");
+const_string!(
+    ProfileVersion,
+    "memory_utility_ranking_evaluation_profile_v0"
+);
 const_string!(ModifierVersion, "memory_utility_rank_prior_modifier_v0");
 const_string!(Semantic, "semantic");
 

@@ -52,7 +52,10 @@ fn copy_into(scratch: &Scratch, path: &Path, name: &str) {
 #[test]
 fn a_small_simulation_prints_the_verdict_table_in_markdown() {
     let scratch = Scratch::new();
-    snap!("rank_evaluate_simulate_markdown", run(&scratch, &with(SMALL, &[])));
+    snap!(
+        "rank_evaluate_simulate_markdown",
+        run(&scratch, &with(SMALL, &[]))
+    );
 }
 
 #[test]
@@ -63,8 +66,11 @@ fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
     let second = run(&scratch, &args);
     assert_eq!(first.stdout, second.stdout, "same seed, same bytes");
     let packet = json::parse(&first.stdout).expect("JSON");
-    reward_memory::schema::check(&packet, &schema_named("memory_utility_ranking_evaluation_v0"))
-        .unwrap_or_else(|e| panic!("does not conform: {e}"));
+    reward_memory::schema::check(
+        &packet,
+        &schema_named("memory_utility_ranking_evaluation_v0"),
+    )
+    .unwrap_or_else(|e| panic!("does not conform: {e}"));
     let qualified = packet.get("verdict").and_then(|v| v.as_str()) == Some("qualified");
     assert_eq!(first.code, if qualified { 0 } else { 2 });
     // The verdict is what `recall --rank-prior --evaluation` reads, for this profile.
@@ -78,7 +84,10 @@ fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
     .expect("profile");
     assert_eq!(verdict.profile_digest, profile.digest());
     assert_eq!(verdict.blocks(&profile).is_none(), qualified);
-    let other = run(&scratch, &with(&SMALL[..4], &["--seed", "8", "--format", "json"]));
+    let other = run(
+        &scratch,
+        &with(&SMALL[..4], &["--seed", "8", "--format", "json"]),
+    );
     assert_ne!(other.stdout, first.stdout, "another seed, other episodes");
 }
 
@@ -86,14 +95,30 @@ fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
 fn a_sweep_adds_one_row_per_value_and_keeps_the_base_verdict() {
     let scratch = Scratch::new();
     let args = with(
-        &["rank-evaluate", "--simulate", "--episodes", "200", "--seed", "3"],
+        &[
+            "rank-evaluate",
+            "--simulate",
+            "--episodes",
+            "200",
+            "--seed",
+            "3",
+        ],
         &["--sweep", "evaluator_accuracy=0.3333333333333333,1"],
     );
     snap!("rank_evaluate_sweep_markdown", run(&scratch, &args));
-    let json_run = run(&scratch, &with(&args.iter().map(String::as_str).collect::<Vec<_>>(), &["--format", "json"]));
+    let json_run = run(
+        &scratch,
+        &with(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &["--format", "json"],
+        ),
+    );
     let packet = json::parse(&json_run.stdout).expect("JSON");
-    reward_memory::schema::check(&packet, &schema_named("memory_utility_ranking_evaluation_v0"))
-        .unwrap_or_else(|e| panic!("does not conform: {e}"));
+    reward_memory::schema::check(
+        &packet,
+        &schema_named("memory_utility_ranking_evaluation_v0"),
+    )
+    .unwrap_or_else(|e| panic!("does not conform: {e}"));
     let points = packet
         .get("sweep")
         .and_then(|s| s.get("points"))
@@ -105,17 +130,33 @@ fn a_sweep_adds_one_row_per_value_and_keeps_the_base_verdict() {
 #[test]
 fn plot_writes_an_svg_whose_text_needs_no_font_files() {
     let scratch = Scratch::new();
-    let args = with(SMALL, &["--plot", "chart.svg", "--sweep", "memrl.mix_weight=0,0.5,1"]);
+    let args = with(
+        SMALL,
+        &["--plot", "chart.svg", "--sweep", "memrl.mix_weight=0,0.5,1"],
+    );
     let run = run(&scratch, &args);
     assert!(run.code == 0 || run.code == 2, "{}", run.transcript());
     let svg = std::fs::read_to_string(scratch.path.join("chart.svg")).expect("chart written");
     assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(80)]);
-    assert!(svg.contains("<text") && svg.contains("nDCG@3"), "labels are SVG text");
+    assert!(
+        svg.contains("<text") && svg.contains("nDCG@3"),
+        "labels are SVG text"
+    );
     for arm in ["semantic_hotness", "bounded_utility", "memrl"] {
         assert!(svg.contains(arm), "legend names {arm}");
     }
     let plain = crate::support::Scratch::new();
-    let single = plain.run(&["rank-evaluate", "--simulate", "--episodes", "100", "--plot", "one.svg"], None);
+    let single = plain.run(
+        &[
+            "rank-evaluate",
+            "--simulate",
+            "--episodes",
+            "100",
+            "--plot",
+            "one.svg",
+        ],
+        None,
+    );
     assert!(single.code == 0 || single.code == 2);
     let one = std::fs::read_to_string(plain.path.join("one.svg")).expect("chart written");
     assert!(one.contains("per arm") && one.contains("1 semantic"));
@@ -129,14 +170,26 @@ fn valid_episode_files_evaluate() {
         let scratch = Scratch::new();
         copy_into(&scratch, &path, "episodes.jsonl");
         let run = scratch.run(
-            &["rank-evaluate", "--input", "episodes.jsonl", "--format", "json"],
+            &[
+                "rank-evaluate",
+                "--input",
+                "episodes.jsonl",
+                "--format",
+                "json",
+            ],
             None,
         );
         let packet = json::parse(&run.stdout).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        reward_memory::schema::check(&packet, &schema_named("memory_utility_ranking_evaluation_v0"))
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        reward_memory::schema::check(
+            &packet,
+            &schema_named("memory_utility_ranking_evaluation_v0"),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let markdown = scratch.run(&["rank-evaluate", "--input", "episodes.jsonl"], None);
-        snap!(format!("rank_evaluate_valid_{}", snake_stem(&path)), markdown);
+        snap!(
+            format!("rank_evaluate_valid_{}", snake_stem(&path)),
+            markdown
+        );
     }
 }
 
@@ -148,11 +201,22 @@ fn malformed_episode_files_list_each_line_and_reason() {
         let scratch = Scratch::new();
         copy_into(&scratch, &path, "episodes.jsonl");
         let run = scratch.run(
-            &["rank-evaluate", "--input", "episodes.jsonl", "--format", "json"],
+            &[
+                "rank-evaluate",
+                "--input",
+                "episodes.jsonl",
+                "--format",
+                "json",
+            ],
             None,
         );
         assert_eq!(run.code, 2, "{}", path.display());
-        assert_eq!(run.json()["status"], "invalid_request", "{}", path.display());
+        assert_eq!(
+            run.json()["status"],
+            "invalid_request",
+            "{}",
+            path.display()
+        );
         snap!(format!("rank_evaluate_invalid_{}", snake_stem(&path)), run);
     }
 }
@@ -161,7 +225,10 @@ fn malformed_episode_files_list_each_line_and_reason() {
 fn episodes_come_from_standard_input_too() {
     let path = fixtures_dir().join("rank_evaluate/valid/episodes-only.jsonl");
     let text = std::fs::read_to_string(path).expect("fixture");
-    let run = Scratch::new().run(&["rank-evaluate", "--input", "-", "--format", "json"], Some(&text));
+    let run = Scratch::new().run(
+        &["rank-evaluate", "--input", "-", "--format", "json"],
+        Some(&text),
+    );
     assert_eq!(run.json()["source"]["held_out_episodes"], 2);
 }
 
@@ -175,31 +242,57 @@ fn an_off_profile_holds_with_exit_2() {
             "modifier_bounds": [1, 1], "min_evidence_basis": "deterministic_effect", "min_support": 1},
             "evaluation": {"bootstrap_resamples": 200}}"#,
     );
-    let run = run(&scratch, &with(SMALL, &["--profile", "profile.json", "--format", "json"]));
+    let run = run(
+        &scratch,
+        &with(SMALL, &["--profile", "profile.json", "--format", "json"]),
+    );
     assert_eq!(run.code, 2);
     let packet = run.json();
     assert_eq!(packet["verdict"], "hold");
-    assert_eq!(packet["reason_codes"][0], "ndcg_gain_interval_not_above_zero");
+    assert_eq!(
+        packet["reason_codes"][0],
+        "ndcg_gain_interval_not_above_zero"
+    );
     assert_eq!(packet["ok"], false);
 }
 
 #[test]
 fn profile_sweep_and_argument_errors_say_what_to_fix() {
     let scratch = Scratch::new();
-    scratch.write("profile.json", r#"{"simulator": {"evaluator_accuracy": 1.5}}"#);
+    scratch.write(
+        "profile.json",
+        r#"{"simulator": {"evaluator_accuracy": 1.5}}"#,
+    );
     snap!(
         "rank_evaluate_profile_out_of_range",
-        run(&scratch, &with(SMALL, &["--profile", "profile.json", "--format", "json"]))
+        run(
+            &scratch,
+            &with(SMALL, &["--profile", "profile.json", "--format", "json"])
+        )
     );
     snap!(
         "rank_evaluate_sweep_unknown_parameter",
-        run(&scratch, &with(SMALL, &["--sweep", "nope=1,2", "--format", "json"]))
+        run(
+            &scratch,
+            &with(SMALL, &["--sweep", "nope=1,2", "--format", "json"])
+        )
     );
-    snap!("rank_evaluate_needs_a_source", scratch.run(&["rank-evaluate"], None));
+    snap!(
+        "rank_evaluate_needs_a_source",
+        scratch.run(&["rank-evaluate"], None)
+    );
     snap!(
         "rank_evaluate_sweep_needs_simulate",
         scratch.run(
-            &["rank-evaluate", "--input", "x.jsonl", "--sweep", "corpora=1", "--format", "json"],
+            &[
+                "rank-evaluate",
+                "--input",
+                "x.jsonl",
+                "--sweep",
+                "corpora=1",
+                "--format",
+                "json"
+            ],
             None
         )
     );

@@ -23,8 +23,7 @@ use crate::wire::json::Value;
 use super::RankEvaluateError;
 use super::dataset::{Dataset, HeldOutEpisode};
 use super::ledger::{
-    Counters, LedgerOpener, PartitionKey, SubjectFacts, is_inference, key_of,
-    subject_facts,
+    Counters, LedgerOpener, PartitionKey, SubjectFacts, is_inference, key_of, subject_facts,
 };
 use super::profile::{EvaluationProfile, HotnessSettings, MemrlSettings};
 
@@ -56,7 +55,12 @@ fn facts(
 ) -> Result<BTreeMap<PartitionKey, Vec<SubjectFacts>>, RankEvaluateError> {
     subjects
         .into_iter()
-        .map(|(k, v)| Ok((k, v.iter().map(subject_facts).collect::<Result<Vec<_>, _>>()?)))
+        .map(|(k, v)| {
+            Ok((
+                k,
+                v.iter().map(subject_facts).collect::<Result<Vec<_>, _>>()?,
+            ))
+        })
         .collect()
 }
 
@@ -152,7 +156,9 @@ fn indices(candidates: &[Candidate], order: &[&str]) -> Result<Vec<usize>, RankE
             candidates
                 .iter()
                 .position(|c| c.memory_ref_digest == *d)
-                .ok_or_else(|| RankEvaluateError::Internal("ranking returned an unknown digest"))
+                .ok_or(RankEvaluateError::Internal(
+                    "ranking returned an unknown digest",
+                ))
         })
         .collect()
 }
@@ -170,7 +176,8 @@ pub struct ArmContext<'a> {
 pub trait Ranker {
     /// The pool's candidate indices in this arm's final order (a permutation of
     /// `pool.members`).
-    fn order(&self, episode: &HeldOutEpisode, pool: &Pool) -> Result<Vec<usize>, RankEvaluateError>;
+    fn order(&self, episode: &HeldOutEpisode, pool: &Pool)
+    -> Result<Vec<usize>, RankEvaluateError>;
 }
 
 /// One compared arm.
@@ -186,7 +193,12 @@ pub trait Arm {
 /// Sorts pool members by a score: score descending, then relevance descending, then
 /// digest ascending (the rank prior's tie rule).
 fn by_score(pool: &Pool, scores: &[f64]) -> Vec<usize> {
-    let mut order: Vec<(usize, f64)> = pool.members.iter().copied().zip(scores.iter().copied()).collect();
+    let mut order: Vec<(usize, f64)> = pool
+        .members
+        .iter()
+        .copied()
+        .zip(scores.iter().copied())
+        .collect();
     order.sort_by(|(a, sa), (b, sb)| {
         let (ca, cb) = (&pool.candidates[*a], &pool.candidates[*b]);
         sb.total_cmp(sa)
@@ -246,7 +258,11 @@ struct HotnessRanker<'a> {
 }
 
 impl Ranker for HotnessRanker<'_> {
-    fn order(&self, episode: &HeldOutEpisode, pool: &Pool) -> Result<Vec<usize>, RankEvaluateError> {
+    fn order(
+        &self,
+        episode: &HeldOutEpisode,
+        pool: &Pool,
+    ) -> Result<Vec<usize>, RankEvaluateError> {
         let h = &self.ctx.profile.hotness;
         let scores: Vec<f64> = pool
             .members
@@ -333,7 +349,9 @@ impl Arm for BoundedUtility {
         } else {
             &ctx.state.subjects
         };
-        let subjects = all.get(&key_of(ctx.partition)).map_or(&[][..], Vec::as_slice);
+        let subjects = all
+            .get(&key_of(ctx.partition))
+            .map_or(&[][..], Vec::as_slice);
         let view = UtilityView::new(
             ctx.partition.clone(),
             subjects.iter().map(|s| s.utility.clone()),
@@ -375,7 +393,11 @@ struct MemrlRanker<'a> {
 impl Ranker for MemrlRanker<'_> {
     fn order(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<Vec<usize>, RankEvaluateError> {
         let m = &self.ctx.profile.memrl;
-        let relevance: Vec<f64> = pool.members.iter().map(|&i| pool.candidates[i].relevance).collect();
+        let relevance: Vec<f64> = pool
+            .members
+            .iter()
+            .map(|&i| pool.candidates[i].relevance)
+            .collect();
         let q: Vec<f64> = pool
             .members
             .iter()
@@ -383,7 +405,10 @@ impl Ranker for MemrlRanker<'_> {
                 self.ctx
                     .state
                     .q
-                    .get(&(self.ctx.partition_index, pool.candidates[i].memory_ref_digest.clone()))
+                    .get(&(
+                        self.ctx.partition_index,
+                        pool.candidates[i].memory_ref_digest.clone(),
+                    ))
                     .copied()
                     .unwrap_or(m.q_init)
             })
@@ -434,9 +459,15 @@ mod tests {
         let s = HotnessSettings::default();
         assert_eq!(hotness(None, 0, &s), 0.0);
         let fresh = hotness(Some((3, 0)), 0, &s);
-        assert!((fresh - 0.8).abs() < 1e-12, "sigmoid(ln 4) = 4/5, got {fresh}");
+        assert!(
+            (fresh - 0.8).abs() < 1e-12,
+            "sigmoid(ln 4) = 4/5, got {fresh}"
+        );
         let week = hotness(Some((3, 0)), (7.0 * MICROS_PER_DAY) as i128, &s);
-        assert!((week - 0.4).abs() < 1e-12, "one half-life halves it, got {week}");
+        assert!(
+            (week - 0.4).abs() < 1e-12,
+            "one half-life halves it, got {week}"
+        );
     }
 
     #[test]

@@ -43,7 +43,10 @@ fn unknown_keys(map: &Map, allowed: &[&str], label: &str) -> Result<(), String> 
         return Ok(());
     }
     unknown.sort_unstable();
-    Err(format!("{label} contains unsupported fields: {}", unknown.join(", ")))
+    Err(format!(
+        "{label} contains unsupported fields: {}",
+        unknown.join(", ")
+    ))
 }
 
 fn finite(v: Option<&Value>, label: &str) -> Result<f64, String> {
@@ -56,7 +59,9 @@ fn finite(v: Option<&Value>, label: &str) -> Result<f64, String> {
     if f.is_finite() {
         Ok(f)
     } else {
-        Err(format!("{label} must be finite (NaN and Infinity are refused)"))
+        Err(format!(
+            "{label} must be finite (NaN and Infinity are refused)"
+        ))
     }
 }
 
@@ -78,9 +83,16 @@ struct Row {
 }
 
 fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
-    let map = v.as_object().ok_or_else(|| format!("{label} must be an object"))?;
+    let map = v
+        .as_object()
+        .ok_or_else(|| format!("{label} must be an object"))?;
     let allowed: &[&str] = if held_out {
-        &["memory_ref_digest", "relevance_score", "ground_truth", "gain"]
+        &[
+            "memory_ref_digest",
+            "relevance_score",
+            "ground_truth",
+            "gain",
+        ]
     } else {
         &["memory_ref_digest", "relevance_score", "used"]
     };
@@ -128,7 +140,9 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
         }
         Some(other @ ("harmful" | "neutral")) => {
             if map.contains_key("gain") {
-                return Err(format!("{label}.gain is only allowed for a helpful candidate"));
+                return Err(format!(
+                    "{label}.gain is only allowed for a helpful candidate"
+                ));
             }
             if other == "harmful" {
                 Truth::Harmful
@@ -170,7 +184,9 @@ fn episode(map: &Map) -> Result<EpisodeLine, String> {
     let partition = Partition::from_value(map.get("partition").unwrap_or(&Value::Null))
         .map_err(|e| e.to_string())?;
     let rows = match map.get("candidates") {
-        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_EPISODE_CANDIDATES => items,
+        Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_EPISODE_CANDIDATES => {
+            items
+        }
         _ => {
             return Err(format!(
                 "candidates must be a list of 1 to {MAX_EPISODE_CANDIDATES} objects"
@@ -263,7 +279,8 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
                         scope: observation.scope.clone(),
                         retrieval_snapshot_ref: observation.retrieval_snapshot_ref.clone(),
                         policy_snapshot_ref: observation.policy_snapshot_ref.clone(),
-                        reducer_version: crate::utility::reducer::DEFAULT_REDUCER_VERSION.to_owned(),
+                        reducer_version: crate::utility::reducer::DEFAULT_REDUCER_VERSION
+                            .to_owned(),
                     };
                     dataset.intern(&partition);
                     dataset.deliveries.push(observation);

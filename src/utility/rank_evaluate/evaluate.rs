@@ -136,7 +136,12 @@ pub fn run(
     held_partitions.dedup();
     let isolated: BTreeMap<usize, TrainingState> = held_partitions
         .iter()
-        .map(|&p| Ok((p, TrainingState::build(&dataset.isolated(p), &profile.memrl, opener)?)))
+        .map(|&p| {
+            Ok((
+                p,
+                TrainingState::build(&dataset.isolated(p), &profile.memrl, opener)?,
+            ))
+        })
         .collect::<Result<_, RankEvaluateError>>()?;
 
     type Prepared<'a> = (Box<dyn Ranker + 'a>, Box<dyn Ranker + 'a>);
@@ -146,7 +151,9 @@ pub fn run(
             let partition = dataset
                 .partitions
                 .get(p)
-                .ok_or(RankEvaluateError::Internal("held-out episode of an unknown partition"))?;
+                .ok_or(RankEvaluateError::Internal(
+                    "held-out episode of an unknown partition",
+                ))?;
             let ctx = |state| ArmContext {
                 state,
                 profile,
@@ -178,10 +185,13 @@ pub fn run(
         ..HeldOutSummary::default()
     };
     for episode in &dataset.held_out {
-        let partition = dataset
-            .partitions
-            .get(episode.partition)
-            .ok_or(RankEvaluateError::Internal("held-out episode of an unknown partition"))?;
+        let partition =
+            dataset
+                .partitions
+                .get(episode.partition)
+                .ok_or(RankEvaluateError::Internal(
+                    "held-out episode of an unknown partition",
+                ))?;
         let pool = Pool::of(episode, partition, &profile.rank_prior)?;
         let truths = pool.members.iter().map(|&i| episode.candidates[i].truth);
         held.pool_candidates += pool.members.len();
@@ -205,7 +215,9 @@ pub fn run(
             if moved > 0 {
                 outcome.leak_episodes += 1;
             }
-            outcome.values.push(episode_values(episode, &pool.members, &order, k));
+            outcome
+                .values
+                .push(episode_values(episode, &pool.members, &order, k));
             outcome.orders.push(order);
         }
         pools.push(pool.members);

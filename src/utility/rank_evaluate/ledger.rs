@@ -103,7 +103,9 @@ impl LedgerOpener for SqliteOpener {
         let n = self.next.get();
         self.next.set(n + 1);
         let path = self.dir.join(format!("ledger-{n:04}.sqlite3"));
-        Ok(EvaluationLedger::with_backend(Box::new(SqliteLedger::new(path))))
+        Ok(EvaluationLedger::with_backend(Box::new(SqliteLedger::new(
+            path,
+        ))))
     }
 }
 
@@ -244,7 +246,9 @@ impl EvaluationLedger {
 
     /// Every partition's reduced subjects (the projection's subject objects, in its
     /// order) and the summed counters. Pending deliveries are committed first.
-    pub fn read_back(&mut self) -> Result<(BTreeMap<PartitionKey, Vec<Value>>, Counters), RankEvaluateError> {
+    pub fn read_back(
+        &mut self,
+    ) -> Result<(BTreeMap<PartitionKey, Vec<Value>>, Counters), RankEvaluateError> {
         self.flush()?;
         let mut out = BTreeMap::new();
         let mut counters = Counters {
@@ -255,7 +259,8 @@ impl EvaluationLedger {
             Store::Reducer(partitions) => {
                 for (key, by_id) in partitions.iter() {
                     for d in by_id.values() {
-                        counters.duplicate += d.versions.values().map(|(_, n)| n - 1).sum::<usize>();
+                        counters.duplicate +=
+                            d.versions.values().map(|(_, n)| n - 1).sum::<usize>();
                         if d.versions.len() > 1 {
                             counters.conflicting += 1;
                         } else {
@@ -310,7 +315,10 @@ fn read_backend(
             after = Some(last.sort_key.clone());
             for subject in &page {
                 subjects.push(json::parse(&subject.state).map_err(|e| {
-                    RankEvaluateError::Ledger(format!("a stored subject is not JSON: {}", e.message))
+                    RankEvaluateError::Ledger(format!(
+                        "a stored subject is not JSON: {}",
+                        e.message
+                    ))
                 })?);
             }
         }
@@ -350,8 +358,13 @@ fn reduce_partition(by_id: &BTreeMap<String, Deliveries>) -> Vec<Value> {
         .filter_map(|(id, members)| {
             let first = members.first()?;
             Some(
-                reduce_subject(id, first.attribution_level, &first.memory_ref_digests, members)
-                    .to_value(),
+                reduce_subject(
+                    id,
+                    first.attribution_level,
+                    &first.memory_ref_digests,
+                    members,
+                )
+                .to_value(),
             )
         })
         .collect()
@@ -373,8 +386,10 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// Reads one subject object of a projection (or of the ledger).
 pub fn subject_facts(subject: &Value) -> Result<SubjectFacts, RankEvaluateError> {
-    let bad = |what: &str| RankEvaluateError::Ledger(format!("a stored subject has an invalid {what}"));
-    let level = AttributionLevel::parse(text(subject, "attribution_level")).ok_or_else(|| bad("attribution_level"))?;
+    let bad =
+        |what: &str| RankEvaluateError::Ledger(format!("a stored subject has an invalid {what}"));
+    let level = AttributionLevel::parse(text(subject, "attribution_level"))
+        .ok_or_else(|| bad("attribution_level"))?;
     let label = UtilityLabel::parse(text(subject, "effective_utility_label"))
         .ok_or_else(|| bad("effective_utility_label"))?;
     let basis = EvidenceBasis::parse(text(subject, "effective_evidence_basis"))
@@ -382,7 +397,12 @@ pub fn subject_facts(subject: &Value) -> Result<SubjectFacts, RankEvaluateError>
     let digests: Vec<String> = subject
         .get("memory_ref_digests")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default();
     let utility = match subject.get("utility_estimate") {
         Some(Value::Float(f)) => *f,

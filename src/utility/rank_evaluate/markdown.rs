@@ -48,7 +48,9 @@ fn text(v: Option<&Value>) -> String {
 }
 
 fn list(v: Option<&Value>) -> Vec<&Value> {
-    v.and_then(Value::as_array).map(|a| a.iter().collect()).unwrap_or_default()
+    v.and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default()
 }
 
 fn check(passed: Option<&Value>) -> &'static str {
@@ -67,7 +69,10 @@ pub fn render(packet: &Value) -> String {
     out.push(format!("# Ranking evaluation: `{}`", text(get("verdict"))));
     out.push(String::new());
     out.push(format!("- verdict: `{}`", text(get("verdict"))));
-    let reasons: Vec<String> = list(get("reason_codes")).into_iter().map(|r| text(Some(r))).collect();
+    let reasons: Vec<String> = list(get("reason_codes"))
+        .into_iter()
+        .map(|r| text(Some(r)))
+        .collect();
     out.push(format!("- reason_codes: `{}`", reasons.join(", ")));
     out.push(format!(
         "- profile: `{}` (`{}`)",
@@ -162,8 +167,14 @@ pub fn render(packet: &Value) -> String {
     out.push(format!(
         "- {} false attenuation of `bounded_utility` at most {}: {}",
         check(g("false_attenuation").and_then(|x| x.get("passed"))),
-        fixed(f(g("false_attenuation").and_then(|x| x.get("threshold"))), false),
-        fixed(f(g("false_attenuation").and_then(|x| x.get("estimate"))), false)
+        fixed(
+            f(g("false_attenuation").and_then(|x| x.get("threshold"))),
+            false
+        ),
+        fixed(
+            f(g("false_attenuation").and_then(|x| x.get("estimate"))),
+            false
+        )
     ));
     out.push(format!(
         "- {} harmful@{k} not worse than `semantic`: difference {}",
@@ -180,7 +191,12 @@ pub fn render(packet: &Value) -> String {
         let points = list(sweep.get("points"));
         let arm_keys: Vec<String> = points
             .first()
-            .map(|p| list(p.get("arms")).into_iter().map(|a| text(a.get("arm"))).collect())
+            .map(|p| {
+                list(p.get("arms"))
+                    .into_iter()
+                    .map(|a| text(a.get("arm")))
+                    .collect()
+            })
             .unwrap_or_default();
         out.push(String::new());
         out.push(format!("## Sweep: `{parameter}` (nDCG@{k} per arm)"));
@@ -201,7 +217,9 @@ pub fn render(packet: &Value) -> String {
             let diff = |key: &str| {
                 arms.iter()
                     .find(|a| text(a.get("arm")) == key)
-                    .map_or("—".to_owned(), |a| estimate(a.get("ndcg_difference_vs_semantic"), true))
+                    .map_or("—".to_owned(), |a| {
+                        estimate(a.get("ndcg_difference_vs_semantic"), true)
+                    })
             };
             row.push_str(&format!(
                 " {} | {} | {} | {} | {} |",

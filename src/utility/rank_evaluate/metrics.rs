@@ -83,7 +83,11 @@ pub fn episode_values(
     out[Metric::HarmfulAtK as usize] = (harmful as f64, 1.0);
     if idcg > 0.0 {
         out[Metric::Ndcg as usize] = (dcg / idcg, 1.0);
-        let top = if truth(order[0]).is_helpful() { 1.0 } else { 0.0 };
+        let top = if truth(order[0]).is_helpful() {
+            1.0
+        } else {
+            0.0
+        };
         out[Metric::SuccessAt1 as usize] = (top, 1.0);
         let first = order
             .iter()
@@ -91,7 +95,6 @@ pub fn episode_values(
             .unwrap_or(order.len());
         out[Metric::TaskCost as usize] = (first as f64, 1.0);
     }
-    let semantic_rank = |i: usize| semantic.iter().position(|&s| s == i).unwrap_or(usize::MAX);
     let final_rank: Vec<usize> = semantic
         .iter()
         .map(|&i| order.iter().position(|&o| o == i).unwrap_or(usize::MAX))
@@ -103,13 +106,13 @@ pub fn episode_values(
             continue;
         }
         helpful += 1;
-        let overtaken = semantic.iter().enumerate().any(|(ns, &n)| {
-            ns > hs && !truth(n).is_helpful() && final_rank[ns] < final_rank[hs]
-        });
+        let overtaken = semantic
+            .iter()
+            .enumerate()
+            .any(|(ns, &n)| ns > hs && !truth(n).is_helpful() && final_rank[ns] < final_rank[hs]);
         if overtaken {
             attenuated += 1;
         }
-        debug_assert_eq!(semantic_rank(h), hs);
     }
     out[Metric::FalseAttenuation as usize] = (attenuated as f64, helpful as f64);
     out
@@ -162,7 +165,12 @@ pub struct Bootstrapped {
 ///
 /// `values[arm][episode]`; `resamples` draws of `n` episodes with replacement from
 /// `rng`. Deterministic for a given `rng` state.
-pub fn bootstrap(values: &[Vec<EpisodeValues>], resamples: usize, level: f64, rng: &mut Rng) -> Bootstrapped {
+pub fn bootstrap(
+    values: &[Vec<EpisodeValues>],
+    resamples: usize,
+    level: f64,
+    rng: &mut Rng,
+) -> Bootstrapped {
     let arms = values.len();
     let n = values.first().map_or(0, Vec::len);
     let totals = |arm: usize, m: usize, weights: Option<&[u32]>| -> (f64, f64) {
@@ -177,8 +185,13 @@ pub fn bootstrap(values: &[Vec<EpisodeValues>], resamples: usize, level: f64, rn
         }
         (num, den)
     };
-    let mut samples = vec![vec![Vec::with_capacity(resamples); 5]; arms];
-    let mut diff_samples = vec![vec![Vec::with_capacity(resamples); 5]; arms];
+    let empty = || -> Vec<Vec<Vec<f64>>> {
+        (0..arms)
+            .map(|_| (0..5).map(|_| Vec::with_capacity(resamples)).collect())
+            .collect()
+    };
+    let mut samples = empty();
+    let mut diff_samples = empty();
     let mut weights = vec![0u32; n];
     for _ in 0..resamples {
         weights.iter_mut().for_each(|w| *w = 0);
@@ -290,7 +303,12 @@ mod tests {
 
     #[test]
     fn metrics_of_a_hand_worked_episode() {
-        let e = episode(&[Truth::Neutral, Truth::Harmful, Truth::Helpful(1.0), Truth::Neutral]);
+        let e = episode(&[
+            Truth::Neutral,
+            Truth::Harmful,
+            Truth::Helpful(1.0),
+            Truth::Neutral,
+        ]);
         let semantic = [0, 1, 2, 3];
         let v = episode_values(&e, &semantic, &semantic, 3);
         let ideal = 1.0;
@@ -337,10 +355,17 @@ mod tests {
         let b = bootstrap(&values, 200, 0.95, &mut Rng::stream(1, "b", 0));
         assert_eq!(a, b);
         let est = a.arms[1][0];
-        let (e, lo, hi) = (est.estimate.unwrap_or(-1.0), est.lower.unwrap_or(9.0), est.upper.unwrap_or(-9.0));
+        let (e, lo, hi) = (
+            est.estimate.unwrap_or(-1.0),
+            est.lower.unwrap_or(9.0),
+            est.upper.unwrap_or(-9.0),
+        );
         assert!(lo <= e && e <= hi);
         let d = a.differences[1][0];
         assert!((d.estimate.unwrap_or(0.0) - 0.5).abs() < 1e-12);
-        assert!((d.lower.unwrap_or(0.0) - 0.5).abs() < 1e-12, "paired: the difference never varies");
+        assert!(
+            (d.lower.unwrap_or(0.0) - 0.5).abs() < 1e-12,
+            "paired: the difference never varies"
+        );
     }
 }

@@ -83,7 +83,10 @@ fn value_label(v: f64) -> String {
 /// The SVG text of the chart for `packet`.
 pub fn render(packet: &Value) -> Result<String, RankEvaluateError> {
     let k = num(packet.get("settings").and_then(|s| s.get("k"))).unwrap_or(0.0) as i64;
-    let level = num(packet.get("settings").and_then(|s| s.get("confidence_level"))).unwrap_or(0.95);
+    let level = num(packet
+        .get("settings")
+        .and_then(|s| s.get("confidence_level")))
+    .unwrap_or(0.95);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
@@ -98,13 +101,16 @@ pub fn render(packet: &Value) -> Result<String, RankEvaluateError> {
     Ok(svg)
 }
 
+/// An arm's key and its nDCG `(estimate, lower, upper)`.
+type ArmPoint = (String, Option<(f64, f64, f64)>);
+
 fn per_arm(
     root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     packet: &Value,
     k: i64,
     level: f64,
 ) -> Result<(), RankEvaluateError> {
-    let arms: Vec<(String, Option<(f64, f64, f64)>)> = packet
+    let arms: Vec<ArmPoint> = packet
         .get("arms")
         .and_then(Value::as_array)
         .map(|a| {
@@ -244,7 +250,11 @@ fn per_sweep_point(
         .draw()
         .map_err(plot_error)?;
     let arms = series.len().max(1) as f64;
-    let position = |x: f64| xs.iter().position(|v| *v == x).map_or(0.0, |i| (i + 1) as f64);
+    let position = |x: f64| {
+        xs.iter()
+            .position(|v| *v == x)
+            .map_or(0.0, |i| (i + 1) as f64)
+    };
     for (i, (key, points)) in arm_keys.iter().zip(&series).enumerate() {
         let color = COLORS[i % COLORS.len()];
         let dx = (i as f64 - (arms - 1.0) / 2.0) * 0.06;
@@ -255,7 +265,9 @@ fn per_sweep_point(
             ))
             .map_err(plot_error)?
             .label(format!("{} {}", i + 1, short(key)))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+            });
         chart
             .draw_series(points.iter().map(|p| {
                 ErrorBar::new_vertical(position(p.0) + dx, p.2, p.1, p.3, color.stroke_width(1), 6)

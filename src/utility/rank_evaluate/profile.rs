@@ -254,10 +254,7 @@ fn number(v: &Value, label: &str, spec: &ParamSpec) -> Result<f64, RankEvaluateE
         (Value::Float(f), Kind::Float) => *f,
         (Value::Float(f), Kind::Int) if f.fract() == 0.0 => *f,
         (_, Kind::Int) => {
-            return Err(invalid(format!(
-                "{label} must be an integer {}",
-                bounds()
-            )));
+            return Err(invalid(format!("{label} must be an integer {}", bounds())));
         }
         _ => return Err(invalid(format!("{label} must be a number {}", bounds()))),
     };
@@ -297,7 +294,10 @@ fn read_section(
     }
     for spec in specs {
         if let Some(v) = map.get(spec.name) {
-            set(spec.name, number(v, &format!("profile.{section}.{}", spec.name), spec)?);
+            set(
+                spec.name,
+                number(v, &format!("profile.{section}.{}", spec.name), spec)?,
+            );
         }
     }
     Ok(())
@@ -351,7 +351,10 @@ impl EvaluationProfile {
                 )));
             }
         };
-        let rank_prior_value = map.get("rank_prior").cloned().unwrap_or_else(default_rank_prior);
+        let rank_prior_value = map
+            .get("rank_prior")
+            .cloned()
+            .unwrap_or_else(default_rank_prior);
         let rank_prior = Profile::from_value(&rank_prior_value)
             .map_err(|e| invalid(format!("profile.rank_prior: {e}")))?;
         let mut profile = EvaluationProfile {
@@ -362,26 +365,41 @@ impl EvaluationProfile {
             memrl: MemrlSettings::default(),
             simulator: SimulatorParams::default(),
         };
-        read_section(map.get("evaluation"), "evaluation", EvaluationSettings::SPECS, |k, v| {
-            if let Some(slot) = profile.evaluation.slot(k) {
-                *slot = v;
-            }
-        })?;
-        read_section(map.get("hotness"), "hotness", HotnessSettings::SPECS, |k, v| {
-            if let Some(slot) = profile.hotness.slot(k) {
-                *slot = v;
-            }
-        })?;
+        read_section(
+            map.get("evaluation"),
+            "evaluation",
+            EvaluationSettings::SPECS,
+            |k, v| {
+                if let Some(slot) = profile.evaluation.slot(k) {
+                    *slot = v;
+                }
+            },
+        )?;
+        read_section(
+            map.get("hotness"),
+            "hotness",
+            HotnessSettings::SPECS,
+            |k, v| {
+                if let Some(slot) = profile.hotness.slot(k) {
+                    *slot = v;
+                }
+            },
+        )?;
         read_section(map.get("memrl"), "memrl", MemrlSettings::SPECS, |k, v| {
             if let Some(slot) = profile.memrl.slot(k) {
                 *slot = v;
             }
         })?;
-        read_section(map.get("simulator"), "simulator", SimulatorParams::SPECS, |k, v| {
-            if let Some(slot) = profile.simulator.slot(k) {
-                *slot = v;
-            }
-        })?;
+        read_section(
+            map.get("simulator"),
+            "simulator",
+            SimulatorParams::SPECS,
+            |k, v| {
+                if let Some(slot) = profile.simulator.slot(k) {
+                    *slot = v;
+                }
+            },
+        )?;
         profile.check_consistency()?;
         Ok(profile)
     }
@@ -437,7 +455,8 @@ impl EvaluationProfile {
             } else {
                 (
                     SimulatorParams::SPECS,
-                    self.simulator.slot(name.strip_prefix("simulator.").unwrap_or(name)),
+                    self.simulator
+                        .slot(name.strip_prefix("simulator.").unwrap_or(name)),
                 )
             };
         let short = name.rsplit('.').next().unwrap_or(name);
@@ -446,13 +465,21 @@ impl EvaluationProfile {
                 "--sweep names an unknown parameter {name}: use a simulator parameter, hotness.NAME or memrl.NAME"
             )));
         };
-        let spec = specs.iter().find(|s| s.name == short).copied().ok_or_else(|| {
-            RankEvaluateError::Sweep(format!("--sweep names an unknown parameter {name}"))
-        })?;
+        let spec = specs
+            .iter()
+            .find(|s| s.name == short)
+            .copied()
+            .ok_or_else(|| {
+                RankEvaluateError::Sweep(format!("--sweep names an unknown parameter {name}"))
+            })?;
         *slot = number(&Value::Float(value), &format!("--sweep {name}"), &spec)
             .map_err(|e| RankEvaluateError::Sweep(e.to_string()))?;
-        self.check_consistency()
-            .map_err(|e| RankEvaluateError::Sweep(format!("--sweep {name}={}: {e}", crate::wire::pyfmt::float_repr(value))))
+        self.check_consistency().map_err(|e| {
+            RankEvaluateError::Sweep(format!(
+                "--sweep {name}={}: {e}",
+                crate::wire::pyfmt::float_repr(value)
+            ))
+        })
     }
 }
 
@@ -552,13 +579,34 @@ mod tests {
     #[test]
     fn unknown_keys_and_out_of_range_values_are_refused() {
         let bad = [
-            (r#"{"simulator": {"nope": 1}}"#, "profile.simulator contains unsupported fields: nope"),
-            (r#"{"simulator": {"corpora": 1.5}}"#, "profile.simulator.corpora must be an integer between 1 and 16"),
-            (r#"{"simulator": {"evaluator_accuracy": 2}}"#, "profile.simulator.evaluator_accuracy must be a number between 0.0 and 1.0"),
-            (r#"{"evaluation": {"k": true}}"#, "profile.evaluation.k must be an integer between 1 and 100"),
-            (r#"{"extra": 1}"#, "profile contains unsupported fields: extra"),
-            (r#"{"seed": -1}"#, "profile.seed must be an integer between 0 and 9007199254740991"),
-            (r#"{"simulator": {"helpful_share": 0.7, "harmful_share": 0.4}}"#, "profile.simulator.helpful_share plus harmful_share must be at most 1"),
+            (
+                r#"{"simulator": {"nope": 1}}"#,
+                "profile.simulator contains unsupported fields: nope",
+            ),
+            (
+                r#"{"simulator": {"corpora": 1.5}}"#,
+                "profile.simulator.corpora must be an integer between 1 and 16",
+            ),
+            (
+                r#"{"simulator": {"evaluator_accuracy": 2}}"#,
+                "profile.simulator.evaluator_accuracy must be a number between 0.0 and 1.0",
+            ),
+            (
+                r#"{"evaluation": {"k": true}}"#,
+                "profile.evaluation.k must be an integer between 1 and 100",
+            ),
+            (
+                r#"{"extra": 1}"#,
+                "profile contains unsupported fields: extra",
+            ),
+            (
+                r#"{"seed": -1}"#,
+                "profile.seed must be an integer between 0 and 9007199254740991",
+            ),
+            (
+                r#"{"simulator": {"helpful_share": 0.7, "harmful_share": 0.4}}"#,
+                "profile.simulator.helpful_share plus harmful_share must be at most 1",
+            ),
         ];
         for (text, message) in bad {
             let err = EvaluationProfile::from_value(&parse(text).expect("json")).expect_err(text);

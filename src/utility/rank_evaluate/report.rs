@@ -35,8 +35,13 @@ pub mod reason {
 /// Where the episodes came from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Source {
-    Simulation { seed: u64 },
-    Episodes { input_sha256: String, observation_lines: usize },
+    Simulation {
+        seed: u64,
+    },
+    Episodes {
+        input_sha256: String,
+        observation_lines: usize,
+    },
 }
 
 /// The gate's checks.
@@ -81,14 +86,25 @@ fn arm_index(run: &RunResult, key: &str) -> Result<usize, RankEvaluateError> {
 }
 
 /// Bootstraps a run (streams of `seed`) and applies the gate.
-pub fn analyze(run: RunResult, profile: &EvaluationProfile, seed: u64) -> Result<Analysis, RankEvaluateError> {
+pub fn analyze(
+    run: RunResult,
+    profile: &EvaluationProfile,
+    seed: u64,
+) -> Result<Analysis, RankEvaluateError> {
     let e = &profile.evaluation;
     let resamples = e.bootstrap_resamples as usize;
     let values: Vec<_> = run.arms.iter().map(|a| a.values.clone()).collect();
     if arm_index(&run, SEMANTIC)? != 0 {
-        return Err(RankEvaluateError::Internal("arm 1 must be the semantic arm"));
+        return Err(RankEvaluateError::Internal(
+            "arm 1 must be the semantic arm",
+        ));
     }
-    let boot = bootstrap(&values, resamples, e.confidence_level, &mut Rng::stream(seed, "bootstrap", 0));
+    let boot = bootstrap(
+        &values,
+        resamples,
+        e.confidence_level,
+        &mut Rng::stream(seed, "bootstrap", 0),
+    );
     let disagreement = bootstrap_share(
         &run.disagreement,
         resamples,
@@ -218,7 +234,12 @@ pub fn packet(
     let gate = &analysis.gate;
     let e = &profile.evaluation;
     let (kind, seed, sha, lines) = match source {
-        Source::Simulation { seed } => ("simulation", Value::Int(*seed as i64), Value::Null, Value::Null),
+        Source::Simulation { seed } => (
+            "simulation",
+            Value::Int(*seed as i64),
+            Value::Null,
+            Value::Null,
+        ),
         Source::Episodes {
             input_sha256,
             observation_lines,
@@ -231,7 +252,10 @@ pub fn packet(
     };
     let mut by_basis = Map::with_capacity(5);
     for basis in EvidenceBasis::ALL.iter().rev() {
-        by_basis.insert(basis.as_str(), run.ledger.deliveries_by_basis[basis.index()]);
+        by_basis.insert(
+            basis.as_str(),
+            run.ledger.deliveries_by_basis[basis.index()],
+        );
     }
     let b = arm_index(run, BOUNDED)?;
     let arms: Vec<Value> = run

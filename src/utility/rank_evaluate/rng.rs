@@ -27,7 +27,8 @@ fn name_hash(name: &str) -> u64 {
 impl Rng {
     /// The stream `name` of `seed`; `index` separates repeated streams of one name.
     pub fn stream(seed: u64, name: &str, index: u64) -> Rng {
-        let mut state = seed ^ name_hash(name).rotate_left(17) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let mut state =
+            seed ^ name_hash(name).rotate_left(17) ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03);
         let s = [
             splitmix(&mut state),
             splitmix(&mut state),

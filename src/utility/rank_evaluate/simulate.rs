@@ -20,7 +20,7 @@ use crate::wire::pyfmt::round6;
 use crate::wire::timestamp::parse_aware;
 
 use super::RankEvaluateError;
-use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, Truth, TrainingEpisode};
+use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
 use super::profile::{EvaluationProfile, SimulatorParams};
 use super::rng::Rng;
 
@@ -135,7 +135,11 @@ fn build_world(p: &SimulatorParams, seed: u64, dataset: &mut Dataset) -> World {
                 .map(|(m, &b)| {
                     let flip = flip_rng.chance(p.cross_scope_truth_flip);
                     let redrawn = draw_label(p, &mut flip_rng);
-                    if flip && m.topic.is_some() { redrawn } else { b }
+                    if flip && m.topic.is_some() {
+                        redrawn
+                    } else {
+                        b
+                    }
                 })
                 .collect();
             let scope = Scope {
@@ -294,9 +298,30 @@ fn observe(facts: &EpisodeFacts<'_>, j: &Judgement) -> Result<Observation, RankE
         &proposal,
         &Value::from(facts.created_at.as_str()),
     )
-    .map_err(|e| RankEvaluateError::Simulator(format!("the simulated observation was refused: {e}")))
+    .map_err(|e| {
+        RankEvaluateError::Simulator(format!("the simulated observation was refused: {e}"))
+    })
 }
 
+/// The opaque refs of one training episode.
+struct EpisodeRefs {
+    application_id: String,
+    artifact_ref: String,
+    outcome_ref: String,
+}
+
+impl EpisodeRefs {
+    fn of(index: usize) -> EpisodeRefs {
+        EpisodeRefs {
+            application_id: format!("application:sim-{index}"),
+            artifact_ref: format!("artifact:sim-{index}"),
+            outcome_ref: format!("effect:sim-{index}"),
+        }
+    }
+}
+
+/// The application receipt of one episode, produced by the real `apply_recall` over a
+/// recall session of the episode's recalled memories.
 fn receipt_for(
     corpus_id: &str,
     index: usize,
@@ -304,8 +329,7 @@ fn receipt_for(
     memories: &[Memory],
     recalled: &[Recalled],
     used: &[usize],
-    application_id: &str,
-    artifact_ref: &str,
+    refs: &EpisodeRefs,
 ) -> Result<Value, RankEvaluateError> {
     let summary = format!("simulated task on topic {topic}");
     let session = RecallSession {
@@ -338,14 +362,14 @@ fn receipt_for(
             })
             .collect(),
     };
-    let refs: Vec<Value> = used
+    let memory_refs: Vec<Value> = used
         .iter()
         .map(|&i| Value::from(memories[recalled[i].memory].raw_ref.as_str()))
         .collect();
     let decision = Value::Object(obj! {
         "output" => "artifact changed with the recalled guidance",
         "outcome" => "applied",
-        "memory_refs" => Value::Array(refs),
+        "memory_refs" => Value::Array(memory_refs),
         "current_artifact_verified" => true,
         "reasoning_summary" => "Applied the recalled guidance in a simulated episode.",
     });
@@ -353,13 +377,15 @@ fn receipt_for(
     let packet = apply_recall(
         &Value::from("base artifact"),
         &session,
-        application_id,
-        Some(artifact_ref),
+        &refs.application_id,
+        Some(&refs.artifact_ref),
         Some(&applier),
     )
     .map_err(|e| RankEvaluateError::Simulator(format!("the simulated application failed: {e}")))?;
     match packet.get("receipt") {
-        Some(receipt @ Value::Object(_)) if packet.get("status") == Some(&Value::from("applied")) => {
+        Some(receipt @ Value::Object(_))
+            if packet.get("status") == Some(&Value::from("applied")) =>
+        {
             Ok(receipt.clone())
         }
         _ => Err(RankEvaluateError::Simulator(
@@ -386,7 +412,13 @@ fn training_episode(
     let stale = pick.chance(s.stale_snapshot_rate);
     let partition_index = if stale { sw.stale } else { sw.current };
     let memories = &world.corpora[sw.corpus];
-    let recalled = recall(s, memories, &sw.truth, topic, &mut Rng::stream(seed, "train-recall", i));
+    let recalled = recall(
+        s,
+        memories,
+        &sw.truth,
+        topic,
+        &mut Rng::stream(seed, "train-recall", i),
+    );
     if recalled.is_empty() {
         return Ok(());
     }
@@ -417,9 +449,7 @@ fn training_episode(
     let created_at = iso(unix);
     let at = instant_of(&created_at)?;
 
-    let application_id = format!("application:sim-{index}");
-    let artifact_ref = format!("artifact:sim-{index}");
-    let outcome_ref = format!("effect:sim-{index}");
+    let refs = EpisodeRefs::of(index);
     let partition = &dataset.partitions[partition_index];
     let receipt = receipt_for(
         &world.corpus_ids[sw.corpus],
@@ -428,15 +458,14 @@ fn training_episode(
         memories,
         &recalled,
         &used,
-        &application_id,
-        &artifact_ref,
+        &refs,
     )?;
     let status = if success { "succeeded" } else { "failed" };
     let facts = EpisodeFacts {
         outcome: Value::Object(obj! {
             "verified" => true,
-            "outcome_ref" => outcome_ref.as_str(),
-            "artifact_ref" => artifact_ref.as_str(),
+            "outcome_ref" => refs.outcome_ref.as_str(),
+            "artifact_ref" => refs.artifact_ref.as_str(),
             "outcome_status" => status,
         }),
         context: Value::Object(obj! {
@@ -447,9 +476,9 @@ fn training_episode(
         receipt,
         scope: &sw.scope,
         partition,
-        application_id,
-        outcome_ref,
-        artifact_ref,
+        application_id: refs.application_id.clone(),
+        outcome_ref: refs.outcome_ref.clone(),
+        artifact_ref: refs.artifact_ref.clone(),
         status,
         created_at,
     };
@@ -505,7 +534,11 @@ fn training_episode(
     let pick_used = |rng: &mut Rng| used_digests[rng.below(used_digests.len())].clone();
     let det = strong.chance(s.deterministic_effect_rate);
     let det_memory = pick_used(&mut strong);
-    let det_label = judge(truth_of(&det_memory), s.deterministic_effect_accuracy, &mut strong);
+    let det_label = judge(
+        truth_of(&det_memory),
+        s.deterministic_effect_accuracy,
+        &mut strong,
+    );
     if det {
         judgements.push(Judgement {
             level: "item",
@@ -520,7 +553,11 @@ fn training_episode(
     }
     let replay = strong.chance(s.controlled_replay_rate) && used_digests.len() > 1;
     let replay_memory = pick_used(&mut strong);
-    let replay_label = judge(truth_of(&replay_memory), s.controlled_replay_accuracy, &mut strong);
+    let replay_label = judge(
+        truth_of(&replay_memory),
+        s.controlled_replay_accuracy,
+        &mut strong,
+    );
     if replay {
         judgements.push(Judgement {
             level: "item",
@@ -586,7 +623,13 @@ fn held_out_episode(
     let sw = &world.scopes[pick.below(world.scopes.len())];
     let topic = pick.below((s.topics_per_corpus as usize).max(1));
     let memories = &world.corpora[sw.corpus];
-    let recalled = recall(s, memories, &sw.truth, topic, &mut Rng::stream(p.seed, "held-out-recall", i));
+    let recalled = recall(
+        s,
+        memories,
+        &sw.truth,
+        topic,
+        &mut Rng::stream(p.seed, "held-out-recall", i),
+    );
     let candidates = recalled
         .iter()
         .map(|r| {

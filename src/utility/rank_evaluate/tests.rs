@@ -47,8 +47,14 @@ fn simulate_and_run(p: &EvaluationProfile) -> (Dataset, RunResult) {
 fn packet_text(p: &EvaluationProfile) -> String {
     let data = simulate::simulate(p).expect("simulation");
     let store = sqlite();
-    let packet = evaluate(&data, p, &Source::Simulation { seed: p.seed }, None, &store.opener)
-        .expect("packet");
+    let packet = evaluate(
+        &data,
+        p,
+        &Source::Simulation { seed: p.seed },
+        None,
+        &store.opener,
+    )
+    .expect("packet");
     crate::wire::json::to_pretty_line(&packet)
 }
 
@@ -107,7 +113,10 @@ fn a_perfect_evaluator_with_strong_evidence_never_ranks_a_helpful_memory_lower_t
         }
     }
     assert!(helpful_checked > 100, "{helpful_checked}");
-    assert!(changed > 50, "the prior must actually move candidates: {changed}");
+    assert!(
+        changed > 50,
+        "the prior must actually move candidates: {changed}"
+    );
     let analysis = analyze(result, &p, p.seed).expect("analysis");
     assert_eq!(analysis.gate.false_attenuation, Some(0.0));
 }
@@ -124,13 +133,19 @@ fn pure_noise_inference_without_stronger_evidence_leaves_arm_4_equal_to_arm_1() 
     let (data, result) = simulate_and_run(&p);
     assert_eq!(result.arms[3].key, "bounded_utility_without_inference");
     for e in 0..data.held_out.len() {
-        assert_eq!(result.arms[3].orders[e], result.arms[0].orders[e], "episode {e}");
+        assert_eq!(
+            result.arms[3].orders[e], result.arms[0].orders[e],
+            "episode {e}"
+        );
     }
     assert_eq!(result.arms[3].values, result.arms[0].values);
     let moved = (0..data.held_out.len())
         .filter(|&e| result.arms[2].orders[e] != result.arms[0].orders[e])
         .count();
-    assert!(moved > 0, "the noise must move arm 3 for the comparison to mean anything");
+    assert!(
+        moved > 0,
+        "the noise must move arm 3 for the comparison to mean anything"
+    );
 }
 
 /// A deliberately leaking arm: it pools item utility of every partition in the ledger
@@ -152,7 +167,9 @@ impl Arm for LeakingDouble {
             .values()
             .flatten()
             .map(|s| s.utility.clone())
-            .filter(|s| s.level == AttributionLevel::Item && seen.insert(s.memory_ref_digests.clone()))
+            .filter(|s| {
+                s.level == AttributionLevel::Item && seen.insert(s.memory_ref_digests.clone())
+            })
             .collect();
         Ok(Box::new(ViewRanker {
             view: UtilityView::new(ctx.partition.clone(), subjects)?,
@@ -175,7 +192,10 @@ fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
         assert_eq!(arm.leaks, 0, "{}", arm.key);
     }
     let double = &result.arms[5];
-    assert!(double.leaks > 0 && double.leak_episodes > 0, "the metric must catch the double");
+    assert!(
+        double.leaks > 0 && double.leak_episodes > 0,
+        "the metric must catch the double"
+    );
     let analysis = analyze(result, &p, p.seed).expect("analysis");
     assert!(analysis.gate.reasons.contains(&reason::SCOPE_LEAK));
 }
@@ -205,7 +225,10 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
     let (from_memory, memory_counters) = in_memory.read_back().expect("read back");
     assert_eq!(from_sqlite, from_memory);
     assert_eq!(sqlite_counters, memory_counters);
-    assert!(sqlite_counters.duplicate > 0, "retries must reach the ledger twice");
+    assert!(
+        sqlite_counters.duplicate > 0,
+        "retries must reach the ledger twice"
+    );
     let mut compared = 0;
     for partition in &data.partitions {
         let key = key_of(partition);
@@ -213,8 +236,11 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
             .deliveries
             .iter()
             .filter(|o| {
-                super::ledger::partition_key(&o.scope, &o.retrieval_snapshot_ref, &o.policy_snapshot_ref)
-                    == key
+                super::ledger::partition_key(
+                    &o.scope,
+                    &o.retrieval_snapshot_ref,
+                    &o.policy_snapshot_ref,
+                ) == key
             })
             .map(|o| o.to_value())
             .collect();
@@ -230,9 +256,16 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
             previous_projection: None,
         })
         .expect("projection");
-        assert_ne!(projection.get("status"), Some(&Value::from("rejected")), "within the caps");
+        assert_ne!(
+            projection.get("status"),
+            Some(&Value::from("rejected")),
+            "within the caps"
+        );
         let ours = from_sqlite.get(&key).cloned().unwrap_or_default();
-        assert_eq!(Some(&Value::Array(ours.clone())), projection.get("subjects"));
+        assert_eq!(
+            Some(&Value::Array(ours.clone())),
+            projection.get("subjects")
+        );
         let from_projection = UtilityView::from_projection(&projection).expect("view");
         let facts: Vec<SubjectUtility> = ours
             .iter()
@@ -255,7 +288,14 @@ fn the_episodes_file_path_agrees_with_the_simulator() {
     let source = Source::Simulation { seed: p.seed };
     let a = evaluate(&data, &p, &source, None, &ReducerOpener).expect("packet");
     let b = evaluate(&parsed.dataset, &p, &source, None, &ReducerOpener).expect("packet");
-    for key in ["verdict", "arms", "differences", "gate", "held_out", "ledger"] {
+    for key in [
+        "verdict",
+        "arms",
+        "differences",
+        "gate",
+        "held_out",
+        "ledger",
+    ] {
         assert_eq!(a.get(key), b.get(key), "{key}");
     }
 }
@@ -272,11 +312,22 @@ fn malformed_episode_lines_are_listed_with_their_numbers() {
     );
     let err = episodes::parse(text.as_bytes()).expect_err("malformed");
     let message = err.to_string();
-    assert!(message.starts_with("episodes input has 5 malformed lines: line 1: "), "{message}");
-    for line in ["line 3: not JSON", "line 4: must be a JSON object", "line 5: schema_version must be", "line 6: "] {
+    assert!(
+        message.starts_with("episodes input has 5 malformed lines: line 1: "),
+        "{message}"
+    );
+    for line in [
+        "line 3: not JSON",
+        "line 4: must be a JSON object",
+        "line 5: schema_version must be",
+        "line 6: ",
+    ] {
         assert!(message.contains(line), "{line} in {message}");
     }
-    assert!(!message.contains("line 2:"), "blank lines are skipped: {message}");
+    assert!(
+        !message.contains("line 2:"),
+        "blank lines are skipped: {message}"
+    );
 }
 
 #[test]
@@ -289,7 +340,10 @@ fn the_docs_list_every_parameter_with_its_default() {
                 Kind::Float => crate::wire::pyfmt::float_repr(spec.default),
             };
             let row = format!("| `{section}.{}` | {default} |", spec.name);
-            assert!(docs.contains(&row), "docs/rank-evaluate.md lacks the row {row}");
+            assert!(
+                docs.contains(&row),
+                "docs/rank-evaluate.md lacks the row {row}"
+            );
         }
     }
 }
@@ -320,5 +374,8 @@ fn the_simulated_episodes_fixture_is_current() {
         std::fs::write(&path, &text).expect("write fixture");
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(committed == text, "fixture drifted (run UPDATE_FIXTURES=1 cargo test)");
+    assert!(
+        committed == text,
+        "fixture drifted (run UPDATE_FIXTURES=1 cargo test)"
+    );
 }
