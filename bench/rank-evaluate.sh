@@ -52,6 +52,6 @@ if [ "${PROFILE:-0}" = 1 ] && command -v perf > /dev/null; then
     perf record -q -o "$work/perf.data" "$bin" "${args[@]}" > /dev/null 2>&1 || true
     echo "top symbols (perf, self time):"
     perf report -i "$work/perf.data" --no-children --sort symbol --stdio 2>/dev/null \
-        | grep -E '^ +[0-9]' | head -12
+        | grep -E '^ +[0-9]' | head -12 | awk '{print "  " $1 "  " $3}'
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -142,7 +142,12 @@ fn plot_writes_an_svg_whose_text_needs_no_font_files() {
         svg.contains("<text") && svg.contains("nDCG@3"),
         "labels are SVG text"
     );
-    for arm in ["+ hotness", "x bounded utility", "x utility, no inference", "MemRL"] {
+    for arm in [
+        "+ hotness",
+        "x bounded utility",
+        "x utility, no inference",
+        "MemRL",
+    ] {
         assert!(svg.contains(arm), "legend names {arm}");
     }
     let plain = crate::support::Scratch::new();

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::utility::observation::{OBSERVATION_SCHEMA_VERSION, validate_observation};
 use crate::utility::rank_prior::{MAX_RELEVANCE, Partition};
+use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
 use crate::utility::strict::MEMORY_DIGEST_RE;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::text::REF_RE;
@@ -183,6 +184,11 @@ fn episode(map: &Map) -> Result<EpisodeLine, String> {
     };
     let partition = Partition::from_value(map.get("partition").unwrap_or(&Value::Null))
         .map_err(|e| e.to_string())?;
+    if partition.reducer_version != DEFAULT_REDUCER_VERSION {
+        return Err(format!(
+            "partition.reducer_version must be {DEFAULT_REDUCER_VERSION}, the only reducer of this binary"
+        ));
+    }
     let rows = match map.get("candidates") {
         Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_EPISODE_CANDIDATES => {
             items
