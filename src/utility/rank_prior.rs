@@ -839,7 +839,7 @@ pub fn rank(
         }
         if !seen.insert(c.memory_ref_digest.as_str()) {
             return Err(field(format!(
-                "candidates list memory_ref_digest {} twice",
+                "candidates must not list memory_ref_digest {} twice",
                 c.memory_ref_digest
             )));
         }

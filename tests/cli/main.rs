@@ -2,6 +2,7 @@
 
 mod support;
 
+mod apply;
 mod architecture;
 mod candidate_review;
 mod corpus_registry;
@@ -13,6 +14,8 @@ mod health_check;
 mod ingest_event;
 mod openviking;
 mod operator_control;
+mod rank_prior;
+mod recall;
 mod route_check;
 mod schemas;
 mod utility_observe;
