@@ -270,13 +270,8 @@ mod tests {
         let created = "2026-08-15T00:00:00.000000+00:00";
         let expires = expiry(created, 60).expect("expiry");
         assert_eq!(expires, "2026-08-15T00:01:00.000000+00:00");
-        let bytes = encode(
-            &session(),
-            &["provider-x".to_owned()],
-            &r,
-            created,
-            &expires,
-        );
+        let opaque = "provider-0123456789abcdef0123".to_owned();
+        let bytes = encode(&session(), &[opaque.clone()], &r, created, &expires);
         assert!(!bytes.contains("not stored"));
         let stored = decode(bytes.as_bytes(), &r).expect("decodes");
         assert_eq!(stored.session.items[0].memory_ref, "embedded://c/a.json");
