@@ -271,7 +271,13 @@ mod tests {
         let expires = expiry(created, 60).expect("expiry");
         assert_eq!(expires, "2026-08-15T00:01:00.000000+00:00");
         let opaque = "provider-0123456789abcdef0123".to_owned();
-        let bytes = encode(&session(), &[opaque.clone()], &r, created, &expires);
+        let bytes = encode(
+            &session(),
+            std::slice::from_ref(&opaque),
+            &r,
+            created,
+            &expires,
+        );
         assert!(!bytes.contains("not stored"));
         let stored = decode(bytes.as_bytes(), &r).expect("decodes");
         assert_eq!(stored.session.items[0].memory_ref, "embedded://c/a.json");
