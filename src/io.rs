@@ -177,8 +177,15 @@ pub fn create_private_dir(dir: &Path) -> Result<(), std::io::Error> {
 }
 
 /// Writes `bytes` to `path` readable by its owner only (0600): written to a sibling
-/// temporary file created with mode 0600, synced, then renamed over `path`.
-pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Error> {
+/// temporary file created with mode 0600, then renamed over `path` (readers never see a
+/// partial file; not synced: a lost file is only a lost convenience). When `expires` is
+/// given it becomes the file's modification time, so [`remove_expired_files`] needs no
+/// reads.
+pub fn write_private_file(
+    path: &Path,
+    bytes: &[u8],
+    expires: Option<std::time::SystemTime>,
+) -> Result<(), std::io::Error> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let file_name = path
         .file_name()
@@ -192,7 +199,9 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Erro
             .mode(0o600)
             .open(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if let Some(expires) = expires {
+            file.set_modified(expires)?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
@@ -201,24 +210,26 @@ pub fn write_private_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Erro
     result
 }
 
-/// The `*.json` files directly inside `dir` (none when it does not exist).
-pub fn json_files(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("json"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Removes a file; a file that is already gone is not an error.
-pub fn remove_file(path: &Path) -> Result<(), std::io::Error> {
-    match std::fs::remove_file(path) {
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        other => other,
+/// Removes, best effort, the `*.json` files directly inside `dir` whose modification
+/// time (their expiry, see [`write_private_file`]) has passed. Returns how many went.
+pub fn remove_expired_files(dir: &Path) -> usize {
+    let now = std::time::SystemTime::now();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let expired = path.extension().and_then(|e| e.to_str()) == Some("json")
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| modified <= now);
+        if expired && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
     }
+    removed
 }
 
 /// Writes the rendered packet. A closed pipe is not an error.

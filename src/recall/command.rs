@@ -391,29 +391,22 @@ fn store_session(
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
     let dir = session::session_dir(&experiment::runtime_root(ctx));
     io::create_private_dir(&dir).map_err(store)?;
+    io::remove_expired_files(&dir);
     let created = io::utc_now_iso();
-    if let Ok(now) = parse_aware(&created) {
-        for path in io::json_files(&dir) {
-            let expired = io::read_optional_file(&path)
-                .ok()
-                .flatten()
-                .and_then(|bytes| {
-                    let name = path.file_stem()?.to_str()?.to_owned();
-                    let stored = session::decode(&bytes, &name).ok()?;
-                    Some(session::is_expired(&stored.expires_at, now))
-                });
-            if expired == Some(true) {
-                let _ = io::remove_file(&path);
-            }
-        }
-    }
     let random = io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
     let session_ref = session::session_ref(&random);
     let expires = session::expiry(&created, ttl)
         .ok_or_else(|| SessionError::Store("the clock reading is not a timestamp".to_owned()))?;
     let bytes = session::encode(session, opaque, &session_ref, &created, &expires);
-    io::write_private_file(&session::session_path(&dir, &session_ref), bytes.as_bytes())
-        .map_err(store)?;
+    let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
+        .ok()
+        .map(std::time::SystemTime::from);
+    io::write_private_file(
+        &session::session_path(&dir, &session_ref),
+        bytes.as_bytes(),
+        expires_time,
+    )
+    .map_err(store)?;
     Ok((session_ref, expires))
 }
 

@@ -126,7 +126,14 @@ fn an_expired_session_is_refused() {
         )
     );
     snap_masked!("apply_expired_session", run);
-    // The next recall removes expired sessions.
+    // The file's modification time is its expiry; the next recall removes expired ones.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(978_307_200))
+        .expect("set mtime");
+    drop(file);
     recall(&s, &[]);
     assert!(!path.exists());
 }

@@ -192,11 +192,21 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
         .path
         .join("rt/reward-memory/recall-sessions")
         .join(format!("{session}.json"));
-    let mode = std::fs::metadata(&file)
-        .expect("session file")
+    let meta = std::fs::metadata(&file).expect("session file");
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o600,
+        "the session is private"
+    );
+    let dir_mode = std::fs::metadata(file.parent().expect("dir"))
+        .expect("session dir")
         .permissions()
         .mode();
-    assert_eq!(mode & 0o777, 0o600, "the session is private");
+    assert_eq!(dir_mode & 0o777, 0o700);
+    assert!(
+        meta.modified().expect("mtime") > std::time::SystemTime::now(),
+        "the modification time is the expiry"
+    );
     snap_masked!("recall_loop_first", first);
 
     // apply: the agent used the second memory (the test-suite habit).
