@@ -281,8 +281,10 @@ impl UtilityView {
         }
     }
 
-    /// Reads a `memory_utility_projection_v0` packet. It must pass the readback
-    /// validator and must not be `rejected`.
+    /// Reads a `memory_utility_projection_v0` packet. It must pass the readback rules
+    /// that need no history (exact fields, boundary flags, reducer identity, every
+    /// subject's own consistency; see
+    /// [`super::validate::validate_projection_subjects`]) and must not be `rejected`.
     pub fn from_projection(projection: &Value) -> Result<UtilityView, RankPriorError> {
         if projection.get("schema_version").and_then(Value::as_str)
             != Some(PROJECTION_SCHEMA_VERSION)
@@ -291,11 +293,8 @@ impl UtilityView {
                 "projection must be a memory_utility_projection_v0 packet",
             ));
         }
-        super::validate::validate_projection(projection).map_err(|e| {
-            field(format!(
-                "projection does not pass the readback validator: {}",
-                e.0
-            ))
+        super::validate::validate_projection_subjects(projection).map_err(|e| {
+            field(format!("projection is not a valid projection: {}", e.0))
         })?;
         if projection.get("status").and_then(Value::as_str) == Some("rejected") {
             return Err(field(
