@@ -88,10 +88,33 @@ pub enum Command {
     /// Check a memory_utility_projection_v0 with the readback validator (exit 2 if invalid)
     UtilityValidate(InputArgs),
     /// Recall active memories of one exact corpus for a query (Stage 3 seam, fail-open)
+    ///
+    /// Prints reward_memory_recall_v0; a provider problem is a status with exit 0. Each
+    /// result also carries memory_ref_digest, relevance_score and rank. When the recall
+    /// completed with results, the raw provider refs behind the opaque memory_refs are
+    /// kept in a private session file (mode 0600) under the global --runtime-root
+    /// (default ~/.codex/loopx), named by the printed recall_session_ref, which `apply`
+    /// takes. The configured form resolves its route through the global --registry (default:
+    /// $LOOPX_REGISTRY, then .loopx/registry.json, then RUNTIME_ROOT/registry.global.json);
+    /// the embedded store lives under the runtime root unless the binding names a file.
     Recall(RecallArgs),
     /// Record the agent's decision about an earlier recall as an application receipt
+    ///
+    /// Prints reward_memory_application_v0 with its reward_memory_application_receipt_v0
+    /// receipt and the receipt's application_receipt_id (rma_...), which utility-observe
+    /// accepts unchanged. Opaque refs are mapped back through the recall session under the
+    /// global --runtime-root (the same one recall used); a ref the recall did not return, an
+    /// unknown or expired session are refused (exit 2).
     Apply(ApplyArgs),
     /// Re-rank recall candidates with the bounded utility prior (--execute stores its table)
+    ///
+    /// Input: {"profile", "partition", "projection", "candidates" | "recall"}, where
+    /// candidates is [{"memory_ref_digest", "relevance_score"}] and recall is a packet printed
+    /// by `recall`. Prints memory_utility_rank_prior_v0. With --execute, the partition's
+    /// modifier table is written to the provider of its corpus, found through --goal-id,
+    /// --agent-id and the global --registry/--runtime-root: an exact-readback, versioned
+    /// effect on the embedded store; refused on OpenViking (provider_rank_prior_contract_absent,
+    /// nothing written). Prints memory_utility_rank_prior_effect_v0.
     RankPrior(RankPriorArgs),
 }
 
@@ -291,13 +314,6 @@ pub struct OperatorControlArgs {
 }
 
 /// `recall`: a configured form (goal/agent route) or an explicit `--input` request.
-///
-/// Prints `reward_memory_recall_v0` (fail-open: a provider problem is a status with exit
-/// 0). Each result also carries `memory_ref_digest`, `relevance_score` and `rank`. When
-/// the recall completed with results, the raw provider refs behind the opaque
-/// `memory_ref`s are kept in a private session file under the runtime root (mode 0600)
-/// named by `recall_session_ref`, which `apply` takes. Depends on the global
-/// `--runtime-root` (sessions, embedded store) and, in the configured form, `--registry`.
 #[derive(Debug, Clone, Args)]
 pub struct RecallArgs {
     /// Explicit form: `{"corpus", "request", "read_authority_checkpoint",
@@ -363,11 +379,6 @@ pub enum ApplyOutcome {
 }
 
 /// `apply`: §10.5 with the agent's decision about the results of one `recall`.
-///
-/// Prints `reward_memory_application_v0` with its `reward_memory_application_receipt_v0`
-/// receipt and the receipt's `application_receipt_id` (`rma_`), which `utility-observe`
-/// accepts unchanged. Opaque refs are mapped back to raw provider refs through the recall
-/// session under the global `--runtime-root`; a ref the recall did not return is refused.
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
     /// All fields below as one JSON object (`recall_session_ref`, `application_id`,
@@ -402,13 +413,6 @@ pub struct ApplyArgs {
 }
 
 /// `rank-prior`: the pure bounded rank prior, or with `--execute` its provider effect.
-///
-/// Input: `{"profile", "partition", "projection", "candidates" | "recall"}` where
-/// `candidates` is `[{"memory_ref_digest", "relevance_score"}]` and `recall` is a packet
-/// printed by the recall command. Prints `memory_utility_rank_prior_v0`. With `--execute`
-/// the modifier table of the partition is written to the provider of the corpus named by
-/// the partition (found through --goal-id/--agent-id): an exact-readback effect on the
-/// embedded store, refused on OpenViking; prints `memory_utility_rank_prior_effect_v0`.
 #[derive(Debug, Clone, Args)]
 pub struct RankPriorArgs {
     /// The request JSON; `-` reads standard input
