@@ -3,11 +3,15 @@
 //! * [`observation`]: building and validating `memory_utility_observation_v0`;
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
-//! * [`validate`]: the readback validator every projection passes through.
+//! * [`validate`]: the readback validator every projection passes through;
+//! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
+//!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
+//!   stores the modifier table as a provider effect through
+//!   [`crate::provider::embedded_effects`]).
 //!
-//! This module also owns the three command entry points. Commands read their input
-//! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
-//! memory, ranks, or grants authority.
+//! This module also owns the command entry points. Commands read their input through
+//! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
+//! memory content or grants authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`

@@ -293,9 +293,8 @@ impl UtilityView {
                 "projection must be a memory_utility_projection_v0 packet",
             ));
         }
-        super::validate::validate_projection_subjects(projection).map_err(|e| {
-            field(format!("projection is not a valid projection: {}", e.0))
-        })?;
+        super::validate::validate_projection_subjects(projection)
+            .map_err(|e| field(format!("projection is not a valid projection: {}", e.0)))?;
         if projection.get("status").and_then(Value::as_str) == Some("rejected") {
             return Err(field(
                 "projection is rejected: reduce an accepted observation stream first",
