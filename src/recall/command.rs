@@ -387,7 +387,7 @@ fn store_session(
     opaque: &[String],
     ctx: &Context,
     ttl: u64,
-) -> Result<(String, String), Error> {
+) -> Result<(String, String), SessionError> {
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
     let dir = session::session_dir(&experiment::runtime_root(ctx));
     io::create_private_dir(&dir).map_err(store)?;
@@ -458,16 +458,29 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
         .collect();
     let completed = session.packet.get("status").and_then(Value::as_str) == Some("completed")
         && !session.items.is_empty();
-    let (session_ref, expires) = if completed {
-        let (r, e) = store_session(&session, &opaque, ctx, args.session_ttl)?;
-        (Value::from(r), Value::from(e))
+    // The session is a convenience for `apply`: failing to store it never fails the
+    // recall (fail-open); the packet says why there is none.
+    let (session_ref, expires, session_reason) = if !completed {
+        (
+            Value::Null,
+            Value::Null,
+            Value::from("recall_not_completed"),
+        )
     } else {
-        (Value::Null, Value::Null)
+        match store_session(&session, &opaque, ctx, args.session_ttl) {
+            Ok((r, e)) => (Value::from(r), Value::from(e), Value::Null),
+            Err(_) => (
+                Value::Null,
+                Value::Null,
+                Value::from("recall_session_store_unavailable"),
+            ),
+        }
     };
     let packet = session.packet.merged(&obj! {
         "results" => Value::Array(results),
         "recall_session_ref" => session_ref,
         "recall_session_expires_at" => expires,
+        "recall_session_reason_code" => session_reason,
         "rank_prior_applied" => applied,
         "rank_prior_reason_code" => prior_reason,
         "rank_prior" => prior_packet,

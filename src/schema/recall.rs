@@ -76,6 +76,10 @@ pub struct RecallPacket {
     pub recall_session_ref: Nullable<String>,
     /// When `apply` stops accepting the session.
     pub recall_session_expires_at: Nullable<String>,
+    /// Why there is no session: `recall_not_completed` (nothing to apply) or
+    /// `recall_session_store_unavailable` (the runtime root is not writable; the recall
+    /// itself is unaffected); null when a session was stored.
+    pub recall_session_reason_code: Nullable<String>,
     pub rank_prior_applied: bool,
     /// Why the prior was not applied (`rank_prior_not_requested`, `recall_not_completed`,
     /// `partition_corpus_not_recalled`, `relevance_scores_unavailable`,

@@ -47,38 +47,39 @@ struct Request {
     candidates: Option<Vec<Candidate>>,
 }
 
-fn relevance_of(v: Option<&Value>, label: &str) -> Result<f64, Error> {
-    let f = match v {
+/// A candidate row: `{memory_ref_digest, relevance_score}`. `label` names the row in
+/// errors and is only built when one occurs.
+fn candidate(row: &Value, label: impl Fn() -> String) -> Result<Candidate, Error> {
+    let map = row
+        .as_object()
+        .ok_or_else(|| field(format!("{} must be an object", label())))?;
+    let digest = map
+        .get("memory_ref_digest")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field(format!("{}.memory_ref_digest must be a string", label())))?;
+    let relevance = match map.get("relevance_score") {
         Some(Value::Int(i)) => *i as f64,
         Some(Value::Float(f)) => *f,
         Some(Value::Null) | None => {
             return Err(field(format!(
-                "{label} is missing: the provider returned no relevance score"
+                "{}.relevance_score is missing: the provider returned no relevance score",
+                label()
             )));
         }
-        _ => return Err(field(format!("{label} must be a number"))),
+        _ => {
+            return Err(field(format!(
+                "{}.relevance_score must be a number",
+                label()
+            )));
+        }
     };
-    if !f.is_finite() {
+    if !relevance.is_finite() {
         return Err(field(format!(
-            "{label} must be a finite number (NaN and Infinity are refused)"
+            "{}.relevance_score must be a finite number (NaN and Infinity are refused)",
+            label()
         )));
     }
-    Ok(f)
-}
-
-fn candidate(row: &Value, label: &str, digest_key: &str) -> Result<Candidate, Error> {
-    let map = row
-        .as_object()
-        .ok_or_else(|| field(format!("{label} must be an object")))?;
-    let digest = map
-        .get(digest_key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| field(format!("{label}.{digest_key} must be a string")))?;
-    let relevance = relevance_of(
-        map.get("relevance_score"),
-        &format!("{label}.relevance_score"),
-    )?;
-    Candidate::new(digest, relevance).map_err(|e| field(format!("{label}: {e}")))
+    Candidate::new(digest, relevance).map_err(|e| field(format!("{}: {e}", label())))
 }
 
 fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidate>>, Error> {
@@ -111,7 +112,7 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
                             )));
                         }
                     }
-                    candidate(row, &format!("candidates[{i}]"), "memory_ref_digest")
+                    candidate(row, || format!("candidates[{i}]"))
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some)
@@ -140,9 +141,7 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
                 .ok_or_else(|| field("recall.results must be a list"))?;
             rows.iter()
                 .enumerate()
-                .map(|(i, row)| {
-                    candidate(row, &format!("recall.results[{i}]"), "memory_ref_digest")
-                })
+                .map(|(i, row)| candidate(row, || format!("recall.results[{i}]")))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some)
         }

@@ -381,6 +381,22 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
 }
 
 #[test]
+fn an_unwritable_session_store_does_not_fail_the_recall() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    s.write("rt/reward-memory/recall-sessions", "not a directory");
+    let run = recall(&s, &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let packet = run.json();
+    assert_eq!(packet["status"], "completed");
+    assert_eq!(packet["recall_session_ref"], Value::Null);
+    assert_eq!(
+        packet["recall_session_reason_code"],
+        "recall_session_store_unavailable"
+    );
+}
+
+#[test]
 fn a_projection_of_another_partition_is_refused_before_recall() {
     let s = loop_setup();
     let mut other = read_json(&fixtures_dir().join("recall/loop/partition.json"));
