@@ -309,6 +309,51 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
     // The default stays off: the same recall without --rank-prior keeps the old order.
     assert_eq!(candidates(&recall(&s, &[]).json()), semantic);
 
+    // Utility cannot rescue a memory below the semantic floor: with a floor between the
+    // two relevances the boosted memory is dropped, and apply refuses its ref.
+    let mut strict = read_json(&s.path.join("profile.json"));
+    strict["semantic_floor"] = json!((r0 + r1) / 2.0);
+    s.write("profile-floor.json", &pretty(&strict));
+    let floored = recall(
+        &s,
+        &[
+            "--rank-prior",
+            "profile-floor.json",
+            "--projection",
+            "projection.json",
+            "--partition",
+            "partition.json",
+        ],
+    )
+    .json();
+    assert_eq!(candidates(&floored), semantic[..1].to_vec());
+    assert_eq!(
+        floored["rank_prior"]["semantic_stage"]["below_floor_count"],
+        1
+    );
+    let dropped = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            floored["recall_session_ref"].as_str().expect("session"),
+            "--application-id",
+            "application:loop-2",
+            "--artifact-ref",
+            "pr:loop-2",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            memory_ref,
+            "--reasoning-summary",
+            "Tried the dropped memory",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(dropped.code, 2, "{}", dropped.stdout);
+
     // rank-prior --execute: a versioned effect in the store, read back exactly.
     let request = json!({
         "profile": read_json(&s.path.join("profile.json")),
