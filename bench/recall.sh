@@ -79,12 +79,12 @@ print(f"recall: status {p['status']}, results {p['result_count']}, "
 PY
 
 echo "== recall, $records records, usual query (whole process)"
-hyperfine --warmup 5 --runs "$runs" "$(recall_cmd "$w1 $w2")"
+hyperfine -N --warmup 5 --runs "$runs" "$(recall_cmd "$w1 $w2")"
 echo "== recall, $records records, worst case: a word in every record"
-hyperfine --warmup 3 --runs "$runs" "$(recall_cmd bench)"
+hyperfine -N --warmup 3 --runs "$runs" "$(recall_cmd bench)"
 echo "peak RSS (usual query): $(/usr/bin/time -v bash -c "$(recall_cmd "$w1 $w2") >/dev/null" 2>&1 | awk -F': ' '/Maximum resident/ {print $2}') KiB"
 
 session=$(python3 -c "import json; print(json.load(open('$work/recall.json'))['recall_session_ref'])")
 ref=$(python3 -c "import json; print(json.load(open('$work/recall.json'))['results'][0]['memory_ref'])")
 echo "== apply on that session (whole process)"
-hyperfine --warmup 5 --runs "$runs" "$bin ${route[*]} apply --recall-session $session --application-id application:bench --artifact-ref pr:bench --outcome applied --memory-ref $ref --reasoning-summary bench --current-artifact-verified --format json"
+hyperfine -N --warmup 5 --runs "$runs" "$bin ${route[*]} apply --recall-session $session --application-id application:bench --artifact-ref pr:bench --outcome applied --memory-ref $ref --reasoning-summary bench --current-artifact-verified --format json"
