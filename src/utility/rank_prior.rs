@@ -27,7 +27,7 @@ use super::observation::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
 use super::reducer::{
     DEFAULT_REDUCER_VERSION, PROJECTION_SCHEMA_VERSION, UTILITY_MAX, UTILITY_MIN, reducer_identity,
 };
-use super::strict::{self, MEMORY_DIGEST_RE};
+use super::strict;
 
 /// Schema version of the rank-prior packet.
 pub const RANK_PRIOR_SCHEMA_VERSION: &str = "memory_utility_rank_prior_v0";
@@ -77,7 +77,7 @@ pub struct Candidate {
 impl Candidate {
     /// A checked candidate.
     pub fn new(memory_ref_digest: &str, relevance: f64) -> Result<Candidate, RankPriorError> {
-        if !MEMORY_DIGEST_RE.is_match(memory_ref_digest) {
+        if !is_memory_digest(memory_ref_digest) {
             return Err(field(
                 "memory_ref_digest must be 16 lowercase hex characters or sha256: and 64",
             ));
@@ -88,6 +88,17 @@ impl Candidate {
             relevance,
         })
     }
+}
+
+/// `^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$` (the canonical memory digest), without a regex.
+pub fn is_memory_digest(text: &str) -> bool {
+    let hex = |s: &str, n: usize| {
+        s.len() == n && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    hex(text, 16)
+        || text
+            .strip_prefix("sha256:")
+            .is_some_and(|rest| hex(rest, 64))
 }
 
 fn check_relevance(relevance: f64) -> Result<(), RankPriorError> {
@@ -230,7 +241,7 @@ impl UtilityView {
         let mut grouped = BTreeSet::new();
         for subject in subjects {
             for d in &subject.memory_ref_digests {
-                if !MEMORY_DIGEST_RE.is_match(d) {
+                if !is_memory_digest(d) {
                     return Err(field(
                         "subject memory_ref_digests must be canonical memory digests",
                     ));
@@ -830,7 +841,7 @@ pub fn rank(
     let mut seen = BTreeSet::new();
     for c in candidates {
         check_relevance(c.relevance)?;
-        if !MEMORY_DIGEST_RE.is_match(&c.memory_ref_digest) {
+        if !is_memory_digest(&c.memory_ref_digest) {
             return Err(field(
                 "memory_ref_digest must be 16 lowercase hex characters or sha256: and 64",
             ));
