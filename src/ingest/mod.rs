@@ -4,8 +4,9 @@
 //!
 //! This module owns the CLI flow and its validation order (§9.2); [`policy`], [`core`] and
 //! [`adapters`] are pure. The only effects are reading `--input` and the registry/config
-//! (through [`crate::io`] and [`crate::experiment`]), staging the record's bytes in a
-//! temporary file and the provider calls of an executed write.
+//! (through [`crate::io`] and [`crate::experiment`]) and, for an executed write, clearing
+//! staging directories that killed runs left under the runtime root, then the provider
+//! calls (which get the record's bytes directly; see [`crate::provider::SyncSource`]).
 
 pub mod adapters;
 pub mod core;
@@ -143,12 +144,10 @@ pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
     };
     let factory = crate::provider::DefaultFactory::from_context(ctx);
     let run_write = |prepared: &core::Prepared| -> Result<Map, Error> {
+        crate::io::clear_stale_staging(&crate::provider::staging_root(&factory.runtime_root));
         let built = factory.build(&ProviderConfig::from_binding(&prepared.binding));
         let provider = built.as_ref().map(|p| p.as_ref()).map_err(Clone::clone);
-        let stage = |name: &str, bytes: &[u8]| {
-            crate::io::write_temp_resource(core::STAGING_PREFIX, name, bytes)
-        };
-        Ok(core::execute(prepared, provider, &stage)?)
+        Ok(core::execute(prepared, provider)?)
     };
     let mode = if args.execute {
         Mode::Execute(&run_write)

@@ -28,12 +28,23 @@ pub const MAX_SYNC_RESOURCES: usize = 24;
 /// The summary of a retrieved item whose provider row has no usable summary.
 pub const DEFAULT_SUMMARY: &str = "Retrieved scoped public context from the configured provider.";
 
+/// Where the exact bytes of a resource come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncSource {
+    /// The bytes themselves. The embedded store writes them as given (nothing is staged);
+    /// the OpenViking adapter, whose `ov` CLI reads files, stages them in a private file
+    /// under its staging directory for the duration of the sync.
+    Bytes(Vec<u8>),
+    /// A local file holding the bytes (for OpenViking its basename must equal the
+    /// target's last segment).
+    File(PathBuf),
+}
+
 /// One resource to write: the exact bytes, and where they must end up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncResource {
-    /// The local file holding the exact bytes (its basename equals the target's last
-    /// segment, as the OpenViking adapter requires).
-    pub local_source_path: std::path::PathBuf,
+    /// The exact bytes, given directly or as a local file.
+    pub source: SyncSource,
     /// The provider URI the bytes must be readable at.
     pub target_ref: String,
 }
@@ -68,6 +79,10 @@ pub struct Sync {
     /// `no_retry`, `execute_required`, `wait_and_reconcile`, `safe_to_retry`,
     /// `manual_reconcile`.
     pub retry_disposition: String,
+    /// Why the store could not be used (`provider_store_cause_*`, see
+    /// [`embedded::StoreCause`]), set only by store failures. Not a key of the
+    /// `context_provider_sync_v0` packet: the ingest receipt lists it after the reason code.
+    pub cause_code: Option<String>,
 }
 
 /// A retrieve request.
@@ -197,13 +212,20 @@ impl ProviderFactory for DefaultFactory {
                 };
                 Ok(Box::new(embedded::EmbeddedStore::new(path)))
             }
-            openviking::PROVIDER_ID => Ok(Box::new(openviking::OpenVikingProvider::from_config(
-                config,
-            )?)),
+            openviking::PROVIDER_ID => Ok(Box::new(
+                openviking::OpenVikingProvider::from_config(config)?
+                    .with_staging_root(staging_root(&self.runtime_root)),
+            )),
             "" => Err(ProviderError::Unsupported("<missing>".to_owned())),
             other => Err(ProviderError::Unsupported(other.to_owned())),
         }
     }
+}
+
+/// `<runtime_root>/reward-memory/staging`: where providers that read files (OpenViking)
+/// stage record bytes, one private directory per run (see [`crate::io::stage_bytes`]).
+pub fn staging_root(runtime_root: &Path) -> PathBuf {
+    runtime_root.join("reward-memory").join("staging")
 }
 
 /// The factory (§11.2) for a normalized binding, with the runtime root of `ctx`.
@@ -277,6 +299,7 @@ impl Sync {
             pending_count: 0,
             reconciliation_performed: false,
             retry_disposition: "execute_required".to_owned(),
+            cause_code: None,
         }
     }
 

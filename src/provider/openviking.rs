@@ -22,7 +22,7 @@
 //! plain `retrieve` / `sync` report it as status `unavailable` with reason
 //! [`RETRIEVE_EXECUTION_FAILED`] or [`SYNC_EXECUTION_FAILED`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::sync::mpsc;
@@ -32,7 +32,7 @@ use regex::Regex;
 
 use super::{
     ContextProvider, ProviderConfig, ProviderError, Retrieval, RetrieveRequest, RetrievedItem,
-    Sync, SyncRequest,
+    Sync, SyncRequest, SyncSource,
 };
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt::{self, pystr, pystr_strip};
@@ -82,6 +82,9 @@ pub enum OpenVikingError {
     /// `ov --version` printed nothing usable (empty, or a local path or secret).
     #[error("provider version output is empty or not public-safe")]
     UnusableVersion,
+    /// The bytes of a sync source could not be staged in a local file (the OS error kind).
+    #[error("cannot stage the sync source: {0}")]
+    Staging(String),
 }
 
 impl From<OpenVikingError> for ProviderError {
@@ -96,6 +99,8 @@ pub struct OpenVikingProvider {
     executable: String,
     minimum_version: String,
     actor_peer_id: Option<String>,
+    /// Where byte sources are staged as files for `ov` (see [`crate::io::stage_bytes`]).
+    staging_root: Option<PathBuf>,
 }
 
 impl OpenVikingProvider {
@@ -114,7 +119,16 @@ impl OpenVikingProvider {
             executable: executable.to_owned(),
             minimum_version: minimum_version.to_owned(),
             actor_peer_id: (!peer.is_empty()).then_some(peer),
+            staging_root: None,
         })
+    }
+
+    /// The same provider staging [`SyncSource::Bytes`] under `staging_root` (the factory
+    /// uses `<runtime_root>/reward-memory/staging`). Without one, only file sources are
+    /// accepted.
+    pub fn with_staging_root(mut self, staging_root: PathBuf) -> Self {
+        self.staging_root = Some(staging_root);
+        self
     }
 
     /// The builder of §11.2 over its input object
@@ -370,18 +384,25 @@ impl OpenVikingProvider {
             ));
         }
         for resource in &request.resources {
-            let source = resource.local_source_path.as_path();
-            if !source.is_file() {
-                return Err(OpenVikingError::Request(
-                    "every sync source must be an existing file",
-                ));
-            }
+            let basename = match &resource.source {
+                SyncSource::File(source) if source.is_file() => {
+                    source.file_name().and_then(|name| name.to_str())
+                }
+                // Staged under the target's own name, when there is somewhere to stage.
+                SyncSource::Bytes(_) if self.staging_root.is_some() => {
+                    Some(last_segment(&resource.target_ref)).filter(|name| !name.is_empty())
+                }
+                _ => {
+                    return Err(OpenVikingError::Request(
+                        "every sync source must be an existing file",
+                    ));
+                }
+            };
             if !resource.target_ref.starts_with("viking://resources/") {
                 return Err(OpenVikingError::Request(
                     "sync targets must stay under viking://resources/",
                 ));
             }
-            let basename = source.file_name().and_then(|name| name.to_str());
             if basename != Some(last_segment(&resource.target_ref)) {
                 return Err(OpenVikingError::Request(
                     "sync target basename must match source basename",
@@ -410,18 +431,32 @@ impl OpenVikingProvider {
             return Ok(packet);
         }
 
+        // Byte sources become private files for `ov`, removed when `_staged` is dropped.
+        let mut _staged: Vec<crate::io::StagedFile> = Vec::new();
+        let mut sources: Vec<PathBuf> = Vec::with_capacity(requested_count);
+        for resource in &request.resources {
+            match (&resource.source, &self.staging_root) {
+                (SyncSource::File(path), _) => sources.push(path.clone()),
+                (SyncSource::Bytes(bytes), Some(root)) => {
+                    let file =
+                        crate::io::stage_bytes(root, last_segment(&resource.target_ref), bytes)
+                            .map_err(|err| OpenVikingError::Staging(err.kind().to_string()))?;
+                    sources.push(file.path().to_path_buf());
+                    _staged.push(file);
+                }
+                (SyncSource::Bytes(_), None) => {
+                    return Err(OpenVikingError::Request(
+                        "every sync source must be an existing file",
+                    ));
+                }
+            }
+        }
         let mut completed: Vec<String> = Vec::new();
         let mut pending: Vec<String> = Vec::new();
         let mut stop_reason: Option<&'static str> = None;
-        for resource in &request.resources {
+        for (resource, source) in request.resources.iter().zip(&sources) {
             let target = resource.target_ref.as_str();
-            match self.sync_one(
-                &resource.local_source_path,
-                target,
-                timeout,
-                started,
-                preflight.protocol,
-            )? {
+            match self.sync_one(source, target, timeout, started, preflight.protocol)? {
                 ResourceOutcome::Present => completed.push(target.to_owned()),
                 ResourceOutcome::Written { reconciled } => {
                     packet.reconciliation_performed |= reconciled;
@@ -736,6 +771,7 @@ impl ContextProvider for OpenVikingProvider {
             pending_count: 0,
             reconciliation_performed: false,
             retry_disposition: "no_retry".to_owned(),
+            cause_code: None,
         })
     }
 }

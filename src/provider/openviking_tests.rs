@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::provider::SyncResource;
+use crate::provider::{SyncResource, SyncSource};
 
 fn parse(text: &str) -> Value {
     json::parse(text).unwrap()
@@ -289,7 +289,7 @@ mod fake {
         SyncRequest {
             namespace: "reward_memory".into(),
             resources: vec![SyncResource {
-                local_source_path: source,
+                source: SyncSource::File(source),
                 target_ref: target.into(),
             }],
             timeout_seconds: 30.0,

@@ -318,8 +318,12 @@ fn an_unusable_store_location_fails_open() {
     assert_eq!(packet["status"], "provider_unavailable");
     assert_eq!(
         packet["reason_codes"],
-        json!(["provider_store_unavailable"])
+        json!([
+            "provider_store_unavailable",
+            "provider_store_cause_not_a_file"
+        ])
     );
+    assert_eq!(packet["write"]["reason_code"], "provider_store_unavailable");
     assert_eq!(packet["write"]["retry_disposition"], "no_retry");
 }
 

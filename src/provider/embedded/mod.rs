@@ -1,13 +1,23 @@
 //! The embedded memory provider: a local SQLite store (FTS5 full-text search), the default
 //! on a machine without a memory server.
 //!
-//! Owns the store's file format, its transactions and its `embedded://` scope scheme; it
-//! must not interpret records (that is the recall seam's job). Layout: one table
-//! `resources` keyed by `(namespace, resource_ref)` holding the **exact bytes** written,
-//! their SHA-256 and the first `observed_at`, and an FTS5 table `resources_fts` (rowid =
-//! `resources.id`) over the text for recall. The database runs in WAL mode with
-//! `synchronous=FULL`, and one sync is one `BEGIN IMMEDIATE` transaction: an acknowledged
-//! write survives a crash and a record is never half written.
+//! Owns the store's tables, its transactions and its `embedded://` scope scheme; it must
+//! not interpret records (that is the recall seam's job). The store file itself (creation
+//! with private modes, locks, the integrity check, failure causes) is [`file`]'s. Layout:
+//! one table `resources` keyed by `(namespace, resource_ref)` holding the **exact bytes**
+//! written, their SHA-256 and the first `observed_at`, and an FTS5 table `resources_fts`
+//! (rowid = `resources.id`) over the text for recall. The database runs in WAL mode with
+//! `synchronous=FULL`.
+//!
+//! A sync takes the bytes directly ([`SyncSource::Bytes`]; nothing is staged on disk) and
+//! first looks its resources up in a read transaction: when every one is already stored
+//! with the same bytes it completes without the write lock. Otherwise it writes in one
+//! `BEGIN IMMEDIATE` transaction, and **any** failure inside it (a row, its FTS row, the
+//! commit) rolls the whole transaction back, so a record is stored with its index row or
+//! not at all, and a receipt that says absent means absent. An acknowledged write survives
+//! a crash. A lock held past the binding's timeout is `provider_store_busy` /
+//! `safe_to_retry`; every other store failure is `provider_store_unavailable` with a
+//! cause code ([`StoreCause`], carried in [`Sync::cause_code`]).
 //!
 //! Scope refs look like `embedded://<collection>/<...>`; a resource belongs to a scope when
 //! its ref equals it or starts with it plus `/`. Re-syncing identical bytes (up to the
@@ -18,17 +28,22 @@
 //! Location: the binding's `provider_binary` when set (a file path, `~` expanded), else
 //! [`default_store_path`] = `<runtime_root>/reward-memory/embedded.sqlite3`.
 
+pub mod file;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension as _, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior, params};
 
 use crate::wire::digest::canonical_text;
 use crate::wire::json::Value;
 use crate::wire::text::public_safe_text;
 
+pub use file::StoreCause;
+
 use super::{
     ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,
+    SyncSource,
 };
 
 /// The `provider_id` that selects this store.
@@ -40,21 +55,6 @@ pub const STORE_SCHEMA_VERSION: &str = "reward_memory_embedded_store_v1";
 
 use super::{DEFAULT_SUMMARY, MAX_SYNC_RESOURCES};
 const MAX_RESULTS: usize = 8;
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', 'reward_memory_embedded_store_v1');
-CREATE TABLE IF NOT EXISTS resources (
-    id INTEGER PRIMARY KEY,
-    namespace TEXT NOT NULL,
-    resource_ref TEXT NOT NULL,
-    content BLOB NOT NULL,
-    content_sha256 TEXT NOT NULL,
-    observed_at TEXT NOT NULL,
-    UNIQUE (namespace, resource_ref)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS resources_fts USING fts5(body, tokenize = 'unicode61');
-";
 
 /// `<runtime_root>/reward-memory/embedded.sqlite3`.
 pub fn default_store_path(runtime_root: &Path) -> PathBuf {
@@ -76,29 +76,6 @@ fn busy_timeout(seconds: f64) -> Duration {
         30.0
     };
     Duration::from_secs_f64(seconds)
-}
-
-fn is_busy(err: &rusqlite::Error) -> bool {
-    matches!(
-        err.sqlite_error_code(),
-        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
-    )
-}
-
-/// Runs `op` again while SQLite reports the database busy or locked, up to `timeout`.
-fn retry_busy<T>(
-    timeout: Duration,
-    mut op: impl FnMut() -> rusqlite::Result<T>,
-) -> rusqlite::Result<T> {
-    let start = Instant::now();
-    loop {
-        match op() {
-            Err(err) if is_busy(&err) && start.elapsed() < timeout => {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            other => return other,
-        }
-    }
 }
 
 fn elapsed_ms(start: Instant) -> u64 {
@@ -138,6 +115,79 @@ pub struct StoredResource {
     pub observed_at: String,
 }
 
+/// What a pass over the resources of a sync found or did.
+#[derive(Debug, Default)]
+struct Pass {
+    completed: Vec<String>,
+    writes: usize,
+    /// Why the pass stopped before the last resource.
+    stop: Option<&'static str>,
+    /// The read-only pass met a resource that is not stored yet.
+    needs_write: bool,
+}
+
+/// How the write transaction of a sync failed; it was rolled back either way.
+enum WriteFailure {
+    /// The store itself failed (busy, corrupt, full, ...).
+    Store(StoreCause),
+    /// A statement failed for another reason; nothing was written.
+    Absent,
+}
+
+/// Looks every resource up and, when `write` is set, inserts the missing ones with their
+/// FTS rows. Stops at a revision conflict. Any SQL error is returned as is: the caller
+/// drops the transaction, which rolls it back.
+fn pass(
+    tx: &Transaction<'_>,
+    namespace: &str,
+    resources: &[(&str, Vec<u8>)],
+    observed_at: &str,
+    write: bool,
+) -> rusqlite::Result<Pass> {
+    let mut out = Pass::default();
+    for (target_ref, bytes) in resources {
+        let stored: Option<Vec<u8>> = tx
+            .query_row(
+                "SELECT content FROM resources WHERE namespace = ?1 AND resource_ref = ?2",
+                params![namespace, target_ref],
+                |row| row.get(0),
+            )
+            .optional()?;
+        match stored {
+            Some(stored) => {
+                let same = canonical_text(&String::from_utf8_lossy(&stored))
+                    == canonical_text(&String::from_utf8_lossy(bytes));
+                if !same {
+                    out.stop = Some("provider_sync_revision_conflict");
+                    break;
+                }
+            }
+            None if !write => {
+                out.needs_write = true;
+                break;
+            }
+            None => {
+                tx.execute(
+                    "INSERT INTO resources (namespace, resource_ref, content, content_sha256, observed_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![namespace, target_ref, bytes, hex::encode(sha2_digest(bytes)), observed_at],
+                )?;
+                let id = tx.last_insert_rowid();
+                // An index row left behind by a record deleted by hand (outside this
+                // crate) would otherwise block every new record that gets its rowid.
+                tx.execute("DELETE FROM resources_fts WHERE rowid = ?1", params![id])?;
+                tx.execute(
+                    "INSERT INTO resources_fts (rowid, body) VALUES (?1, ?2)",
+                    params![id, String::from_utf8_lossy(bytes)],
+                )?;
+                out.writes += 1;
+            }
+        }
+        out.completed.push((*target_ref).to_owned());
+    }
+    Ok(out)
+}
+
 impl EmbeddedStore {
     /// A store at `path` (created on the first executed sync).
     pub fn new(path: PathBuf) -> EmbeddedStore {
@@ -153,48 +203,14 @@ impl EmbeddedStore {
         format!("sqlite {}", rusqlite::version())
     }
 
-    fn open_for_write(&self, timeout: Duration) -> rusqlite::Result<Connection> {
-        if let Some(parent) = self.path.parent()
-            && !parent.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-        }
-        // Several processes may create the store at once: switching to WAL and creating
-        // the schema can meet a lock that the busy handler does not wait for, so retry
-        // until the caller's timeout.
-        retry_busy(timeout, || {
-            let conn = Connection::open(&self.path)?;
-            conn.busy_timeout(timeout)?;
-            conn.pragma_update(None, "journal_mode", "WAL")?;
-            conn.pragma_update(None, "synchronous", "FULL")?;
-            conn.execute_batch(SCHEMA)?;
-            Ok(conn)
-        })
-    }
-
-    fn open_existing(&self, timeout: Duration) -> rusqlite::Result<Option<Connection>> {
-        if !self.path.is_file() {
-            return Ok(None);
-        }
-        retry_busy(timeout, || {
-            let conn = Connection::open_with_flags(
-                &self.path,
-                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )?;
-            conn.busy_timeout(timeout)?;
-            conn.execute_batch(SCHEMA)?;
-            Ok(Some(conn))
-        })
-    }
-
-    /// Reads one stored resource exactly (`None` when absent or the store does not exist).
+    /// Reads one stored resource exactly (`None` when absent or the store does not exist),
+    /// through a read-only connection.
     pub fn read(
         &self,
         namespace: &str,
         resource_ref: &str,
-    ) -> rusqlite::Result<Option<StoredResource>> {
-        let Some(conn) = self.open_existing(Duration::from_secs(5))? else {
+    ) -> Result<Option<StoredResource>, StoreCause> {
+        let Some(conn) = file::open_for_read(&self.path, Duration::from_secs(5))? else {
             return Ok(None);
         };
         conn.query_row(
@@ -212,13 +228,16 @@ impl EmbeddedStore {
             },
         )
         .optional()
+        .map_err(|err| file::cause_of(&err, &self.path))
     }
 
     /// Number of stored resources (for operators and tests).
-    pub fn count(&self) -> rusqlite::Result<i64> {
-        match self.open_existing(Duration::from_secs(5))? {
+    pub fn count(&self) -> Result<i64, StoreCause> {
+        match file::open_for_read(&self.path, Duration::from_secs(5))? {
             None => Ok(0),
-            Some(conn) => conn.query_row("SELECT count(*) FROM resources", [], |r| r.get(0)),
+            Some(conn) => conn
+                .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
+                .map_err(|err| file::cause_of(&err, &self.path)),
         }
     }
 
@@ -237,7 +256,9 @@ impl EmbeddedStore {
             ));
         }
         for resource in &request.resources {
-            if !resource.local_source_path.is_file() {
+            if let SyncSource::File(path) = &resource.source
+                && !path.is_file()
+            {
                 return Err(ProviderError::Invalid(
                     "every sync source must be an existing file".to_owned(),
                 ));
@@ -251,9 +272,44 @@ impl EmbeddedStore {
         Ok(namespace)
     }
 
+    /// The write itself: a read pass without the write lock, then, when something is
+    /// missing, one immediate transaction that commits completely or not at all.
+    fn write(
+        &self,
+        conn: &Connection,
+        namespace: &str,
+        resources: &[(&str, Vec<u8>)],
+        observed_at: &str,
+        deadline: Instant,
+    ) -> Result<Pass, WriteFailure> {
+        let failure = |err: rusqlite::Error| match file::sqlite_cause(&err, &self.path) {
+            Some(cause) => WriteFailure::Store(cause),
+            None => WriteFailure::Absent,
+        };
+        let looked = file::retry_busy(deadline, || {
+            let tx = Transaction::new_unchecked(conn, TransactionBehavior::Deferred)?;
+            pass(&tx, namespace, resources, observed_at, false)
+        })
+        .map_err(failure)?;
+        if !looked.needs_write {
+            return Ok(looked);
+        }
+        let tx = file::retry_busy(deadline, || {
+            Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        })
+        .map_err(failure)?;
+        // On an error `tx` is dropped here, which rolls every statement of it back.
+        let written = pass(&tx, namespace, resources, observed_at, true).map_err(failure)?;
+        tx.commit().map_err(failure)?;
+        Ok(written)
+    }
+
     fn sync_checked(&self, request: &SyncRequest, namespace: &str) -> Sync {
         let start = Instant::now();
         let requested = request.resources.len();
+        if !request.execute {
+            return Sync::planned(PROVIDER_ID, namespace, &request.observed_at, requested);
+        }
         let mut outcome = Sync {
             provider: PROVIDER_ID.to_owned(),
             namespace: namespace.to_owned(),
@@ -269,103 +325,67 @@ impl EmbeddedStore {
             pending_count: 0,
             reconciliation_performed: false,
             retry_disposition: "no_retry".to_owned(),
+            cause_code: None,
         };
-        if !request.execute {
-            return Sync::planned(PROVIDER_ID, namespace, &request.observed_at, requested);
+        let store_failure = |mut outcome: Sync, cause: StoreCause| {
+            outcome.status = "unavailable".to_owned();
+            outcome.reason_code = Some(cause.reason_code().to_owned());
+            outcome.retry_disposition = cause.retry_disposition().to_owned();
+            outcome.cause_code = Some(cause.code().to_owned());
+            outcome.latency_ms = elapsed_ms(start);
+            outcome
+        };
+        // The exact bytes, in order; a file source that cannot be read ends the list.
+        let mut resources: Vec<(&str, Vec<u8>)> = Vec::with_capacity(requested);
+        let mut unreadable = false;
+        for resource in &request.resources {
+            let bytes = match &resource.source {
+                SyncSource::Bytes(bytes) => Some(bytes.clone()),
+                SyncSource::File(path) => std::fs::read(path).ok(),
+            };
+            match bytes {
+                Some(bytes) => resources.push((resource.target_ref.as_str(), bytes)),
+                None => {
+                    unreadable = true;
+                    break;
+                }
+            }
         }
         let timeout = busy_timeout(request.timeout_seconds);
-        let mut conn = match self.open_for_write(timeout) {
+        let deadline = Instant::now() + timeout;
+        let conn = match file::open_for_write(&self.path, timeout) {
             Ok(conn) => conn,
-            Err(_) => {
-                outcome.reason_code = Some("provider_store_unavailable".to_owned());
-                outcome.latency_ms = elapsed_ms(start);
-                return outcome;
-            }
+            Err(cause) => return store_failure(outcome, cause),
         };
-        let tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
-            Ok(tx) => tx,
-            Err(_) => {
-                outcome.reason_code = Some("provider_store_busy".to_owned());
+        let written = self.write(&conn, namespace, &resources, &request.observed_at, deadline);
+        // Closing checkpoints the WAL into the file; only then is its stat final.
+        drop(conn);
+        let written = match written {
+            Ok(written) => {
+                file::record_checked(&self.path);
+                written
+            }
+            Err(WriteFailure::Store(cause)) => return store_failure(outcome, cause),
+            Err(WriteFailure::Absent) => {
+                outcome.status = "partial".to_owned();
+                outcome.reason_code = Some("provider_sync_write_failed_absent".to_owned());
                 outcome.retry_disposition = "safe_to_retry".to_owned();
                 outcome.latency_ms = elapsed_ms(start);
                 return outcome;
             }
         };
-        let mut completed: Vec<String> = Vec::new();
-        let mut writes = 0usize;
-        let mut stop: Option<&str> = None;
-        for resource in &request.resources {
-            let Ok(bytes) = std::fs::read(&resource.local_source_path) else {
-                stop = Some("provider_sync_source_read_failed");
-                break;
-            };
-            let existing: rusqlite::Result<Option<Vec<u8>>> = tx
-                .query_row(
-                    "SELECT content FROM resources WHERE namespace = ?1 AND resource_ref = ?2",
-                    params![namespace, resource.target_ref],
-                    |row| row.get(0),
-                )
-                .optional();
-            match existing {
-                Err(_) => {
-                    stop = Some("provider_sync_existing_read_failed");
-                    break;
-                }
-                Ok(Some(stored)) => {
-                    let same = canonical_text(&String::from_utf8_lossy(&stored))
-                        == canonical_text(&String::from_utf8_lossy(&bytes));
-                    if !same {
-                        stop = Some("provider_sync_revision_conflict");
-                        break;
-                    }
-                    completed.push(resource.target_ref.clone());
-                }
-                Ok(None) => {
-                    let body = String::from_utf8_lossy(&bytes).into_owned();
-                    let inserted = tx
-                        .execute(
-                            "INSERT INTO resources (namespace, resource_ref, content, content_sha256, observed_at)
-                             VALUES (?1, ?2, ?3, ?4, ?5)",
-                            params![namespace, resource.target_ref, bytes, hex::encode(sha2_digest(&bytes)), request.observed_at],
-                        )
-                        .and_then(|_| {
-                            tx.execute(
-                                "INSERT INTO resources_fts (rowid, body) VALUES (last_insert_rowid(), ?1)",
-                                params![body],
-                            )
-                        });
-                    if inserted.is_err() {
-                        stop = Some("provider_sync_write_failed_absent");
-                        break;
-                    }
-                    writes += 1;
-                    completed.push(resource.target_ref.clone());
-                }
-            }
-        }
-        if tx.commit().is_err() {
-            outcome.status = "partial".to_owned();
-            outcome.reason_code = Some("provider_sync_write_failed_absent".to_owned());
-            outcome.retry_disposition = "safe_to_retry".to_owned();
-            outcome.latency_ms = elapsed_ms(start);
-            return outcome;
-        }
-        outcome.completed_count = completed.len();
-        outcome.write_count = writes;
-        outcome.result_refs = completed;
+        outcome.completed_count = written.completed.len();
+        outcome.write_count = written.writes;
+        outcome.result_refs = written.completed;
         outcome.latency_ms = elapsed_ms(start);
+        let stop = written
+            .stop
+            .or(unreadable.then_some("provider_sync_source_read_failed"));
         match stop {
-            None => {
-                outcome.status = "completed".to_owned();
-            }
+            None => outcome.status = "completed".to_owned(),
             Some(reason) => {
                 outcome.status = "partial".to_owned();
                 outcome.reason_code = Some(reason.to_owned());
-                outcome.retry_disposition = if reason == "provider_sync_write_failed_absent" {
-                    "safe_to_retry".to_owned()
-                } else {
-                    "no_retry".to_owned()
-                };
             }
         }
         outcome
@@ -416,17 +436,18 @@ impl EmbeddedStore {
             requested_limit: limit,
         };
         let timeout = busy_timeout(request.timeout_seconds);
-        let conn = match self.open_existing(timeout) {
+        let deadline = Instant::now() + timeout;
+        let conn = match file::open_for_read(&self.path, timeout) {
             Ok(Some(conn)) => conn,
             // A store that was never written holds nothing: an empty, successful search.
             Ok(None) => {
                 retrieval.latency_ms = elapsed_ms(start);
                 return retrieval;
             }
-            Err(_) => {
+            Err(cause) => {
                 retrieval.status = "unavailable".to_owned();
                 retrieval.search_performed = false;
-                retrieval.reason_code = Some("provider_store_unavailable".to_owned());
+                retrieval.reason_code = Some(cause.reason_code().to_owned());
                 retrieval.latency_ms = elapsed_ms(start);
                 return retrieval;
             }
@@ -437,38 +458,43 @@ impl EmbeddedStore {
         };
         let scope = request.scope_ref.trim_end_matches('/');
         let prefix = format!("{scope}/");
-        let rows = conn
-            .prepare(
+        let search = || {
+            let mut stmt = conn.prepare(
                 "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
                  FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
                  WHERE resources_fts MATCH ?1 AND r.namespace = ?2
                    AND (r.resource_ref = ?3 OR substr(r.resource_ref, 1, length(?4)) = ?4)
                  ORDER BY rank, r.id LIMIT ?5",
-            )
-            .and_then(|mut stmt| {
-                stmt.query_map(
-                    params![
-                        fts,
-                        namespace,
-                        request.scope_ref,
-                        prefix,
-                        i64::try_from(limit).unwrap_or(8)
-                    ],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, Vec<u8>>(1)?,
-                            row.get::<_, f64>(2)?,
-                        ))
-                    },
-                )?
-                .collect::<rusqlite::Result<Vec<_>>>()
-            });
-        let rows = match rows {
+            )?;
+            stmt.query_map(
+                params![
+                    fts,
+                    namespace,
+                    request.scope_ref,
+                    prefix,
+                    i64::try_from(limit).unwrap_or(8)
+                ],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, Vec<u8>>(1)?,
+                        row.get::<_, f64>(2)?,
+                    ))
+                },
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        };
+        let rows = match file::retry_busy(deadline, search) {
             Ok(rows) => rows,
-            Err(_) => {
+            Err(err) => {
                 retrieval.status = "unavailable".to_owned();
-                retrieval.reason_code = Some("provider_search_failed".to_owned());
+                retrieval.reason_code = Some(
+                    match file::sqlite_cause(&err, &self.path) {
+                        Some(StoreCause::Busy) => "provider_store_busy",
+                        _ => "provider_search_failed",
+                    }
+                    .to_owned(),
+                );
                 retrieval.latency_ms = elapsed_ms(start);
                 return retrieval;
             }
@@ -547,6 +573,7 @@ impl ContextProvider for EmbeddedStore {
                 pending_count: 0,
                 reconciliation_performed: false,
                 retry_disposition: "no_retry".to_owned(),
+                cause_code: None,
             },
         }
     }
@@ -558,162 +585,4 @@ impl ContextProvider for EmbeddedStore {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::provider::SyncResource;
-
-    fn sync_request(dir: &Path, name: &str, content: &str, target: &str) -> SyncRequest {
-        let source = dir.join(name);
-        std::fs::write(&source, content).expect("write source");
-        SyncRequest {
-            namespace: "reward_memory".to_owned(),
-            resources: vec![SyncResource {
-                local_source_path: source,
-                target_ref: target.to_owned(),
-            }],
-            timeout_seconds: 5.0,
-            observed_at: "2026-07-16T00:30:00+00:00".to_owned(),
-            execute: true,
-        }
-    }
-
-    fn retrieve_request(query: &str, scope: &str) -> RetrieveRequest {
-        RetrieveRequest {
-            namespace: "reward_memory".to_owned(),
-            scope_ref: scope.to_owned(),
-            query: query.to_owned(),
-            query_summary: "test".to_owned(),
-            max_results: 3,
-            timeout_seconds: 5.0,
-            observed_at: "2026-07-16T00:30:00+00:00".to_owned(),
-        }
-    }
-
-    #[test]
-    fn write_then_search_returns_exact_bytes_and_resync_is_idempotent() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = EmbeddedStore::new(dir.path().join("s/embedded.sqlite3"));
-        let target = "embedded://rm/c/a.json";
-        let req = sync_request(dir.path(), "a.json", "{\"k\":\"alpha beta\"}\n", target);
-        let first = store.try_sync(&req).expect("valid");
-        assert_eq!((first.status.as_str(), first.write_count), ("completed", 1));
-        assert_eq!(first.result_refs, vec![target.to_owned()]);
-        let second = store.try_sync(&req).expect("valid");
-        assert_eq!(
-            (second.status.as_str(), second.write_count),
-            ("completed", 0)
-        );
-        assert_eq!(store.count().expect("count"), 1);
-        let stored = store
-            .read("reward_memory", target)
-            .expect("read")
-            .expect("present");
-        assert_eq!(stored.content, b"{\"k\":\"alpha beta\"}\n");
-        let hits = store
-            .try_retrieve(&retrieve_request("beta", "embedded://rm/c"))
-            .expect("valid");
-        assert_eq!(hits.status, "completed");
-        assert_eq!(hits.items.len(), 1);
-        assert_eq!(hits.items[0].content, "{\"k\":\"alpha beta\"}\n");
-        let other_scope = store
-            .try_retrieve(&retrieve_request("beta", "embedded://rm/other"))
-            .expect("valid");
-        assert!(other_scope.items.is_empty());
-    }
-
-    #[test]
-    fn a_different_payload_is_a_revision_conflict_and_is_not_written() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = EmbeddedStore::new(dir.path().join("embedded.sqlite3"));
-        let target = "embedded://rm/c/a.json";
-        store
-            .try_sync(&sync_request(dir.path(), "a.json", "one", target))
-            .expect("valid");
-        let conflict = store
-            .try_sync(&sync_request(dir.path(), "b.json", "two", target))
-            .expect("valid");
-        assert_eq!(conflict.status, "partial");
-        assert_eq!(
-            conflict.reason_code.as_deref(),
-            Some("provider_sync_revision_conflict")
-        );
-        assert_eq!(conflict.write_count, 0);
-        let stored = store
-            .read("reward_memory", target)
-            .expect("read")
-            .expect("present");
-        assert_eq!(stored.content, b"one");
-    }
-
-    #[test]
-    fn bad_targets_and_scopes_are_call_errors() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = EmbeddedStore::new(dir.path().join("embedded.sqlite3"));
-        let req = sync_request(dir.path(), "a.json", "x", "viking://resources/a.json");
-        assert!(store.try_sync(&req).is_err());
-        assert!(
-            store
-                .try_retrieve(&retrieve_request("x", "viking://x"))
-                .is_err()
-        );
-        assert!(
-            !store.path().exists(),
-            "nothing is created for a refused call"
-        );
-    }
-
-    #[test]
-    fn a_missing_store_is_an_empty_search() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = EmbeddedStore::new(dir.path().join("none.sqlite3"));
-        let r = store
-            .try_retrieve(&retrieve_request("anything", "embedded://rm"))
-            .expect("valid");
-        assert_eq!((r.status.as_str(), r.items.len()), ("completed", 0));
-    }
-
-    #[test]
-    fn concurrent_writers_of_the_same_record_write_it_once() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("embedded.sqlite3");
-        let target = "embedded://rm/c/a.json";
-        let requests: Vec<SyncRequest> = (0..4)
-            .map(|i| sync_request(dir.path(), &format!("s{i}.json"), "same bytes", target))
-            .collect();
-        let writes: usize = std::thread::scope(|scope| {
-            let handles: Vec<_> = requests
-                .iter()
-                .map(|req| {
-                    let store = EmbeddedStore::new(path.clone());
-                    scope.spawn(move || store.try_sync(req).expect("valid"))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    let sync = h.join().expect("no panic");
-                    assert_eq!(sync.status, "completed");
-                    sync.write_count
-                })
-                .sum()
-        });
-        assert_eq!(writes, 1);
-        assert_eq!(EmbeddedStore::new(path).count().expect("count"), 1);
-    }
-
-    #[test]
-    fn non_finite_timeouts_do_not_panic() {
-        assert_eq!(busy_timeout(f64::NAN), Duration::from_secs(30));
-        assert_eq!(busy_timeout(f64::INFINITY), Duration::from_secs(30));
-        assert_eq!(busy_timeout(0.5), Duration::from_secs(1));
-    }
-
-    #[test]
-    fn fts_queries_quote_every_word() {
-        assert_eq!(
-            fts_query("candidate:3a1d Keep \"it\" OR").as_deref(),
-            Some("\"candidate\" OR \"3a1d\" OR \"keep\" OR \"it\" OR \"or\"")
-        );
-        assert_eq!(fts_query(" :: "), None);
-    }
-}
+mod tests;
