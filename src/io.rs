@@ -298,6 +298,48 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn staged_bytes_are_private_and_removed_on_drop() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().expect("tempdir");
+        let staging = root.path().join("a/staging");
+        let staged = stage_bytes(&staging, "r.json", b"{}\n").expect("staged");
+        let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(std::fs::read(staged.path()).expect("file"), b"{}\n");
+        assert_eq!(mode(staged.path()), 0o600);
+        let dir = staged.path().parent().expect("dir").to_path_buf();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&staging), 0o700);
+        assert_eq!(mode(&root.path().join("a")), 0o700);
+        drop(staged);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn stale_staging_directories_are_cleared_and_live_ones_kept() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let make = |name: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(dir.join("r.json"), "x").expect("file");
+            dir
+        };
+        let dead = make("stage-4294967295-a");
+        let unparsable = make("stage-x-b");
+        let own = make(&format!("stage-{}-c", std::process::id()));
+        let old_own = make(&format!("stage-{}-d", std::process::id()));
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::open(&old_own)
+            .and_then(|d| d.set_modified(two_hours_ago))
+            .expect("age the directory");
+        let other = make("not-staging");
+        assert_eq!(clear_stale_staging(root.path()), 3);
+        assert!(!dead.exists() && !unparsable.exists() && !old_own.exists());
+        assert!(own.exists() && other.exists());
+        assert_eq!(clear_stale_staging(&root.path().join("absent")), 0);
+    }
+
     #[test]
     fn top_level_array_is_rejected() {
         assert_eq!(

@@ -6,6 +6,7 @@ mod architecture;
 mod candidate_review;
 mod corpus_registry;
 mod dogfood_evaluate;
+mod embedded_store;
 mod evaluate;
 mod experiment_status;
 mod group;

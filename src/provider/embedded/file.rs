@@ -142,11 +142,24 @@ pub(super) fn io_cause(err: &std::io::Error) -> StoreCause {
     }
 }
 
-/// True when a `-wal` or `-shm` file beside the store exists with no write permission.
+/// True when `path` exists and this process may not write it (`access(W_OK)`: the
+/// owner, group and other bits as they apply to this user, and a read-only mount).
+#[cfg(unix)]
+fn exists_unwritable(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+        && rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_err()
+}
+
+#[cfg(not(unix))]
+fn exists_unwritable(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.permissions().readonly())
+}
+
+/// True when a `-wal` or `-shm` file beside the store exists and may not be written.
 fn readonly_wal_or_shm(path: &Path) -> bool {
-    ["-wal", "-shm"].iter().any(|suffix| {
-        std::fs::symlink_metadata(beside(path, suffix)).is_ok_and(|m| m.permissions().readonly())
-    })
+    ["-wal", "-shm"]
+        .iter()
+        .any(|suffix| exists_unwritable(&beside(path, suffix)))
 }
 
 /// True when the file system holding `path` has less than [`LOW_SPACE_BYTES`] free.
@@ -165,8 +178,9 @@ fn low_space(_path: &Path) -> bool {
 }
 
 /// The store cause of a SQLite error, or `None` when the error is not about the store
-/// itself (a constraint, a type mismatch, a bug in a statement).
-pub(super) fn sqlite_cause(err: &rusqlite::Error, path: &Path) -> Option<StoreCause> {
+/// itself (a constraint, a type mismatch, a bug in a statement). `readonly_seen`: a
+/// read-only `-wal`/`-shm` was seen before the store was opened.
+fn sqlite_cause(err: &rusqlite::Error, path: &Path, readonly_seen: bool) -> Option<StoreCause> {
     let code = err.sqlite_error_code()?;
     match code {
         ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => Some(StoreCause::Busy),
@@ -177,19 +191,24 @@ pub(super) fn sqlite_cause(err: &rusqlite::Error, path: &Path) -> Option<StoreCa
         | ErrorCode::PermissionDenied
         | ErrorCode::SystemIoFailure
         | ErrorCode::FileLockingProtocolFailed
-        | ErrorCode::NoLargeFileSupport => Some(file_system_cause(path, code)),
+        | ErrorCode::NoLargeFileSupport => Some(file_system_cause(path, code, readonly_seen)),
         _ => None,
     }
 }
 
-/// A vague SQLite failure explained by looking at the file system.
-fn file_system_cause(path: &Path, code: ErrorCode) -> StoreCause {
+/// A vague SQLite failure explained by looking at the file system, most specific first:
+/// what is at the path, whether the store file itself may be written, leftover read-only
+/// `-wal`/`-shm` files, free space, and only then SQLite's code.
+fn file_system_cause(path: &Path, code: ErrorCode, readonly_seen: bool) -> StoreCause {
     match std::fs::metadata(path) {
         Ok(meta) if !meta.is_file() => return StoreCause::NotAFile,
         Err(err) if err.kind() != std::io::ErrorKind::NotFound => return io_cause(&err),
         _ => {}
     }
-    if readonly_wal_or_shm(path) {
+    if exists_unwritable(path) {
+        return StoreCause::PermissionDenied;
+    }
+    if readonly_seen || readonly_wal_or_shm(path) {
         return StoreCause::ReadonlyWalShm;
     }
     if low_space(path) {
@@ -203,10 +222,25 @@ fn file_system_cause(path: &Path, code: ErrorCode) -> StoreCause {
     }
 }
 
-/// The cause of any SQLite error met while using the store ([`StoreCause::IoError`] when
-/// the error itself names none).
-pub(super) fn cause_of(err: &rusqlite::Error, path: &Path) -> StoreCause {
-    sqlite_cause(err, path).unwrap_or(StoreCause::IoError)
+/// An open connection to the store, with what was seen beside the store just before it
+/// was opened: SQLite gives an empty read-only `-wal` back its mode while opening it (and
+/// still uses it read-only), so only a look beforehand can name that cause.
+pub(super) struct Opened {
+    pub(super) conn: Connection,
+    path: PathBuf,
+    readonly_seen: bool,
+}
+
+impl Opened {
+    /// The store cause of an error on this connection (`None`: not about the store).
+    pub(super) fn cause(&self, err: &rusqlite::Error) -> Option<StoreCause> {
+        sqlite_cause(err, &self.path, self.readonly_seen)
+    }
+
+    /// [`Opened::cause`], [`StoreCause::IoError`] when the error names none.
+    pub(super) fn cause_of(&self, err: &rusqlite::Error) -> StoreCause {
+        self.cause(err).unwrap_or(StoreCause::IoError)
+    }
 }
 
 fn is_busy(err: &rusqlite::Error) -> bool {
@@ -342,7 +376,7 @@ fn prepare(conn: &Connection) -> rusqlite::Result<()> {
 /// Opens the store at `path` for a write, creating it (and its directories) when it does
 /// not exist. The connection returned is verified: the store was just created, or is as
 /// the last writer recorded it, or passed `PRAGMA quick_check`.
-pub(super) fn open_for_write(path: &Path, timeout: Duration) -> Result<Connection, StoreCause> {
+pub(super) fn open_for_write(path: &Path, timeout: Duration) -> Result<Opened, StoreCause> {
     let deadline = Instant::now() + timeout;
     let existing = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => true,
@@ -356,38 +390,43 @@ pub(super) fn open_for_write(path: &Path, timeout: Duration) -> Result<Connectio
     {
         crate::io::create_private_dir_all(parent).map_err(|err| io_cause(&err))?;
     }
+    let readonly_seen = readonly_wal_or_shm(path);
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if !existing {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }
-    let conn = Connection::open_with_flags(path, flags).map_err(|err| cause_of(&err, path))?;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|err| sqlite_cause(&err, path, readonly_seen).unwrap_or(StoreCause::IoError))?;
+    let opened = Opened {
+        conn,
+        path: path.to_path_buf(),
+        readonly_seen,
+    };
+    let conn = &opened.conn;
     conn.busy_timeout(timeout)
-        .map_err(|err| cause_of(&err, path))?;
+        .map_err(|err| opened.cause_of(&err))?;
     if !existing {
         // Before SQLite creates `-wal`/`-shm`, which copy the store file's mode.
         make_private(path);
     } else if !unchanged_since_check(path) {
-        match retry_busy(deadline, || quick_check(&conn)) {
+        match retry_busy(deadline, || quick_check(conn)) {
             Ok(true) => {}
             Ok(false) => return Err(StoreCause::Corrupt),
-            Err(err) => return Err(cause_of(&err, path)),
+            Err(err) => return Err(opened.cause_of(&err)),
         }
     }
-    retry_busy(deadline, || prepare(&conn)).map_err(|err| cause_of(&err, path))?;
+    retry_busy(deadline, || prepare(conn)).map_err(|err| opened.cause_of(&err))?;
     if !existing {
         for suffix in ["-wal", "-shm"] {
             make_private(&beside(path, suffix));
         }
     }
-    Ok(conn)
+    Ok(opened)
 }
 
 /// Opens the store at `path` for reading: a read-only connection that never takes the
 /// write lock. `None` when there is no store yet (no file, or no schema).
-pub(super) fn open_for_read(
-    path: &Path,
-    timeout: Duration,
-) -> Result<Option<Connection>, StoreCause> {
+pub(super) fn open_for_read(path: &Path, timeout: Duration) -> Result<Option<Opened>, StoreCause> {
     let deadline = Instant::now() + timeout;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
@@ -395,16 +434,24 @@ pub(super) fn open_for_read(
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(err) => return Err(io_cause(&err)),
     }
+    let readonly_seen = readonly_wal_or_shm(path);
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|err| cause_of(&err, path))?;
-    conn.busy_timeout(timeout)
-        .map_err(|err| cause_of(&err, path))?;
-    match retry_busy(deadline, || schema_present(&conn)) {
-        Ok(true) => Ok(Some(conn)),
+    .map_err(|err| sqlite_cause(&err, path, readonly_seen).unwrap_or(StoreCause::IoError))?;
+    let opened = Opened {
+        conn,
+        path: path.to_path_buf(),
+        readonly_seen,
+    };
+    opened
+        .conn
+        .busy_timeout(timeout)
+        .map_err(|err| opened.cause_of(&err))?;
+    match retry_busy(deadline, || schema_present(&opened.conn)) {
+        Ok(true) => Ok(Some(opened)),
         Ok(false) => Ok(None),
-        Err(err) => Err(cause_of(&err, path)),
+        Err(err) => Err(opened.cause_of(&err)),
     }
 }

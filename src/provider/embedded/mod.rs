@@ -33,7 +33,7 @@ pub mod file;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior, params};
+use rusqlite::{OptionalExtension as _, Transaction, TransactionBehavior, params};
 
 use crate::wire::digest::canonical_text;
 use crate::wire::json::Value;
@@ -210,10 +210,10 @@ impl EmbeddedStore {
         namespace: &str,
         resource_ref: &str,
     ) -> Result<Option<StoredResource>, StoreCause> {
-        let Some(conn) = file::open_for_read(&self.path, Duration::from_secs(5))? else {
+        let Some(opened) = file::open_for_read(&self.path, Duration::from_secs(5))? else {
             return Ok(None);
         };
-        conn.query_row(
+        opened.conn.query_row(
             "SELECT namespace, resource_ref, content, content_sha256, observed_at FROM resources
              WHERE namespace = ?1 AND resource_ref = ?2",
             params![namespace, resource_ref],
@@ -228,16 +228,17 @@ impl EmbeddedStore {
             },
         )
         .optional()
-        .map_err(|err| file::cause_of(&err, &self.path))
+        .map_err(|err| opened.cause_of(&err))
     }
 
     /// Number of stored resources (for operators and tests).
     pub fn count(&self) -> Result<i64, StoreCause> {
         match file::open_for_read(&self.path, Duration::from_secs(5))? {
             None => Ok(0),
-            Some(conn) => conn
+            Some(opened) => opened
+                .conn
                 .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
-                .map_err(|err| file::cause_of(&err, &self.path)),
+                .map_err(|err| opened.cause_of(&err)),
         }
     }
 
@@ -275,14 +276,14 @@ impl EmbeddedStore {
     /// The write itself: a read pass without the write lock, then, when something is
     /// missing, one immediate transaction that commits completely or not at all.
     fn write(
-        &self,
-        conn: &Connection,
+        opened: &file::Opened,
         namespace: &str,
         resources: &[(&str, Vec<u8>)],
         observed_at: &str,
         deadline: Instant,
     ) -> Result<Pass, WriteFailure> {
-        let failure = |err: rusqlite::Error| match file::sqlite_cause(&err, &self.path) {
+        let conn = &opened.conn;
+        let failure = |err: rusqlite::Error| match opened.cause(&err) {
             Some(cause) => WriteFailure::Store(cause),
             None => WriteFailure::Absent,
         };
@@ -353,13 +354,19 @@ impl EmbeddedStore {
         }
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
-        let conn = match file::open_for_write(&self.path, timeout) {
-            Ok(conn) => conn,
+        let opened = match file::open_for_write(&self.path, timeout) {
+            Ok(opened) => opened,
             Err(cause) => return store_failure(outcome, cause),
         };
-        let written = self.write(&conn, namespace, &resources, &request.observed_at, deadline);
+        let written = Self::write(
+            &opened,
+            namespace,
+            &resources,
+            &request.observed_at,
+            deadline,
+        );
         // Closing checkpoints the WAL into the file; only then is its stat final.
-        drop(conn);
+        drop(opened);
         let written = match written {
             Ok(written) => {
                 file::record_checked(&self.path);
@@ -437,8 +444,8 @@ impl EmbeddedStore {
         };
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
-        let conn = match file::open_for_read(&self.path, timeout) {
-            Ok(Some(conn)) => conn,
+        let opened = match file::open_for_read(&self.path, timeout) {
+            Ok(Some(opened)) => opened,
             // A store that was never written holds nothing: an empty, successful search.
             Ok(None) => {
                 retrieval.latency_ms = elapsed_ms(start);
@@ -459,7 +466,7 @@ impl EmbeddedStore {
         let scope = request.scope_ref.trim_end_matches('/');
         let prefix = format!("{scope}/");
         let search = || {
-            let mut stmt = conn.prepare(
+            let mut stmt = opened.conn.prepare(
                 "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
                  FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
                  WHERE resources_fts MATCH ?1 AND r.namespace = ?2
@@ -489,7 +496,7 @@ impl EmbeddedStore {
             Err(err) => {
                 retrieval.status = "unavailable".to_owned();
                 retrieval.reason_code = Some(
-                    match file::sqlite_cause(&err, &self.path) {
+                    match opened.cause(&err) {
                         Some(StoreCause::Busy) => "provider_store_busy",
                         _ => "provider_search_failed",
                     }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::provider::SyncResource;
+use rusqlite::Connection;
 
 const NAMESPACE: &str = "reward_memory";
 
