@@ -6,6 +6,10 @@
 //! only see [`ContextProvider`]. Implementations: `embedded` (a local SQLite store, the
 //! default on a fresh machine) and `openviking` (the `ov` CLI of an OpenViking server).
 //!
+//! A sync hands each resource's exact bytes over as a [`SyncSource`]: directly (ingest
+//! does; the embedded store writes them as given) or as a local file. A provider whose
+//! client reads files stages bytes under [`staging_root`] itself.
+//!
 //! [`build_provider`] is the factory (§11.2): it maps a binding's `provider_id` to an
 //! implementation. Provider failures are statuses; only a broken *call* (bad arguments,
 //! a crash of the adapter itself, what the reference reports as an exception) is a

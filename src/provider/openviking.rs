@@ -2,8 +2,11 @@
 //!
 //! An edge adapter like `io.rs`: it spawns `ov` child processes (stderr appended to
 //! stdout, stdin detached, every call bounded by a timeout that kills the child) and reads
-//! the local sync sources. It must not print, read the environment or decide anything about
-//! reward memory: recall/ingest only see the [`ContextProvider`] packets it returns.
+//! the local sync sources. Sources given as bytes ([`SyncSource::Bytes`], what ingest
+//! passes) are staged for `ov` in a private directory under the staging root the factory
+//! sets (`<runtime_root>/reward-memory/staging`, see [`crate::io::stage_bytes`]) and
+//! removed when the sync ends. It must not print, read the environment or decide anything
+//! about reward memory: recall/ingest only see the [`ContextProvider`] packets it returns.
 //!
 //! Protocol. Before every retrieve and every executed sync it runs the preflight
 //! (`--version`, then `status`). The version decides the write protocol:
