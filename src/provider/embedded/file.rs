@@ -6,10 +6,10 @@
 //!   `-wal` and `-shm` files, which take the store file's mode; missing parent
 //!   directories are created with mode 0700. The schema is created only when it is
 //!   missing, so opening an existing store never needs the write lock.
-//! * **Reads** ([`open_for_read`]) use a read-only connection: a writer holding the lock
+//! * **Reads** (`open_for_read`) use a read-only connection: a writer holding the lock
 //!   does not block them (WAL), and a lock that does (recovery, an exclusive-mode
 //!   connection) is waited for until the binding's timeout, then reported as busy.
-//! * **Integrity** ([`open_for_write`]). A write never goes into a store that fails
+//! * **Integrity** (`open_for_write`). A write never goes into a store that fails
 //!   `PRAGMA quick_check`. The check reads the whole file (about 20 ms for 10,000
 //!   records), so it runs only when the store file is not exactly as a writer of this
 //!   crate last left it: after each successful write the writer records the file's

@@ -3,7 +3,7 @@
 //!
 //! Owns the store's tables, its transactions and its `embedded://` scope scheme; it must
 //! not interpret records (that is the recall seam's job). The store file itself (creation
-//! with private modes, locks, the integrity check, failure causes) is [`file`]'s. Layout:
+//! with private modes, locks, the integrity check, failure causes) is [`mod@file`]'s. Layout:
 //! one table `resources` keyed by `(namespace, resource_ref)` holding the **exact bytes**
 //! written, their SHA-256 and the first `observed_at`, and an FTS5 table `resources_fts`
 //! (rowid = `resources.id`) over the text for recall. The database runs in WAL mode with
