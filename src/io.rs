@@ -316,6 +316,7 @@ mod tests {
         assert!(!dir.exists());
     }
 
+    #[cfg(unix)]
     #[test]
     fn stale_staging_directories_are_cleared_and_live_ones_kept() {
         let root = tempfile::tempdir().expect("tempdir");

@@ -6,7 +6,8 @@
 //! Permission cases need a user that file modes apply to: when the tests run as root they
 //! run the binary as `nobody` through `setpriv`. The full disk is a 256 KiB tmpfs mounted in
 //! a private mount namespace (`unshare`); where neither can be set up the test says so on
-//! stderr and checks nothing else.
+//! stderr and checks nothing else. Unix only (file modes, `setpriv`, mount namespaces).
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
