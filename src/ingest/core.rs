@@ -543,6 +543,10 @@ mod tests {
         report_target: bool,
         fail_sync: bool,
         tamper: Option<(&'static str, &'static str)>,
+        /// The reason of a retrieve that fails (status `unavailable`).
+        retrieve_failure: Option<&'static str>,
+        /// The cause code of a sync that fails.
+        sync_cause: Option<&'static str>,
         written: RefCell<Vec<(String, String)>>,
     }
 
@@ -553,6 +557,8 @@ mod tests {
                 report_target: true,
                 fail_sync: false,
                 tamper: None,
+                retrieve_failure: None,
+                sync_cause: None,
                 written: RefCell::new(Vec::new()),
             }
         }
@@ -580,13 +586,18 @@ mod tests {
             Retrieval {
                 provider: "openviking".to_owned(),
                 namespace: request.namespace.clone(),
-                status: "completed".to_owned(),
+                status: if self.retrieve_failure.is_some() {
+                    "unavailable"
+                } else {
+                    "completed"
+                }
+                .to_owned(),
                 query_summary: request.query_summary.clone(),
                 observed_at: request.observed_at.clone(),
                 search_performed: true,
                 read_performed: true,
                 items,
-                reason_code: None,
+                reason_code: self.retrieve_failure.map(str::to_owned),
                 provider_version: None,
                 latency_ms: 0,
                 requested_limit: 3,
@@ -604,8 +615,12 @@ mod tests {
                 .push((resource.target_ref.clone(), content));
             sync.status = self.sync_status.to_owned();
             sync.write_count = 1;
-            sync.reason_code = (self.sync_status == "committed_pending")
-                .then(|| "provider_sync_committed_pending".to_owned());
+            sync.reason_code = match self.sync_status {
+                "committed_pending" => Some("provider_sync_committed_pending".to_owned()),
+                "unavailable" => Some("provider_store_unavailable".to_owned()),
+                _ => None,
+            };
+            sync.cause_code = self.sync_cause.map(str::to_owned);
             sync.retry_disposition = "no_retry".to_owned();
             if self.report_target {
                 sync.result_refs = vec![resource.target_ref.clone()];
@@ -712,6 +727,53 @@ mod tests {
         assert_eq!(
             receipt.get("write").and_then(|w| w.get("status")),
             Some(&Value::Str("planned".to_owned()))
+        );
+    }
+
+    #[test]
+    fn a_store_failure_lists_its_cause_after_the_reason() {
+        let double = Double {
+            sync_cause: Some("provider_store_cause_disk_full"),
+            report_target: false,
+            ..Double::new("unavailable")
+        };
+        let receipt = run(&double);
+        assert_status(
+            &receipt,
+            "provider_unavailable",
+            &[
+                "provider_store_unavailable",
+                "provider_store_cause_disk_full",
+            ],
+        );
+        assert_eq!(
+            receipt.get("write").and_then(|w| w.get("reason_code")),
+            Some(&Value::from("provider_store_unavailable")),
+            "the sync packet keeps its one reason code"
+        );
+    }
+
+    #[test]
+    fn a_store_locked_through_the_readback_says_so() {
+        let double = Double {
+            retrieve_failure: Some("provider_store_busy"),
+            ..Double::new("completed")
+        };
+        let receipt = run(&double);
+        assert_status(
+            &receipt,
+            "readback_unverified",
+            &["exact_provider_readback_unverified", "provider_store_busy"],
+        );
+        // Other providers' readback reasons are not copied.
+        let other = Double {
+            retrieve_failure: Some("provider_search_failed"),
+            ..Double::new("completed")
+        };
+        assert_status(
+            &run(&other),
+            "readback_unverified",
+            &["exact_provider_readback_unverified"],
         );
     }
 
