@@ -29,6 +29,8 @@ pub enum Block {
     Fields(Vec<(String, String)>),
     /// `- item` lines.
     List(Vec<String>),
+    /// `1. item` lines.
+    Numbered(Vec<String>),
     /// An aligned table.
     Table(Table),
     /// One paragraph.
@@ -90,6 +92,13 @@ impl Section {
         }
     }
 
+    /// Adds a numbered list (nothing when empty).
+    pub fn numbered(&mut self, items: Vec<String>) {
+        if !items.is_empty() {
+            self.blocks.push(Block::Numbered(items));
+        }
+    }
+
     /// Adds a table (a `(none)` line when it has no rows).
     pub fn table(&mut self, header: &[&str], rows: Vec<Vec<String>>) {
         if rows.is_empty() {
@@ -118,6 +127,11 @@ impl Block {
             Block::List(items) => items
                 .iter()
                 .map(|item| format!("- {}\n", one_line(item)))
+                .collect(),
+            Block::Numbered(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| format!("{}. {}\n", i + 1, one_line(item)))
                 .collect(),
             Block::Table(table) => table.to_markdown(),
             Block::Text(text) => format!("{}\n", one_line(text)),

@@ -161,15 +161,6 @@ fn is_false(map: &Map, path: &str) -> bool {
     at(map, path) == Some(&Value::Bool(false))
 }
 
-/// A long hash id shortened to its prefix and first 12 hex digits (enough to find it in
-/// the JSON packet).
-fn short_id(id: &str) -> String {
-    match id.split_once('_') {
-        Some((prefix, hex)) if hex.len() > 12 => format!("{prefix}_{}..", &hex[..12]),
-        _ => id.to_owned(),
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Views
 // ---------------------------------------------------------------------------------------
@@ -191,26 +182,14 @@ pub fn generic_detail(packet: &Map, _: &Notes, report: &mut Report) {
 
 fn architecture_detail(p: &Map, _: &Notes, report: &mut Report) {
     let rows = objects(p, "memory_classes")
-        .map(|c| {
-            vec![
-                s(c, "class_id"),
-                s(c, "authority"),
-                s(c, "durability"),
-                s(c, "expiry"),
-            ]
-        })
+        .map(|c| vec![s(c, "class_id"), s(c, "authority"), s(c, "durability")])
         .collect();
     report
         .section("Memory classes")
-        .table(&["class", "authority", "durability", "expiry"], rows);
-    let precedence = strings(p, "precedence")
-        .into_iter()
-        .enumerate()
-        .map(|(i, item)| format!("{}. {item}", i + 1))
-        .collect();
+        .table(&["class", "authority", "durability"], rows);
     report
         .section("Precedence (highest first)")
-        .list(precedence);
+        .numbered(strings(p, "precedence"));
     let delegation = report.section("Pilot/meta delegation");
     delegation.fields(fields_of(
         p,
@@ -222,7 +201,7 @@ fn architecture_detail(p: &Map, _: &Notes, report: &mut Report) {
     ));
     report
         .section("Lifecycle states")
-        .list(vec![strings(p, "lifecycle_states").join(" -> ")]);
+        .text(&strings(p, "lifecycle_states").join(" -> "));
 }
 
 fn corpus_registry_detail(p: &Map, _: &Notes, report: &mut Report) {
@@ -774,13 +753,7 @@ fn observation_detail(p: &Map, _: &Notes, report: &mut Report) {
             ],
         )
         .into_iter()
-        .chain([
-            ("observation_id".to_owned(), s(p, "observation_id")),
-            (
-                "application_receipt_id".to_owned(),
-                short_id(&s(p, "application_receipt_id")),
-            ),
-        ]),
+        .chain(fields_of(p, &["observation_id", "application_receipt_id"])),
     );
 }
 
@@ -824,15 +797,6 @@ mod tests {
         );
         assert_eq!(strongest_tier(&subject), "deterministic_effect");
         assert_eq!(strongest_tier(&parse("{}")), "-");
-    }
-
-    #[test]
-    fn short_ids_keep_prefix_and_twelve_digits() {
-        assert_eq!(
-            short_id("rma_e38ce0ed1a91525d2f73facec6bb5daeb570ea3bc8cd9a15fbb88ebc7a16898a"),
-            "rma_e38ce0ed1a91.."
-        );
-        assert_eq!(short_id("candidate:x"), "candidate:x");
     }
 
     #[test]
