@@ -12,15 +12,32 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// The `--version` text: crate version, the commit it was built from (`unknown` outside a
-/// git checkout; see `build.rs`) and the LoopX reference whose packets it mirrors.
+/// The `-V` text (also the man page's): crate version and the commit it was built from
+/// (`unknown` outside a git checkout; see `build.rs`).
 pub const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (commit ",
     env!("REWARD_MEMORY_GIT_COMMIT"),
-    ")\n",
-    "mirrors loopx reward-memory ",
-    "0.5.1 (2026-08-23 snapshot; utility reducer bde1cae8)",
+    ")"
+);
+
+/// The LoopX reference whose packets this build mirrors (docs/compatibility.md).
+macro_rules! loopx_reference {
+    () => {
+        "loopx reward-memory 0.5.1 (2026-08-23 snapshot; utility reducer bde1cae8)"
+    };
+}
+
+/// The LoopX reference whose packets this build mirrors.
+pub const LOOPX_REFERENCE: &str = loopx_reference!();
+
+/// The `--version` text: [`VERSION`] and [`LOOPX_REFERENCE`].
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("REWARD_MEMORY_GIT_COMMIT"),
+    ")\nmirrors ",
+    loopx_reference!()
 );
 
 /// Exit statuses, printed at the end of the top-level help.
@@ -70,6 +87,7 @@ default `ov` on $PATH).
 #[command(
     name = "reward-memory",
     version = VERSION,
+    long_version = LONG_VERSION,
     about,
     long_about,
     propagate_version = true,
@@ -499,11 +517,21 @@ fn parse_subcommand_name(raw: &str) -> Result<String, String> {
 }
 
 /// The completion script of `shell` for the whole command line.
+///
+/// clap_complete's bash script spells the state of a subcommand of a hyphenated binary
+/// two ways (`reward__memory__subcmd__X` in the dispatch loop, `reward__subcmd__memory__...`
+/// in the case arms; clap-rs/clap#6421, unfixed in 4.6.12), so no subcommand option would
+/// ever complete; the arms are respelled to match the loop.
 pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
     use clap::CommandFactory;
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "reward-memory", &mut out);
+    if shell == clap_complete::Shell::Bash {
+        let text =
+            String::from_utf8_lossy(&out).replace("reward__subcmd__memory", "reward__memory");
+        return text.into_bytes();
+    }
     out
 }
 

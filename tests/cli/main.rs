@@ -3,7 +3,9 @@
 mod support;
 
 mod architecture;
+mod arguments;
 mod candidate_review;
+mod completions;
 mod corpus_registry;
 mod detail;
 mod dogfood_evaluate;
@@ -12,6 +14,7 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod man;
 mod openviking;
 mod operator_control;
 mod reasons;
