@@ -60,7 +60,10 @@ fn a_global_option_after_a_subcommand_that_does_not_read_it_gets_a_hint() {
         "{line}"
     );
     let line = argument_error(&["man", "--runtime-root=x"]);
-    assert!(line.contains("tip: --runtime-root is a global option"), "{line}");
+    assert!(
+        line.contains("tip: --runtime-root is a global option"),
+        "{line}"
+    );
     assert!(!line.contains("as a value"), "{line}");
 }
 
@@ -131,7 +134,10 @@ fn ingest_and_experiment_help_name_the_route_options_they_read() {
         }
     }
     let out = run(&["ingest-event", "--help"]);
-    assert!(out.stdout.contains("RUNTIME_ROOT/reward-memory/embedded.sqlite3"));
+    assert!(
+        out.stdout
+            .contains("RUNTIME_ROOT/reward-memory/embedded.sqlite3")
+    );
 }
 
 #[test]

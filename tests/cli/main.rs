@@ -17,6 +17,7 @@ mod ingest_event;
 mod man;
 mod openviking;
 mod operator_control;
+mod readme;
 mod reasons;
 mod route_check;
 mod schemas;
