@@ -99,13 +99,13 @@ pub struct Cli {
     pub format: Option<Format>,
 
     /// Registry file for goal/agent routes (default: $LOOPX_REGISTRY, then
-    /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json); read by
-    /// experiment-status and ingest-event
+    /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json); read by the
+    /// subcommands whose help lists it (experiment-status, ingest-event)
     #[arg(long, value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
     /// Runtime root holding registry.global.json and the embedded memory store
-    /// (default: ~/.codex/loopx); read by experiment-status and ingest-event
+    /// (default: ~/.codex/loopx); read by the subcommands whose help lists it
     #[arg(long, value_name = "DIR")]
     pub runtime_root: Option<PathBuf>,
 

@@ -223,6 +223,7 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
     // In markdown a refusal also says why on stderr; stdout keeps the packet.
     if format == Format::Markdown
         && outcome.exit == Exit::NotOk
+        && code == Exit::NotOk.code()
         && let Some(message) = output::refusal(&outcome.packet)
     {
         io::write_stderr_line(&format!("reward-memory: {message}"));
