@@ -80,7 +80,8 @@ impl Outcome {
 
 /// Facts about a run that the packet does not carry (it must stay byte-compatible) but a
 /// person reading `--detail` needs, e.g. where the embedded store is. Never printed in
-/// JSON. A command fills the fields it knows; `output::detail` shows those that are set.
+/// JSON. A command fills the fields it knows; [`output::detail_report`] shows those that
+/// are set.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Notes {
     /// The registry file the goal/agent route was read from.
