@@ -12,7 +12,6 @@ pub mod adapters;
 pub mod core;
 pub mod policy;
 
-use crate::Context;
 use crate::cli::IngestEventArgs;
 use crate::error::Error;
 use crate::experiment::{self, ISSUE_FIX_ADAPTER, SCOPED_FEEDBACK_ADAPTER};
@@ -20,6 +19,7 @@ use crate::provider::{ProviderConfig, ProviderFactory};
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
 use crate::wire::text::FieldError;
+use crate::{Context, Notes, Outcome};
 
 use adapters::{Mode, Route};
 
@@ -33,8 +33,9 @@ const FULL_FORM_FIELDS: &[&str] = &[
 ];
 const CONFIGURED_FORM_FIELDS: &[&str] = &["adapter", "event", "observed_at"];
 
-/// Runs the subcommand.
-pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
+/// Runs the subcommand. The outcome's notes say where the provider keeps records and
+/// which registry routed the event, for the `--detail` view.
+pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Outcome, Error> {
     let source = crate::io::read_input_object(&ctx.env, &args.input)?;
     let source = source.as_object().cloned().unwrap_or_default();
     let goal_id = args.goal_id.as_deref().filter(|s| !s.is_empty());
@@ -143,6 +144,10 @@ pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
         observed_at: &observed_at,
     };
     let factory = crate::provider::DefaultFactory::from_context(ctx);
+    let notes = Notes {
+        registry: configured.then(|| experiment::registry_path(ctx)),
+        store: factory.store_location(&ProviderConfig::from_binding(&binding)),
+    };
     let run_write = |prepared: &core::Prepared| -> Result<Map, Error> {
         crate::io::clear_stale_staging(&crate::provider::staging_root(&factory.runtime_root));
         let built = factory.build(&ProviderConfig::from_binding(&prepared.binding));
@@ -169,5 +174,5 @@ pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
     if let Some(status) = experiment_status {
         packet.insert("experiment", status);
     }
-    Ok(Value::Object(packet))
+    Ok(Outcome::success(Value::Object(packet)).with_notes(notes))
 }

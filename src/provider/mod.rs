@@ -209,13 +209,9 @@ pub struct DefaultFactory {
 impl ProviderFactory for DefaultFactory {
     fn build(&self, config: &ProviderConfig) -> Result<Box<dyn ContextProvider>, ProviderError> {
         match config.provider.as_str() {
-            embedded::PROVIDER_ID => {
-                let path = match &config.provider_binary {
-                    Some(file) => self.env.expand_user(file),
-                    None => embedded::default_store_path(&self.runtime_root),
-                };
-                Ok(Box::new(embedded::EmbeddedStore::new(path)))
-            }
+            embedded::PROVIDER_ID => Ok(Box::new(embedded::EmbeddedStore::new(
+                self.embedded_path(config),
+            ))),
             openviking::PROVIDER_ID => Ok(Box::new(
                 openviking::OpenVikingProvider::from_config(config)?
                     .with_staging_root(staging_root(&self.runtime_root)),
@@ -246,6 +242,29 @@ impl DefaultFactory {
         DefaultFactory {
             runtime_root: crate::experiment::runtime_root(ctx),
             env: ctx.env.clone(),
+        }
+    }
+
+    /// The file of the embedded store for `config`: its `provider_binary` (`~`
+    /// expanded), else `<runtime_root>/reward-memory/embedded.sqlite3`.
+    pub fn embedded_path(&self, config: &ProviderConfig) -> PathBuf {
+        match &config.provider_binary {
+            Some(file) => self.env.expand_user(file),
+            None => embedded::default_store_path(&self.runtime_root),
+        }
+    }
+
+    /// Where the provider of `config` keeps records, for a person: the embedded store's
+    /// file, or the `ov` command whose own configuration names the OpenViking server.
+    /// `None` for an unknown provider.
+    pub fn store_location(&self, config: &ProviderConfig) -> Option<String> {
+        match config.provider.as_str() {
+            embedded::PROVIDER_ID => Some(self.embedded_path(config).display().to_string()),
+            openviking::PROVIDER_ID => Some(format!(
+                "OpenViking server of `{}` (its own configuration)",
+                config.provider_binary.as_deref().unwrap_or("ov")
+            )),
+            _ => None,
         }
     }
 

@@ -174,10 +174,10 @@ impl OpenVikingProvider {
     /// `max(1, timeout)` seconds.
     fn run(&self, args: &[&str], timeout_seconds: f64) -> Result<Run, OpenVikingError> {
         let mut command = Command::new(&self.executable);
-        if let Some(peer) = &self.actor_peer_id {
-            if !matches!(args.first(), Some(&"--version") | Some(&"status")) {
-                command.arg("--actor-peer-id").arg(peer);
-            }
+        if let Some(peer) = &self.actor_peer_id
+            && !matches!(args.first(), Some(&"--version") | Some(&"status"))
+        {
+            command.arg("--actor-peer-id").arg(peer);
         }
         command.args(args);
         run_merged(command, timeout_seconds.max(1.0))

@@ -188,10 +188,7 @@ pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Erro
     } else {
         Exit::NotOk
     };
-    Ok(Outcome {
-        packet: validation_packet(&result),
-        exit,
-    })
+    Ok(Outcome::new(validation_packet(&result), exit))
 }
 
 #[cfg(test)]

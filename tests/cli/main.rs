@@ -3,8 +3,11 @@
 mod support;
 
 mod architecture;
+mod arguments;
 mod candidate_review;
+mod completions;
 mod corpus_registry;
+mod detail;
 mod dogfood_evaluate;
 mod embedded_store;
 mod evaluate;
@@ -12,8 +15,11 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod man;
 mod openviking;
 mod operator_control;
+mod readme;
+mod reasons;
 mod route_check;
 mod schemas;
 mod utility_observe;
