@@ -188,8 +188,11 @@ log "provider integration test (tests/cli/openviking.rs)"
 # config with provider_binary = @OV_BIN@, event). First run: status `activated` with exact
 # readback; second run: `activated` again, deduplicated, no external write; third run with
 # an unreachable server: `provider_unavailable` / `provider_service_unavailable`, exit 0.
+# The record's bytes are staged for `ov` under the runtime root, never in TMPDIR, and no
+# staging directory is left behind.
 ingest_event() {
-    (cd "$CASE" && "$BIN" --registry registry.json ingest-event --input event.json \
+    (cd "$CASE" && TMPDIR="$WORK/ingest-tmp" "$BIN" --registry registry.json \
+        --runtime-root "$WORK/ingest-rt" ingest-event --input event.json \
         --goal-id reward-memory-goal --agent-id pilot --execute --format json)
 }
 check_ingest() { # check_ingest <packet file> <expected deduplicated>
@@ -231,6 +234,7 @@ run_ingest_check() {
             return
         fi
     fi
+    mkdir -p "$WORK/ingest-tmp"
     log "ingest-event --execute (first run)"
     ingest_event >"$WORK/ingest-1.json" || fail "ingest-event exited $? ($(cat "$WORK/ingest-1.json"))"
     check_ingest "$WORK/ingest-1.json" false || fail "first ingest-event run"
@@ -249,6 +253,12 @@ wanted = ("provider_unavailable", ["provider_service_unavailable"], "unavailable
 if seen != wanted:
     sys.exit(f"got {seen!r}, wanted {wanted!r}")
 PY
+    log "staging: under the runtime root, nothing left behind"
+    [ -d "$WORK/ingest-rt/reward-memory/staging" ] \
+        || fail "no staging directory under the runtime root"
+    [ -z "$(ls -A "$WORK/ingest-rt/reward-memory/staging")" ] \
+        || fail "staging leftovers: $(ls -A "$WORK/ingest-rt/reward-memory/staging")"
+    [ -z "$(ls -A "$WORK/ingest-tmp")" ] || fail "TMPDIR leftovers: $(ls -A "$WORK/ingest-tmp")"
 }
 if [ "$OV_IT_INGEST" != 0 ]; then
     run_ingest_check

@@ -390,7 +390,7 @@ fn store_session(
 ) -> Result<(String, String), SessionError> {
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
     let dir = session::session_dir(&experiment::runtime_root(ctx));
-    io::create_private_dir(&dir).map_err(store)?;
+    io::create_private_dir_all(&dir).map_err(store)?;
     io::remove_expired_files(&dir);
     let created = io::utc_now_iso();
     let random = io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
@@ -401,7 +401,7 @@ fn store_session(
     let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
         .ok()
         .map(std::time::SystemTime::from);
-    io::write_private_file(
+    io::replace_private_file(
         &session::session_path(&dir, &session_ref),
         bytes.as_bytes(),
         expires_time,

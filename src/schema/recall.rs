@@ -297,6 +297,9 @@ pub struct RankPriorEffectPacket {
     /// `provider_rank_prior_contract_absent` (refused), a store problem, or
     /// `provider_effect_readback_mismatch`; null when applied.
     pub reason_code: Nullable<String>,
+    /// The embedded store's public-safe cause code (`busy`, `corrupt`, ...) when the store
+    /// could not be used; else null.
+    pub cause_code: Nullable<String>,
     pub provider_id: String,
     /// `mrpe_` + 64 hex of `{provider_id, reducer_identity, profile_digest}`.
     pub effect_ref: String,

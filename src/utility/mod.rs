@@ -7,7 +7,7 @@
 //! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
 //!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
 //!   stores the modifier table as a provider effect through
-//!   [`crate::provider::embedded_effects`]).
+//!   [`crate::provider::embedded::effects`]).
 //!
 //! This module also owns the command entry points. Commands read their input through
 //! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
@@ -196,10 +196,7 @@ pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Erro
     } else {
         Exit::NotOk
     };
-    Ok(Outcome {
-        packet: validation_packet(&result),
-        exit,
-    })
+    Ok(Outcome::new(validation_packet(&result), exit))
 }
 
 #[cfg(test)]

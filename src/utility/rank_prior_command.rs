@@ -5,7 +5,7 @@
 //!
 //! Owns the request shape (`profile`, `partition`, `projection`, `candidates` or
 //! `recall`), the effect payload and the effect receipt. The embedded store gets an
-//! exact-readback effect ([`crate::provider::embedded_effects`]); OpenViking has no
+//! exact-readback effect ([`crate::provider::embedded::effects`]); OpenViking has no
 //! external rank-prior contract, so the effect is refused with
 //! `provider_rank_prior_contract_absent` and nothing is written (ranking stays local).
 
@@ -14,8 +14,8 @@ use std::time::Duration;
 use crate::cli::RankPriorArgs;
 use crate::error::Error;
 use crate::obj;
+use crate::provider::embedded::effects::{self, EffectKey};
 use crate::provider::embedded::{self, EmbeddedStore};
-use crate::provider::embedded_effects::{self, EffectKey};
 use crate::recall::RECALL_SCHEMA_VERSION;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
@@ -217,6 +217,7 @@ fn effect_payload(request: &Request) -> String {
 struct EffectResult {
     status: &'static str,
     reason_code: Option<&'static str>,
+    cause_code: Option<&'static str>,
     effect_version: Option<i64>,
     written: bool,
     deduplicated: bool,
@@ -242,6 +243,7 @@ fn effect_receipt(request: &Request, provider_id: &str, payload: &str, r: &Effec
         "schema_version" => EFFECT_SCHEMA_VERSION,
         "status" => r.status,
         "reason_code" => r.reason_code,
+        "cause_code" => r.cause_code,
         "provider_id" => provider_id,
         "effect_ref" => effect_ref,
         "effect_version" => r.effect_version,
@@ -289,6 +291,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
         let refused = EffectResult {
             status: "refused",
             reason_code: Some(CONTRACT_ABSENT),
+            cause_code: None,
             effect_version: None,
             written: false,
             deduplicated: false,
@@ -310,7 +313,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
         reducer_identity: request.partition.reducer_identity(),
         profile_digest: request.profile.digest(),
     };
-    let outcome = embedded_effects::write_rank_prior_effect(
+    let outcome = effects::write_rank_prior_effect(
         &EmbeddedStore::new(path),
         &key,
         payload.as_bytes(),
@@ -320,6 +323,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
     let result = EffectResult {
         status: outcome.status,
         reason_code: outcome.reason_code,
+        cause_code: outcome.cause_code,
         effect_version: outcome.effect_version,
         written: outcome.write_performed,
         deduplicated: outcome.deduplicated,

@@ -1362,13 +1362,13 @@ mod tests {
     fn rejects_a_history_fingerprint_that_does_not_match() {
         let projection = one_helpful_item();
         let tampered = tamper(&projection, |m| {
-            if let Some(Value::Array(h)) = m.get_mut("observation_history") {
-                if let Some(Value::Object(e)) = h.first_mut() {
-                    e.insert(
-                        "observation_fingerprint",
-                        format!("muof_{}", "0".repeat(64)),
-                    );
-                }
+            if let Some(Value::Array(h)) = m.get_mut("observation_history")
+                && let Some(Value::Object(e)) = h.first_mut()
+            {
+                e.insert(
+                    "observation_fingerprint",
+                    format!("muof_{}", "0".repeat(64)),
+                );
             }
         });
         assert_eq!(

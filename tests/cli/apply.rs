@@ -173,3 +173,35 @@ fn ignored_and_input_forms_produce_receipts_with_ids() {
     let bad = routed(&s, &["apply", "--input", "apply.json", "--format", "json"]);
     assert_eq!(bad.code, 2);
 }
+
+#[test]
+fn markdown_shows_an_apply_refusal_and_says_it_on_stderr() {
+    let (s, _, _) = recalled();
+    let run = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            "rms_00000000000000000000000000000000",
+            "--application-id",
+            "application:t",
+            "--artifact-ref",
+            "pr:t",
+            "--outcome",
+            "ignored",
+            "--reasoning-summary",
+            "Decision of the test",
+        ],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stdout.contains("- error: `recall session rms_"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.starts_with("reward-memory: recall session rms_"),
+        "{}",
+        run.stderr
+    );
+}

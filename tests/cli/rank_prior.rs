@@ -151,3 +151,43 @@ fn execute_needs_the_route() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("--goal-id"), "{}", run.stderr);
 }
+
+#[test]
+fn markdown_shows_the_refusal_and_says_it_on_stderr() {
+    let path = fixtures_dir().join("rank_prior/invalid/bounds-exclude-one.json");
+    let run = run_with_file(
+        &path,
+        "input.json",
+        &["rank-prior", "--input", "input.json"],
+    );
+    assert_eq!(run.code, 2);
+    let message = "profile.modifier_bounds must contain 1: 0 < lower <= 1 <= upper";
+    assert!(
+        run.stdout.contains(&format!("- error: `{message}`")),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stderr, format!("reward-memory: {message}\n"));
+}
+
+#[test]
+fn detail_reports_the_ranking_under_the_summary() {
+    let path = fixtures_dir().join("rank_prior/valid/positive-utility-boost.json");
+    let plain = run_with_file(
+        &path,
+        "input.json",
+        &["rank-prior", "--input", "input.json"],
+    );
+    let detail = run_with_file(
+        &path,
+        "input.json",
+        &["rank-prior", "--input", "input.json", "--detail"],
+    );
+    assert_eq!(detail.code, 0);
+    let rest = detail
+        .stdout
+        .strip_prefix(&plain.stdout)
+        .expect("the summary comes first");
+    assert!(rest.starts_with("## "), "{rest}");
+    snap!("rank_prior_detail", detail);
+}

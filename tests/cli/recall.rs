@@ -648,3 +648,27 @@ fn configured_recall_request_errors_are_clear() {
         snap_masked!(*name, run);
     }
 }
+
+#[test]
+fn detail_reports_a_guard_blocked_recall_under_the_summary() {
+    let path = fixtures_dir().join("recall/valid/guard-blocked-other-workspace.json");
+    let plain = run_with_file(&path, "input.json", &["recall", "--input", "input.json"]);
+    assert!(
+        plain.stdout.contains(
+            "- reason_codes: `workspace_scope_mismatch, read_authority_workspace_ref_mismatch`"
+        ),
+        "{}",
+        plain.stdout
+    );
+    let detail = run_with_file(
+        &path,
+        "input.json",
+        &["recall", "--input", "input.json", "--detail"],
+    );
+    let rest = detail
+        .stdout
+        .strip_prefix(&plain.stdout)
+        .expect("the summary comes first");
+    assert!(rest.starts_with("## "), "{rest}");
+    snap!("recall_detail_guard_blocked", detail);
+}
