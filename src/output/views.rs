@@ -789,56 +789,6 @@ fn validation_detail(p: &Map, _: &Notes, report: &mut Report) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Map {
-        crate::wire::json::parse(text)
-            .expect("valid")
-            .as_object()
-            .cloned()
-            .expect("object")
-    }
-
-    #[test]
-    fn every_view_has_a_distinct_schema_version() {
-        let mut seen = std::collections::BTreeSet::new();
-        for view in VIEWS {
-            assert!(seen.insert(view.schema_version), "{}", view.schema_version);
-        }
-    }
-
-    #[test]
-    fn strongest_tier_is_the_last_non_zero_strength() {
-        let subject = parse(
-            r#"{"evidence_strength": {"insufficient": 1, "evaluator_inference": 0,
-                "deterministic_effect": 2, "controlled_replay": 0, "owner_correction": 0}}"#,
-        );
-        assert_eq!(strongest_tier(&subject), "deterministic_effect");
-        assert_eq!(strongest_tier(&parse("{}")), "-");
-    }
-
-    #[test]
-    fn a_failed_evaluation_names_its_failed_cases_and_gate_reasons() {
-        let packet = parse(
-            r#"{"ok": false, "status": "failed",
-                "cases": [{"case_id": "a", "passed": true}, {"case_id": "b", "passed": false}],
-                "release_gate": {"reason_codes": ["case_failed:b"]}}"#,
-        );
-        assert_eq!(
-            evaluation_summary(&packet),
-            vec![
-                ("failed_cases".to_owned(), "b".to_owned()),
-                (
-                    "release_gate.reason_codes".to_owned(),
-                    "case_failed:b".to_owned()
-                ),
-            ]
-        );
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Recall, apply and the rank prior (docs/recall.md)
 // ---------------------------------------------------------------------------------------
@@ -1023,4 +973,54 @@ fn effect_detail(p: &Map, _: &Notes, report: &mut Report) {
             "provider_write_performed",
         ],
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Map {
+        crate::wire::json::parse(text)
+            .expect("valid")
+            .as_object()
+            .cloned()
+            .expect("object")
+    }
+
+    #[test]
+    fn every_view_has_a_distinct_schema_version() {
+        let mut seen = std::collections::BTreeSet::new();
+        for view in VIEWS {
+            assert!(seen.insert(view.schema_version), "{}", view.schema_version);
+        }
+    }
+
+    #[test]
+    fn strongest_tier_is_the_last_non_zero_strength() {
+        let subject = parse(
+            r#"{"evidence_strength": {"insufficient": 1, "evaluator_inference": 0,
+                "deterministic_effect": 2, "controlled_replay": 0, "owner_correction": 0}}"#,
+        );
+        assert_eq!(strongest_tier(&subject), "deterministic_effect");
+        assert_eq!(strongest_tier(&parse("{}")), "-");
+    }
+
+    #[test]
+    fn a_failed_evaluation_names_its_failed_cases_and_gate_reasons() {
+        let packet = parse(
+            r#"{"ok": false, "status": "failed",
+                "cases": [{"case_id": "a", "passed": true}, {"case_id": "b", "passed": false}],
+                "release_gate": {"reason_codes": ["case_failed:b"]}}"#,
+        );
+        assert_eq!(
+            evaluation_summary(&packet),
+            vec![
+                ("failed_cases".to_owned(), "b".to_owned()),
+                (
+                    "release_gate.reason_codes".to_owned(),
+                    "case_failed:b".to_owned()
+                ),
+            ]
+        );
+    }
 }
