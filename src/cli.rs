@@ -1,26 +1,97 @@
 //! Command-line surface: clap derive types only; their doc comments are the help text.
 //!
 //! Global options (`--format`, `--registry`, `--runtime-root`) come before the subcommand;
-//! every subcommand also takes its own `--format`, which wins. Nothing here validates
-//! domain values beyond what the reference's argument parser checks.
+//! every subcommand also takes its own `--format`, which wins, and the subcommands that
+//! read the registry route (`experiment-status`, `ingest-event`) also take `--registry` and
+//! `--runtime-root` after their name. `--detail` is accepted anywhere. Nothing here
+//! validates domain values beyond what the reference's argument parser checks. Besides
+//! the clap types, this module owns what is derived from them alone: the one-line
+//! argument error, shell completions and the man page.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// The `-V` text (also the man page's): crate version and the commit it was built from
+/// (`unknown` outside a git checkout; see `build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("REWARD_MEMORY_GIT_COMMIT"),
+    ")"
+);
+
+/// The LoopX reference whose packets this build mirrors (docs/compatibility.md).
+macro_rules! loopx_reference {
+    () => {
+        "loopx reward-memory 0.5.1 (2026-08-23 snapshot; utility reducer bde1cae8)"
+    };
+}
+
+/// The LoopX reference whose packets this build mirrors.
+pub const LOOPX_REFERENCE: &str = loopx_reference!();
+
+/// The `--version` text: [`VERSION`] and [`LOOPX_REFERENCE`].
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("REWARD_MEMORY_GIT_COMMIT"),
+    ")\nmirrors ",
+    loopx_reference!()
+);
+
+/// Exit statuses, printed at the end of the top-level help.
+const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  success, including outcomes such as guard_blocked, planned or provider_unavailable
+  1  the output could not be written (a closed pipe is not an error)
+  2  argument error: nothing on stdout, one line on stderr
+  2  invalid request: stdout carries a reward_memory_error_v0 packet
+  2  a packet that is not ok: evaluate (release gate not passed), dogfood-evaluate (hold),
+     utility-project (rejected), utility-validate (invalid), rank-evaluate (hold)
+In markdown mode an exit-2 packet also prints one line `reward-memory: <reason>` on stderr.";
+
+/// Registry lookup order, printed at the end of the help of the commands that read it.
+macro_rules! route_help {
+    () => {
+        "\
+The registry is --registry PATH, else $LOOPX_REGISTRY, else .loopx/registry.json in the
+working directory, else RUNTIME_ROOT/registry.global.json (RUNTIME_ROOT: --runtime-root,
+default ~/.codex/loopx; `~` is expanded with $HOME). --registry and --runtime-root may be
+given before the subcommand or after it; after it wins."
+    };
+}
+
+/// `experiment-status` help epilogue.
+const ROUTE_HELP: &str = route_help!();
+
+/// `ingest-event` help epilogue: the route and where an executed write goes.
+const INGEST_HELP: &str = concat!(
+    "\
+Without --goal-id/--agent-id the input carries its own corpus, standing policy and provider
+binding, and the result is a dry run. With them the route comes from the experiment config
+of the goal in the registry, and --execute writes to its provider: `embedded` keeps records
+in the binding's provider_binary file when set, else in
+RUNTIME_ROOT/reward-memory/embedded.sqlite3; `openviking` runs the `ov` CLI (provider_binary,
+default `ov` on $PATH).
+
+",
+    route_help!()
+);
+
 /// Reward Memory contracts of LoopX as one fast binary.
 ///
-/// Each subcommand prints one packet: markdown by default, the exact JSON packet with
-/// `--format json`. Exit status: 0 success, 2 invalid request (a `reward_memory_error_v0`
-/// packet on stdout) or argument error (a message on stderr), 2 when `evaluate`,
-/// `dogfood-evaluate` or `utility-project` print a packet that is not ok.
+/// Each subcommand prints one packet: a markdown summary by default (`--detail` adds a
+/// readable report under it), the exact JSON packet with `--format json`.
 #[derive(Debug, Parser)]
 #[command(
     name = "reward-memory",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about,
     long_about,
-    propagate_version = true
+    propagate_version = true,
+    after_help = EXIT_STATUS_HELP
 )]
 pub struct Cli {
     /// Output format when the subcommand does not set its own
@@ -28,14 +99,20 @@ pub struct Cli {
     pub format: Option<Format>,
 
     /// Registry file for goal/agent routes (default: $LOOPX_REGISTRY, then
-    /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json)
+    /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json); read by the
+    /// subcommands whose help lists it (experiment-status, ingest-event)
     #[arg(long, value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
     /// Runtime root holding registry.global.json and the embedded memory store
-    /// (default: ~/.codex/loopx)
+    /// (default: ~/.codex/loopx); read by the subcommands whose help lists it
     #[arg(long, value_name = "DIR")]
     pub runtime_root: Option<PathBuf>,
+
+    /// Markdown only: add a readable report (tables of cases, subjects, receipts, ...)
+    /// under the summary; the JSON packet is unchanged
+    #[arg(long, global = true)]
+    pub detail: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -71,8 +148,10 @@ pub enum Command {
     /// Decide pilot fix, evidence hold or meta design gate for a change (PR #3237 guard)
     RouteCheck(RouteCheckArgs),
     /// Resolve the reward-memory experiment of one goal and registered agent
+    #[command(after_help = ROUTE_HELP)]
     ExperimentStatus(ExperimentStatusArgs),
     /// Turn one compact feedback event into a guarded memory write (dry run by default)
+    #[command(after_help = INGEST_HELP)]
     IngestEvent(IngestEventArgs),
     /// Run the Stage-4 contract suite and release gate (exit 2 unless ready)
     Evaluate(FormatArg),
@@ -88,16 +167,92 @@ pub enum Command {
     /// Check a memory_utility_projection_v0 with the readback validator (exit 2 if invalid)
     UtilityValidate(InputArgs),
     /// Recall active memories of one exact corpus for a query (Stage 3 seam, fail-open)
+    ///
+    /// Prints reward_memory_recall_v0; a provider problem is a status with exit 0. Each
+    /// result also carries memory_ref_digest, relevance_score and rank. When the recall
+    /// completed with results, the raw provider refs behind the opaque memory_refs are
+    /// kept in a private session file (mode 0600) under --runtime-root (default
+    /// ~/.codex/loopx), named by the printed recall_session_ref, which `apply` takes. The
+    /// configured form resolves its route through --registry; the embedded store lives
+    /// under the runtime root unless the binding names a file. --rank-prior re-orders the
+    /// results only when --evaluation supplies a qualified `rank-evaluate` verdict for the
+    /// same profile: ranking influence stays off until it is earned.
     Recall(RecallArgs),
     /// Record the agent's decision about an earlier recall as an application receipt
+    ///
+    /// Prints reward_memory_application_v0 with its reward_memory_application_receipt_v0
+    /// receipt and the receipt's application_receipt_id (rma_...), which utility-observe
+    /// accepts unchanged. Opaque refs are mapped back through the recall session under
+    /// --runtime-root (the same one recall used); a ref the recall did not return, an
+    /// unknown or expired session are refused (exit 2).
     Apply(ApplyArgs),
     /// Re-rank recall candidates with the bounded utility prior (--execute stores its table)
+    ///
+    /// Input: {"profile", "partition", "projection", "candidates" | "recall"}, where
+    /// candidates is [{"memory_ref_digest", "relevance_score"}] and recall is a packet printed
+    /// by `recall`. Prints memory_utility_rank_prior_v0. With --execute, the partition's
+    /// modifier table is written to the provider of its corpus, found through --goal-id,
+    /// --agent-id, --registry and --runtime-root: an exact-readback, versioned
+    /// effect on the embedded store; refused on OpenViking (provider_rank_prior_contract_absent,
+    /// nothing written). Prints memory_utility_rank_prior_effect_v0. Needs no evaluation
+    /// verdict: it only prints (or stores) a ranking and never changes what `recall`
+    /// returns; `recall --rank-prior` is the gated path.
     RankPrior(RankPriorArgs),
     /// Held-out ranking evaluation of the bounded utility prior against four other arms
     /// (exit 2 unless qualified)
+    ///
+    /// Five arms rank the same semantic pool of every held-out episode: 1 semantic
+    /// relevance alone, 2 relevance plus access hotness (OpenViking's blend), 3 relevance
+    /// times the bounded utility modifier (the rank prior), 4 the same with every
+    /// evaluator_inference observation removed from the ledger, 5 a MemRL-style Q-value
+    /// arm. Prints memory_utility_ranking_evaluation_v0: nDCG@k, success@1, harmful@k,
+    /// task cost, false attenuation (with seeded bootstrap intervals), scope leaks and
+    /// evaluator disagreement per arm, differences against arm 1, and the verdict for the
+    /// rank-prior profile's digest. Exit 0 when qualified, 2 when hold (or on an invalid
+    /// request). A qualified verdict is what `recall --rank-prior --evaluation` needs to
+    /// apply the same profile. Markdown shows the verdict, one table of arms by metrics with
+    /// intervals and the gate's checks; --detail adds the differences against arm 1, the
+    /// sweep points, the held-out counts, the training ledger and the evaluated profile.
+    /// Reads no registry, runtime root or provider: the training ledger is a private
+    /// temporary SQLite file, removed at the end.
     RankEvaluate(RankEvaluateArgs),
     /// Durable utility ledger: append observations, project, look up, export, verify
     UtilityLedger(UtilityLedgerArgs),
+    /// Print a shell completion script to stdout
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) of reward-memory or of one subcommand to stdout
+    Man(ManArgs),
+}
+
+/// `completions SHELL`.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// Shell to complete for; e.g. `reward-memory completions bash > ~/.local/share/bash-completion/completions/reward-memory`
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `man [SUBCOMMAND]`.
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Subcommand whose page to print (default: the page of reward-memory itself); e.g.
+    /// `reward-memory man > reward-memory.1 && man -l reward-memory.1`
+    #[arg(value_parser = parse_subcommand_name, value_name = "SUBCOMMAND")]
+    pub subcommand: Option<String>,
+}
+
+/// The registry route of a subcommand that reads it, given after the subcommand name.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RouteArgs {
+    /// Registry file for goal/agent routes; also accepted before the subcommand (default:
+    /// $LOOPX_REGISTRY, then .loopx/registry.json, then RUNTIME_ROOT/registry.global.json)
+    #[arg(long, value_name = "PATH")]
+    pub registry: Option<PathBuf>,
+    /// Runtime root holding registry.global.json and the embedded memory store
+    /// reward-memory/embedded.sqlite3; also accepted before the subcommand (default:
+    /// ~/.codex/loopx)
+    #[arg(long, value_name = "DIR")]
+    pub runtime_root: Option<PathBuf>,
 }
 
 /// `--input FILE|-` plus `--format`.
@@ -248,6 +403,8 @@ pub struct ExperimentStatusArgs {
     pub agent_id: String,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -266,6 +423,8 @@ pub struct IngestEventArgs {
     pub execute: bool,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -296,13 +455,6 @@ pub struct OperatorControlArgs {
 }
 
 /// `recall`: a configured form (goal/agent route) or an explicit `--input` request.
-///
-/// Prints `reward_memory_recall_v0` (fail-open: a provider problem is a status with exit
-/// 0). Each result also carries `memory_ref_digest`, `relevance_score` and `rank`. When
-/// the recall completed with results, the raw provider refs behind the opaque
-/// `memory_ref`s are kept in a private session file under the runtime root (mode 0600)
-/// named by `recall_session_ref`, which `apply` takes. Depends on the global
-/// `--runtime-root` (sessions, embedded store) and, in the configured form, `--registry`.
 #[derive(Debug, Clone, Args)]
 pub struct RecallArgs {
     /// Explicit form: `{"corpus", "request", "read_authority_checkpoint",
@@ -340,7 +492,9 @@ pub struct RecallArgs {
     pub session_ttl: u64,
     /// Re-rank the results with this rank-prior profile
     /// (memory_utility_rank_prior_profile_v0); off by default. Needs --projection and
-    /// --partition
+    /// --partition, and applies only with --evaluation, a qualified verdict for this
+    /// profile; otherwise the recall is printed unranked with rank_prior_applied false and
+    /// rank_prior_reason_code saying why (exit 0)
     #[arg(long, value_name = "PROFILE.json", requires_all = ["projection", "partition"])]
     pub rank_prior: Option<String>,
     /// The memory_utility_projection_v0 packet whose utility the prior uses
@@ -351,12 +505,17 @@ pub struct RecallArgs {
     /// identity and the scope must name the recalled corpus and surface
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub partition: Option<String>,
-    /// A memory_utility_ranking_evaluation_v0 verdict for the profile: the prior is
-    /// applied only when its verdict is "qualified" for this profile digest
+    /// The memory_utility_ranking_evaluation_v0 verdict that `rank-evaluate` printed for
+    /// the profile: the prior is applied only when it is "qualified" for this profile's
+    /// murp_ digest (without it: rank_prior_evaluation_missing; a hold:
+    /// ranking_evaluation_not_qualified; another profile:
+    /// ranking_evaluation_profile_mismatch)
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub evaluation: Option<String>,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 /// `utility-ledger`: the durable, append-only utility observation ledger.
@@ -455,11 +614,6 @@ pub enum ApplyOutcome {
 }
 
 /// `apply`: §10.5 with the agent's decision about the results of one `recall`.
-///
-/// Prints `reward_memory_application_v0` with its `reward_memory_application_receipt_v0`
-/// receipt and the receipt's `application_receipt_id` (`rma_`), which `utility-observe`
-/// accepts unchanged. Opaque refs are mapped back to raw provider refs through the recall
-/// session under the global `--runtime-root`; a ref the recall did not return is refused.
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
     /// All fields below as one JSON object (`recall_session_ref`, `application_id`,
@@ -491,6 +645,8 @@ pub struct ApplyArgs {
     pub current_artifact_verified: bool,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 /// `utility-ledger project`.
@@ -526,20 +682,13 @@ pub struct LedgerSubjectArgs {
 }
 
 /// `rank-prior`: the pure bounded rank prior, or with `--execute` its provider effect.
-///
-/// Input: `{"profile", "partition", "projection", "candidates" | "recall"}` where
-/// `candidates` is `[{"memory_ref_digest", "relevance_score"}]` and `recall` is a packet
-/// printed by the recall command. Prints `memory_utility_rank_prior_v0`. With `--execute`
-/// the modifier table of the partition is written to the provider of the corpus named by
-/// the partition (found through --goal-id/--agent-id): an exact-readback effect on the
-/// embedded store, refused on OpenViking; prints `memory_utility_rank_prior_effect_v0`.
 #[derive(Debug, Clone, Args)]
 pub struct RankPriorArgs {
     /// The request JSON; `-` reads standard input
     #[arg(long, value_name = "FILE")]
     pub input: String,
     /// Write the modifier table as a versioned provider effect and read it back (needs
-    /// --goal-id and --agent-id; uses the global --runtime-root and --registry)
+    /// --goal-id and --agent-id; uses --registry and --runtime-root)
     #[arg(long, requires_all = ["goal_id", "agent_id"])]
     pub execute: bool,
     /// Goal id of the experiment route that names the corpus's provider (--execute)
@@ -550,6 +699,8 @@ pub struct RankPriorArgs {
     pub agent_id: Option<String>,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 /// `utility-ledger export`.
@@ -568,17 +719,7 @@ pub struct LedgerExportArgs {
     pub format: FormatArg,
 }
 
-/// `rank-evaluate`: does bounded utility earn its influence on ranking (attribution RFC
-/// §9 Stage 4)?
-///
-/// Five arms rank the same semantic pool of every held-out episode: 1 semantic relevance
-/// alone, 2 relevance plus access hotness (OpenViking's blend), 3 relevance times the
-/// bounded utility modifier (the rank prior), 4 the same with every evaluator_inference
-/// observation removed from the ledger, 5 a MemRL-style Q-value arm. Prints
-/// `memory_utility_ranking_evaluation_v0`: nDCG@k, success@1, harmful@k, task cost,
-/// false attenuation (with seeded bootstrap intervals), scope leaks and evaluator
-/// disagreement per arm, differences against arm 1, and the verdict for the rank-prior
-/// profile's digest. Exit 0 when `qualified`, 2 when `hold` (or on an invalid request).
+/// `rank-evaluate`: the held-out ranking evaluation (help text on [`Command::RankEvaluate`]).
 #[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("episodes_source").required(true).args(["input", "simulate"])))]
 pub struct RankEvaluateArgs {
@@ -625,8 +766,10 @@ pub struct LedgerVerifyArgs {
     pub format: FormatArg,
 }
 
-/// A one-line description of an argument error: what was wrong, which flag, and the
-/// allowed values when there is a fixed set.
+/// A one-line description of an argument error: what was wrong, which flag, the allowed
+/// values when there is a fixed set, clap's tips (e.g. `a similar subcommand exists:
+/// 'evaluate'`) and, for a global option given after a subcommand that does not read it,
+/// where it belongs.
 pub fn argument_error_line(err: &clap::Error) -> String {
     use clap::error::ErrorKind;
     use clap::error::{ContextKind, ContextValue};
@@ -634,33 +777,141 @@ pub fn argument_error_line(err: &clap::Error) -> String {
         err.kind(),
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        use clap::CommandFactory;
-        let names: Vec<String> = Cli::command()
-            .get_subcommands()
-            .map(|c| c.get_name().to_owned())
-            .collect();
         return format!(
             "reward-memory: error: a subcommand is required (one of: {})",
-            names.join(", ")
+            subcommand_names().join(", ")
         );
     }
     let rendered = err.to_string();
-    // The message is the first paragraph; continuation lines are indented.
-    let first = rendered
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_start_matches("error: ")
-        .to_owned();
+    // Paragraphs: the message first, then clap's `tip:` lines, then the usage block.
+    let paragraphs: Vec<String> = rendered
+        .split("\n\n")
+        .map(|p| {
+            p.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    let first = paragraphs
+        .first()
+        .map(|p| p.trim_start_matches("error: ").to_owned())
+        .unwrap_or_default();
     let mut line = format!("reward-memory: error: {first}");
     if let Some(ContextValue::Strings(values)) = err.get(ContextKind::ValidValue)
+        && !values.is_empty()
         && !first.contains("possible values")
     {
         line.push_str(&format!(" (allowed: {})", values.join(", ")));
     }
+    let global_hint = match (err.kind(), err.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => global_option_hint(arg),
+        _ => None,
+    };
+    let mut tips: Vec<&str> = paragraphs
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.starts_with("tip: "))
+        .collect();
+    if let Some(hint) = &global_hint {
+        // A global option is not meant as a positional value.
+        tips.retain(|t| !t.contains("as a value"));
+        tips.push(hint);
+    }
+    for tip in tips {
+        line.push_str("; ");
+        line.push_str(tip);
+    }
     line
+}
+
+/// Names of the subcommands, in help order.
+pub fn subcommand_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect()
+}
+
+/// The hint for `--registry`/`--runtime-root` (or any other top-level option) typed after
+/// a subcommand that does not take it.
+fn global_option_hint(arg: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let name = arg.split('=').next().unwrap_or(arg).strip_prefix("--")?;
+    let cli = Cli::command();
+    let global = cli
+        .get_arguments()
+        .find(|a| a.get_long() == Some(name) && !a.is_global_set())?;
+    let readers: Vec<&str> = cli
+        .get_subcommands()
+        .filter(|sub| {
+            sub.get_arguments()
+                .any(|a| a.get_id() == global.get_id() && a.get_long() == Some(name))
+        })
+        .map(|sub| sub.get_name())
+        .collect();
+    let mut hint = format!("tip: --{name} is a global option: give it before the subcommand");
+    match readers.as_slice() {
+        [] => {}
+        [one] => hint.push_str(&format!(
+            " (only {one} reads it, and also accepts it after its name)"
+        )),
+        [first @ .., last] => hint.push_str(&format!(
+            " (only {} and {last} read it, and also accept it after their name)",
+            first.join(", ")
+        )),
+    }
+    Some(hint)
+}
+
+/// The `man SUBCOMMAND` value: one of the subcommand names.
+fn parse_subcommand_name(raw: &str) -> Result<String, String> {
+    let names = subcommand_names();
+    if names.iter().any(|n| n == raw) {
+        Ok(raw.to_owned())
+    } else {
+        Err(format!(
+            "no subcommand '{raw}' (one of: {})",
+            names.join(", ")
+        ))
+    }
+}
+
+/// The completion script of `shell` for the whole command line.
+///
+/// clap_complete's bash script spells the state of a subcommand of a hyphenated binary
+/// two ways (`reward__memory__subcmd__X` in the dispatch loop, `reward__subcmd__memory__...`
+/// in the case arms; clap-rs/clap#6421, unfixed in 4.6.12), so no subcommand option would
+/// ever complete; the arms are respelled to match the loop.
+pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "reward-memory", &mut out);
+    if shell == clap_complete::Shell::Bash {
+        let text =
+            String::from_utf8_lossy(&out).replace("reward__subcmd__memory", "reward__memory");
+        return text.into_bytes();
+    }
+    out
+}
+
+/// The roff man page of `reward-memory`, or of one of its subcommands (a page named
+/// `reward-memory-<subcommand>`).
+pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, std::io::Error> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let page = match subcommand.and_then(|name| cmd.find_subcommand(name)) {
+        Some(sub) => sub.clone(),
+        None => cmd,
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    Ok(out)
 }
 
 /// Python `int()` on a command-line string: surrounding whitespace, a sign, underscores

@@ -322,12 +322,15 @@ fn apply_prior(
     if pystr(packet.get("corpus_id")) != prior.partition.scope.corpus_id {
         return Err("partition_corpus_not_recalled");
     }
-    if let Some(reason) = prior
-        .verdict
-        .as_ref()
-        .and_then(|v| v.blocks(&prior.profile))
-    {
-        return Err(reason);
+    // Ranking influence is earned: without a qualified verdict for exactly this
+    // profile the prior stays off (fail-open: the recall itself is still printed).
+    match &prior.verdict {
+        None => return Err(rank_prior::EVALUATION_MISSING),
+        Some(verdict) => {
+            if let Some(reason) = verdict.blocks(&prior.profile) {
+                return Err(reason);
+            }
+        }
     }
     let mut candidates = Vec::with_capacity(session.items.len());
     for item in &session.items {
@@ -387,33 +390,26 @@ fn store_session(
     opaque: &[String],
     ctx: &Context,
     ttl: u64,
-) -> Result<(String, String), Error> {
+) -> Result<(String, String), SessionError> {
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
     let dir = session::session_dir(&experiment::runtime_root(ctx));
-    io::create_private_dir(&dir).map_err(store)?;
+    io::create_private_dir_all(&dir).map_err(store)?;
+    io::remove_expired_files(&dir);
     let created = io::utc_now_iso();
-    if let Ok(now) = parse_aware(&created) {
-        for path in io::json_files(&dir) {
-            let expired = io::read_optional_file(&path)
-                .ok()
-                .flatten()
-                .and_then(|bytes| {
-                    let name = path.file_stem()?.to_str()?.to_owned();
-                    let stored = session::decode(&bytes, &name).ok()?;
-                    Some(session::is_expired(&stored.expires_at, now))
-                });
-            if expired == Some(true) {
-                let _ = io::remove_file(&path);
-            }
-        }
-    }
     let random = io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
     let session_ref = session::session_ref(&random);
     let expires = session::expiry(&created, ttl)
         .ok_or_else(|| SessionError::Store("the clock reading is not a timestamp".to_owned()))?;
     let bytes = session::encode(session, opaque, &session_ref, &created, &expires);
-    io::write_private_file(&session::session_path(&dir, &session_ref), bytes.as_bytes())
-        .map_err(store)?;
+    let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
+        .ok()
+        .map(std::time::SystemTime::from);
+    io::replace_private_file(
+        &session::session_path(&dir, &session_ref),
+        bytes.as_bytes(),
+        expires_time,
+    )
+    .map_err(store)?;
     Ok((session_ref, expires))
 }
 
@@ -465,16 +461,29 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
         .collect();
     let completed = session.packet.get("status").and_then(Value::as_str) == Some("completed")
         && !session.items.is_empty();
-    let (session_ref, expires) = if completed {
-        let (r, e) = store_session(&session, &opaque, ctx, args.session_ttl)?;
-        (Value::from(r), Value::from(e))
+    // The session is a convenience for `apply`: failing to store it never fails the
+    // recall (fail-open); the packet says why there is none.
+    let (session_ref, expires, session_reason) = if !completed {
+        (
+            Value::Null,
+            Value::Null,
+            Value::from("recall_not_completed"),
+        )
     } else {
-        (Value::Null, Value::Null)
+        match store_session(&session, &opaque, ctx, args.session_ttl) {
+            Ok((r, e)) => (Value::from(r), Value::from(e), Value::Null),
+            Err(_) => (
+                Value::Null,
+                Value::Null,
+                Value::from("recall_session_store_unavailable"),
+            ),
+        }
     };
     let packet = session.packet.merged(&obj! {
         "results" => Value::Array(results),
         "recall_session_ref" => session_ref,
         "recall_session_expires_at" => expires,
+        "recall_session_reason_code" => session_reason,
         "rank_prior_applied" => applied,
         "rank_prior_reason_code" => prior_reason,
         "rank_prior" => prior_packet,

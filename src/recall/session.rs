@@ -46,6 +46,10 @@ pub enum SessionError {
     Store(String),
     #[error("memory ref {memory_ref} was not returned by recall session {session}")]
     ForeignRef { memory_ref: String, session: String },
+    #[error(
+        "memory refs must be the opaque memory_ref values recall printed (provider- followed by 20 hex digits)"
+    )]
+    NotOpaque,
     #[error("--session-ttl must be between 1 and {MAX_TTL_SECONDS} seconds")]
     Ttl,
 }
@@ -224,6 +228,10 @@ impl StoredSession {
         opaque
             .iter()
             .map(|o| {
+                let hex = o.strip_prefix("provider-").unwrap_or_default();
+                if hex.len() != 20 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    return Err(SessionError::NotOpaque);
+                }
                 self.opaque_refs
                     .iter()
                     .position(|known| known == o)
@@ -262,9 +270,10 @@ mod tests {
         let created = "2026-08-15T00:00:00.000000+00:00";
         let expires = expiry(created, 60).expect("expiry");
         assert_eq!(expires, "2026-08-15T00:01:00.000000+00:00");
+        let opaque = "provider-0123456789abcdef0123".to_owned();
         let bytes = encode(
             &session(),
-            &["provider-x".to_owned()],
+            std::slice::from_ref(&opaque),
             &r,
             created,
             &expires,
@@ -274,13 +283,17 @@ mod tests {
         assert_eq!(stored.session.items[0].memory_ref, "embedded://c/a.json");
         assert_eq!(stored.session.items[0].relevance, Some(0.25));
         assert_eq!(
-            stored.raw_refs(&["provider-x".to_owned()]),
+            stored.raw_refs(&[opaque]),
             Ok(vec!["embedded://c/a.json".to_owned()])
         );
         assert!(matches!(
-            stored.raw_refs(&["provider-y".to_owned()]),
+            stored.raw_refs(&["provider-0123456789abcdef0124".to_owned()]),
             Err(SessionError::ForeignRef { .. })
         ));
+        assert_eq!(
+            stored.raw_refs(&["embedded://c/a.json".to_owned()]),
+            Err(SessionError::NotOpaque)
+        );
         let before = parse_aware("2026-08-15T00:00:59Z").expect("time");
         let after = parse_aware("2026-08-15T00:01:00Z").expect("time");
         assert!(stored.check_live(before).is_ok());

@@ -11,6 +11,7 @@ pub mod core;
 pub mod ingest;
 pub mod ledger;
 pub mod rank_evaluate;
+pub mod recall;
 pub mod stage45;
 pub mod utility;
 
@@ -60,6 +61,14 @@ pub fn all() -> Vec<SchemaFile> {
         file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
         file::<utility::ProjectionInput>("memory_utility_projection_input"),
         file::<utility::ObserveInput>("memory_utility_observe_input"),
+        file::<recall::RecallPacket>("reward_memory_recall_v0"),
+        file::<recall::RecallInput>("reward_memory_recall_input"),
+        file::<recall::ApplicationPacket>("reward_memory_application_v0"),
+        file::<recall::ApplyInput>("reward_memory_apply_input"),
+        file::<recall::RankPriorPacket>("memory_utility_rank_prior_v0"),
+        file::<recall::RankPriorProfile>("memory_utility_rank_prior_profile_v0"),
+        file::<recall::RankPriorInput>("memory_utility_rank_prior_input"),
+        file::<recall::RankPriorEffectPacket>("memory_utility_rank_prior_effect_v0"),
         file::<rank_evaluate::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
         file::<rank_evaluate::RankingEpisode>("memory_utility_ranking_episode_v0"),
         file::<rank_evaluate::RankingEvaluationProfile>(

@@ -267,6 +267,8 @@ pub struct RankingEvaluationPacket {
     /// True exactly when `verdict` is `qualified`.
     pub ok: bool,
     pub schema_version: EvaluationVersion,
+    /// The verdict, as every packet's `status`.
+    pub status: Verdict,
     pub verdict: Verdict,
     /// Empty when qualified.
     pub reason_codes: Vec<HoldReason>,

@@ -4,12 +4,18 @@
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
 //! * [`validate`]: the readback validator every projection passes through;
+//! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
+//!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
+//!   stores the modifier table as a provider effect through
+//!   [`crate::provider::embedded::effects`]);
+//! * [`rank_evaluate`]: the held-out ranking evaluation (Stage 4) whose verdict gates
+//!   `recall --rank-prior`;
 //! * [`ledger`]: the durable append-only ledger (SQLite or PostgreSQL) behind the
 //!   `utility-ledger` commands.
 //!
-//! This module also owns the three command entry points. Commands read their input
-//! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
-//! memory, ranks, or grants authority.
+//! This module also owns the command entry points. Commands read their input through
+//! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
+//! memory content or grants authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
@@ -204,10 +210,7 @@ pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Erro
     } else {
         Exit::NotOk
     };
-    Ok(Outcome {
-        packet: validation_packet(&result),
-        exit,
-    })
+    Ok(Outcome::new(validation_packet(&result), exit))
 }
 
 #[cfg(test)]

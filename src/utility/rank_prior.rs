@@ -27,7 +27,7 @@ use super::observation::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
 use super::reducer::{
     DEFAULT_REDUCER_VERSION, PROJECTION_SCHEMA_VERSION, UTILITY_MAX, UTILITY_MIN, reducer_identity,
 };
-use super::strict::{self, MEMORY_DIGEST_RE};
+use super::strict;
 
 /// Schema version of the rank-prior packet.
 pub const RANK_PRIOR_SCHEMA_VERSION: &str = "memory_utility_rank_prior_v0";
@@ -77,7 +77,7 @@ pub struct Candidate {
 impl Candidate {
     /// A checked candidate.
     pub fn new(memory_ref_digest: &str, relevance: f64) -> Result<Candidate, RankPriorError> {
-        if !MEMORY_DIGEST_RE.is_match(memory_ref_digest) {
+        if !is_memory_digest(memory_ref_digest) {
             return Err(field(
                 "memory_ref_digest must be 16 lowercase hex characters or sha256: and 64",
             ));
@@ -88,6 +88,17 @@ impl Candidate {
             relevance,
         })
     }
+}
+
+/// `^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$` (the canonical memory digest), without a regex.
+pub fn is_memory_digest(text: &str) -> bool {
+    let hex = |s: &str, n: usize| {
+        s.len() == n && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    hex(text, 16)
+        || text
+            .strip_prefix("sha256:")
+            .is_some_and(|rest| hex(rest, 64))
 }
 
 fn check_relevance(relevance: f64) -> Result<(), RankPriorError> {
@@ -230,7 +241,7 @@ impl UtilityView {
         let mut grouped = BTreeSet::new();
         for subject in subjects {
             for d in &subject.memory_ref_digests {
-                if !MEMORY_DIGEST_RE.is_match(d) {
+                if !is_memory_digest(d) {
                     return Err(field(
                         "subject memory_ref_digests must be canonical memory digests",
                     ));
@@ -281,8 +292,10 @@ impl UtilityView {
         }
     }
 
-    /// Reads a `memory_utility_projection_v0` packet. It must pass the readback
-    /// validator and must not be `rejected`.
+    /// Reads a `memory_utility_projection_v0` packet. It must pass the readback rules
+    /// that need no history (exact fields, boundary flags, reducer identity, every
+    /// subject's own consistency; see
+    /// [`super::validate::validate_projection_subjects`]) and must not be `rejected`.
     pub fn from_projection(projection: &Value) -> Result<UtilityView, RankPriorError> {
         if projection.get("schema_version").and_then(Value::as_str)
             != Some(PROJECTION_SCHEMA_VERSION)
@@ -291,12 +304,8 @@ impl UtilityView {
                 "projection must be a memory_utility_projection_v0 packet",
             ));
         }
-        super::validate::validate_projection(projection).map_err(|e| {
-            field(format!(
-                "projection does not pass the readback validator: {}",
-                e.0
-            ))
-        })?;
+        super::validate::validate_projection_subjects(projection)
+            .map_err(|e| field(format!("projection is not a valid projection: {}", e.0)))?;
         if projection.get("status").and_then(Value::as_str) == Some("rejected") {
             return Err(field(
                 "projection is rejected: reduce an accepted observation stream first",
@@ -832,14 +841,14 @@ pub fn rank(
     let mut seen = BTreeSet::new();
     for c in candidates {
         check_relevance(c.relevance)?;
-        if !MEMORY_DIGEST_RE.is_match(&c.memory_ref_digest) {
+        if !is_memory_digest(&c.memory_ref_digest) {
             return Err(field(
                 "memory_ref_digest must be 16 lowercase hex characters or sha256: and 64",
             ));
         }
         if !seen.insert(c.memory_ref_digest.as_str()) {
             return Err(field(format!(
-                "candidates list memory_ref_digest {} twice",
+                "candidates must not list memory_ref_digest {} twice",
                 c.memory_ref_digest
             )));
         }
@@ -895,11 +904,16 @@ pub fn modifier_table(view: &UtilityView, profile: &Profile) -> Vec<(String, Mod
 }
 
 // ---------------------------------------------------------------------------------------
-// Evaluation gate (the hook a held-out evaluation fills)
+// Evaluation gate (`rank-evaluate` fills it; `recall --rank-prior` requires it)
 // ---------------------------------------------------------------------------------------
 
 /// Schema version of a ranking evaluation verdict.
 pub const EVALUATION_SCHEMA_VERSION: &str = "memory_utility_ranking_evaluation_v0";
+
+/// Why `recall --rank-prior` left the prior off: no `--evaluation` verdict was given.
+/// Ranking influence stays default-off until a `qualified` verdict for the profile is
+/// supplied (attribution RFC §9 Stage 4; `docs/recall.md`).
+pub const EVALUATION_MISSING: &str = "rank_prior_evaluation_missing";
 
 /// The parts of a `memory_utility_ranking_evaluation_v0` verdict the gate reads.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //!
 //! Owns the request shape (`profile`, `partition`, `projection`, `candidates` or
 //! `recall`), the effect payload and the effect receipt. The embedded store gets an
-//! exact-readback effect ([`crate::provider::embedded_effects`]); OpenViking has no
+//! exact-readback effect ([`crate::provider::embedded::effects`]); OpenViking has no
 //! external rank-prior contract, so the effect is refused with
 //! `provider_rank_prior_contract_absent` and nothing is written (ranking stays local).
 
@@ -14,8 +14,8 @@ use std::time::Duration;
 use crate::cli::RankPriorArgs;
 use crate::error::Error;
 use crate::obj;
+use crate::provider::embedded::effects::{self, EffectKey};
 use crate::provider::embedded::{self, EmbeddedStore};
-use crate::provider::embedded_effects::{self, EffectKey};
 use crate::recall::RECALL_SCHEMA_VERSION;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
@@ -47,38 +47,39 @@ struct Request {
     candidates: Option<Vec<Candidate>>,
 }
 
-fn relevance_of(v: Option<&Value>, label: &str) -> Result<f64, Error> {
-    let f = match v {
+/// A candidate row: `{memory_ref_digest, relevance_score}`. `label` names the row in
+/// errors and is only built when one occurs.
+fn candidate(row: &Value, label: impl Fn() -> String) -> Result<Candidate, Error> {
+    let map = row
+        .as_object()
+        .ok_or_else(|| field(format!("{} must be an object", label())))?;
+    let digest = map
+        .get("memory_ref_digest")
+        .and_then(Value::as_str)
+        .ok_or_else(|| field(format!("{}.memory_ref_digest must be a string", label())))?;
+    let relevance = match map.get("relevance_score") {
         Some(Value::Int(i)) => *i as f64,
         Some(Value::Float(f)) => *f,
         Some(Value::Null) | None => {
             return Err(field(format!(
-                "{label} is missing: the provider returned no relevance score"
+                "{}.relevance_score is missing: the provider returned no relevance score",
+                label()
             )));
         }
-        _ => return Err(field(format!("{label} must be a number"))),
+        _ => {
+            return Err(field(format!(
+                "{}.relevance_score must be a number",
+                label()
+            )));
+        }
     };
-    if !f.is_finite() {
+    if !relevance.is_finite() {
         return Err(field(format!(
-            "{label} must be a finite number (NaN and Infinity are refused)"
+            "{}.relevance_score must be a finite number (NaN and Infinity are refused)",
+            label()
         )));
     }
-    Ok(f)
-}
-
-fn candidate(row: &Value, label: &str, digest_key: &str) -> Result<Candidate, Error> {
-    let map = row
-        .as_object()
-        .ok_or_else(|| field(format!("{label} must be an object")))?;
-    let digest = map
-        .get(digest_key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| field(format!("{label}.{digest_key} must be a string")))?;
-    let relevance = relevance_of(
-        map.get("relevance_score"),
-        &format!("{label}.relevance_score"),
-    )?;
-    Candidate::new(digest, relevance).map_err(|e| field(format!("{label}: {e}")))
+    Candidate::new(digest, relevance).map_err(|e| field(format!("{}: {e}", label())))
 }
 
 fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidate>>, Error> {
@@ -111,7 +112,7 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
                             )));
                         }
                     }
-                    candidate(row, &format!("candidates[{i}]"), "memory_ref_digest")
+                    candidate(row, || format!("candidates[{i}]"))
                 })
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some)
@@ -140,9 +141,7 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
                 .ok_or_else(|| field("recall.results must be a list"))?;
             rows.iter()
                 .enumerate()
-                .map(|(i, row)| {
-                    candidate(row, &format!("recall.results[{i}]"), "memory_ref_digest")
-                })
+                .map(|(i, row)| candidate(row, || format!("recall.results[{i}]")))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some)
         }
@@ -218,6 +217,7 @@ fn effect_payload(request: &Request) -> String {
 struct EffectResult {
     status: &'static str,
     reason_code: Option<&'static str>,
+    cause_code: Option<&'static str>,
     effect_version: Option<i64>,
     written: bool,
     deduplicated: bool,
@@ -243,6 +243,7 @@ fn effect_receipt(request: &Request, provider_id: &str, payload: &str, r: &Effec
         "schema_version" => EFFECT_SCHEMA_VERSION,
         "status" => r.status,
         "reason_code" => r.reason_code,
+        "cause_code" => r.cause_code,
         "provider_id" => provider_id,
         "effect_ref" => effect_ref,
         "effect_version" => r.effect_version,
@@ -290,6 +291,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
         let refused = EffectResult {
             status: "refused",
             reason_code: Some(CONTRACT_ABSENT),
+            cause_code: None,
             effect_version: None,
             written: false,
             deduplicated: false,
@@ -311,7 +313,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
         reducer_identity: request.partition.reducer_identity(),
         profile_digest: request.profile.digest(),
     };
-    let outcome = embedded_effects::write_rank_prior_effect(
+    let outcome = effects::write_rank_prior_effect(
         &EmbeddedStore::new(path),
         &key,
         payload.as_bytes(),
@@ -321,6 +323,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
     let result = EffectResult {
         status: outcome.status,
         reason_code: outcome.reason_code,
+        cause_code: outcome.cause_code,
         effect_version: outcome.effect_version,
         written: outcome.write_performed,
         deduplicated: outcome.deduplicated,

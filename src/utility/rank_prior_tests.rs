@@ -577,3 +577,25 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 }
+
+#[test]
+fn the_digest_check_matches_the_receipt_pattern() {
+    use crate::recall::MEMORY_DIGEST_RE;
+    for text in [
+        "0123456789abcdef",
+        "0123456789ABCDEF",
+        "0123456789abcde",
+        "0123456789abcdef0",
+        &format!("sha256:{}", "a".repeat(64)),
+        &format!("sha256:{}", "a".repeat(63)),
+        &format!("SHA256:{}", "a".repeat(64)),
+        "0123456789abcdeg",
+        "",
+    ] {
+        assert_eq!(
+            is_memory_digest(text),
+            MEMORY_DIGEST_RE.is_match(text),
+            "{text}"
+        );
+    }
+}

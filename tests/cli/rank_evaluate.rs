@@ -216,14 +216,67 @@ fn malformed_episode_files_list_each_line_and_reason() {
             None,
         );
         assert_eq!(run.code, 2, "{}", path.display());
+        let error = run.json()["error"].as_str().expect("error").to_owned();
         assert_eq!(
             run.json()["status"],
             "invalid_request",
             "{}",
             path.display()
         );
-        snap!(format!("rank_evaluate_invalid_{}", snake_stem(&path)), run);
+        assert!(run.stderr.is_empty(), "JSON mode keeps stderr empty");
+        // A person sees the same error in markdown, and once more on stderr.
+        let markdown = scratch.run(&["rank-evaluate", "--input", "episodes.jsonl"], None);
+        assert_eq!(markdown.code, 2);
+        assert!(
+            markdown.stdout.contains(&format!("- error: `{error}`\n")),
+            "{}",
+            markdown.stdout
+        );
+        assert_eq!(markdown.stderr, format!("reward-memory: {error}\n"));
+        snap!(
+            format!("rank_evaluate_invalid_{}", snake_stem(&path)),
+            markdown
+        );
     }
+}
+
+#[test]
+fn the_recall_loop_verdict_is_what_rank_evaluate_prints_for_the_loop_profile() {
+    // `fixtures/recall/loop/evaluation.json` is the verdict the recall tests, the README
+    // loop and the OpenViking check hand to `recall --rank-prior --evaluation`: it must be
+    // a real rank-evaluate run, not a hand-written packet.
+    let profile = fixtures_dir().join("recall/loop/evaluation-profile.json");
+    let run = Scratch::new().run(
+        &[
+            "rank-evaluate",
+            "--simulate",
+            "--episodes",
+            "1000",
+            "--profile",
+            &profile.to_string_lossy(),
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "the loop profile qualifies: {}", run.stdout);
+    let committed = std::fs::read_to_string(fixtures_dir().join("recall/loop/evaluation.json"))
+        .expect("verdict fixture");
+    assert_eq!(
+        run.stdout, committed,
+        "regenerate fixtures/recall/loop/evaluation.json with this command"
+    );
+    let packet = json::parse(&committed).expect("JSON");
+    let loop_profile =
+        std::fs::read_to_string(fixtures_dir().join("recall/loop/profile.json")).expect("profile");
+    let loop_profile =
+        Profile::from_value(&json::parse(&loop_profile).expect("JSON")).expect("profile");
+    let verdict = Verdict::from_value(&packet).expect("verdict");
+    assert_eq!(
+        verdict.blocks(&loop_profile),
+        None,
+        "it qualifies profile:loop"
+    );
 }
 
 #[test]

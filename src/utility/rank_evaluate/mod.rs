@@ -21,7 +21,6 @@ pub mod dataset;
 pub mod episodes;
 pub mod evaluate;
 pub mod ledger;
-pub mod markdown;
 pub mod metrics;
 pub mod plot;
 pub mod profile;

@@ -291,6 +291,9 @@ pub fn packet(
     Ok(Value::Object(obj! {
         "ok" => gate.reasons.is_empty(),
         "schema_version" => EVALUATION_SCHEMA_VERSION,
+        // The verdict again, under the key every packet's readers look at first (the
+        // markdown summary, the refusal line, the README's exit-status recipe).
+        "status" => gate.verdict(),
         "verdict" => gate.verdict(),
         "reason_codes" => crate::wire::json::str_list(&gate.reasons),
         "profile_id" => profile.rank_prior.profile_id.as_str(),

@@ -5,15 +5,17 @@
 //! identity and the profile digest, numbered `effect_version` 1, 2, ... per key, each holding
 //! the exact payload bytes and their SHA-256. Writing the same table as the latest version
 //! of its key is a no-op (idempotent retry); a different table becomes the next version.
-//! Every write is read back on a fresh connection and compared byte for byte. It never
-//! touches the `resources` rows, their text or any counter: utility is not written into
-//! memory. Failures are statuses with reason codes, never panics.
+//! Every write is read back on a fresh read-only connection and compared byte for byte.
+//! The store file is opened, verified and recorded exactly as a sync does
+//! ([`super::file`]); failures are the store's reason codes. It never touches the
+//! `resources` rows, their text or any counter: utility is not written into memory.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension as _, TransactionBehavior, params};
+use rusqlite::{OptionalExtension as _, Transaction, TransactionBehavior, params};
 
-use super::embedded::EmbeddedStore;
+use super::EmbeddedStore;
+use super::file::{self, StoreCause};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS rank_prior_effects (
@@ -50,6 +52,8 @@ pub struct EffectOutcome {
     /// True when the latest version of the key already held these exact bytes.
     pub deduplicated: bool,
     pub exact_readback_verified: bool,
+    /// The store's public-safe cause code when the store could not be used.
+    pub cause_code: Option<&'static str>,
 }
 
 impl EffectOutcome {
@@ -61,6 +65,7 @@ impl EffectOutcome {
             write_performed: false,
             deduplicated: false,
             exact_readback_verified: false,
+            cause_code: None,
         }
     }
 }
@@ -68,6 +73,13 @@ impl EffectOutcome {
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
     hex::encode(sha2::Sha256::digest(bytes))
+}
+
+fn unavailable(cause: StoreCause) -> EffectOutcome {
+    EffectOutcome {
+        cause_code: Some(cause.code()),
+        ..EffectOutcome::unavailable(cause.reason_code())
+    }
 }
 
 /// Writes `payload` as the latest rank-prior effect of `key` (or finds it already there)
@@ -79,55 +91,65 @@ pub fn write_rank_prior_effect(
     observed_at: &str,
     timeout: Duration,
 ) -> EffectOutcome {
-    let Ok(mut conn) = store.open_writer(timeout) else {
-        return EffectOutcome::unavailable("provider_store_unavailable");
-    };
-    if conn.execute_batch(SCHEMA).is_err() {
-        return EffectOutcome::unavailable("provider_store_unavailable");
-    }
-    let Ok(tx) = conn.transaction_with_behavior(TransactionBehavior::Immediate) else {
-        return EffectOutcome::unavailable("provider_store_busy");
+    let deadline = Instant::now() + timeout;
+    let opened = match file::open_for_write(store.path(), timeout) {
+        Ok(opened) => opened,
+        Err(cause) => return unavailable(cause),
     };
     let digest = sha256_hex(payload);
-    let latest: rusqlite::Result<Option<(i64, String)>> = tx
-        .query_row(
-            "SELECT effect_version, payload_sha256 FROM rank_prior_effects
-             WHERE reducer_identity = ?1 AND profile_digest = ?2
-             ORDER BY effect_version DESC LIMIT 1",
-            params![key.reducer_identity, key.profile_digest],
-            |row| Ok((row.get(0)?, row.get(1)?)),
-        )
-        .optional();
-    let Ok(latest) = latest else {
-        return EffectOutcome::unavailable("provider_effect_read_failed");
-    };
-    let (version, written) = match latest {
-        Some((version, existing)) if existing == digest => (version, false),
-        other => {
-            let version = other.map_or(1, |(v, _)| v + 1);
-            let inserted = tx.execute(
-                "INSERT INTO rank_prior_effects
-                 (reducer_identity, profile_digest, effect_version, payload_sha256, payload, observed_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    key.reducer_identity,
-                    key.profile_digest,
-                    version,
-                    digest,
-                    payload,
-                    observed_at
-                ],
-            );
-            if inserted.is_err() {
-                // Dropping the transaction rolls it back: nothing is half written.
-                return EffectOutcome::unavailable("provider_effect_write_failed");
+    let written = (|| {
+        let conn = &opened.conn;
+        conn.execute_batch(SCHEMA)?;
+        let tx = file::retry_busy(deadline, || {
+            Transaction::new_unchecked(conn, TransactionBehavior::Immediate)
+        })?;
+        let latest: Option<(i64, String)> = tx
+            .query_row(
+                "SELECT effect_version, payload_sha256 FROM rank_prior_effects
+                 WHERE reducer_identity = ?1 AND profile_digest = ?2
+                 ORDER BY effect_version DESC LIMIT 1",
+                params![key.reducer_identity, key.profile_digest],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let result = match latest {
+            Some((version, existing)) if existing == digest => (version, false),
+            other => {
+                let version = other.map_or(1, |(v, _)| v + 1);
+                // On an error `tx` is dropped, which rolls the insert back.
+                tx.execute(
+                    "INSERT INTO rank_prior_effects
+                     (reducer_identity, profile_digest, effect_version, payload_sha256, payload, observed_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        key.reducer_identity,
+                        key.profile_digest,
+                        version,
+                        digest,
+                        payload,
+                        observed_at
+                    ],
+                )?;
+                (version, true)
             }
-            (version, true)
+        };
+        tx.commit()?;
+        Ok(result)
+    })();
+    let cause = written
+        .as_ref()
+        .err()
+        .map(|err: &rusqlite::Error| opened.cause_of(err));
+    // Closing checkpoints the WAL into the file; only then is its stat final.
+    drop(opened);
+    let (version, wrote) = match (written, cause) {
+        (Ok(done), _) => {
+            file::record_checked(store.path());
+            done
         }
+        (Err(_), Some(cause)) => return unavailable(cause),
+        (Err(_), None) => return EffectOutcome::unavailable("provider_effect_write_failed"),
     };
-    if tx.commit().is_err() {
-        return EffectOutcome::unavailable("provider_effect_write_failed");
-    }
     let readback = read_rank_prior_effect(store, key, version, timeout);
     let exact = matches!(&readback, Ok(Some((bytes, sha))) if bytes == payload && *sha == digest);
     EffectOutcome {
@@ -138,10 +160,22 @@ pub fn write_rank_prior_effect(
         },
         reason_code: (!exact).then_some("provider_effect_readback_mismatch"),
         effect_version: Some(version),
-        write_performed: written,
-        deduplicated: !written,
+        write_performed: wrote,
+        deduplicated: !wrote,
         exact_readback_verified: exact,
+        cause_code: None,
     }
+}
+
+/// True when the store has an effects table (an older store, or one never given an
+/// effect, has none).
+fn effects_present(conn: &rusqlite::Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'rank_prior_effects'",
+        [],
+        |row| row.get::<_, i64>(0),
+    )
+    .map(|n| n == 1)
 }
 
 /// Reads one version of an effect on a fresh read-only connection: the payload bytes
@@ -151,53 +185,50 @@ pub fn read_rank_prior_effect(
     key: &EffectKey,
     version: i64,
     timeout: Duration,
-) -> rusqlite::Result<Option<(Vec<u8>, String)>> {
-    let conn = Connection::open_with_flags(
-        store.path(),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(timeout)?;
-    conn.query_row(
-        "SELECT payload, payload_sha256 FROM rank_prior_effects
-         WHERE reducer_identity = ?1 AND profile_digest = ?2 AND effect_version = ?3",
-        params![key.reducer_identity, key.profile_digest, version],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )
-    .optional()
+) -> Result<Option<(Vec<u8>, String)>, StoreCause> {
+    let Some(opened) = file::open_for_read(store.path(), timeout)? else {
+        return Ok(None);
+    };
+    let conn = &opened.conn;
+    let read = || -> rusqlite::Result<Option<(Vec<u8>, String)>> {
+        if !effects_present(conn)? {
+            return Ok(None);
+        }
+        conn.query_row(
+            "SELECT payload, payload_sha256 FROM rank_prior_effects
+             WHERE reducer_identity = ?1 AND profile_digest = ?2 AND effect_version = ?3",
+            params![key.reducer_identity, key.profile_digest, version],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()
+    };
+    read().map_err(|err| opened.cause_of(&err))
 }
 
-/// The latest version of an effect key (`None` when the key has none).
+/// The latest version of an effect key and its payload (`None` when the key has none).
 pub fn latest_rank_prior_effect(
     store: &EmbeddedStore,
     key: &EffectKey,
     timeout: Duration,
-) -> rusqlite::Result<Option<(i64, Vec<u8>)>> {
-    if !store.path().is_file() {
+) -> Result<Option<(i64, Vec<u8>)>, StoreCause> {
+    let Some(opened) = file::open_for_read(store.path(), timeout)? else {
         return Ok(None);
-    }
-    let conn = Connection::open_with_flags(
-        store.path(),
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(timeout)?;
-    let exists: Option<String> = conn
-        .query_row(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'rank_prior_effects'",
-            [],
-            |row| row.get(0),
+    };
+    let conn = &opened.conn;
+    let read = || -> rusqlite::Result<Option<(i64, Vec<u8>)>> {
+        if !effects_present(conn)? {
+            return Ok(None);
+        }
+        conn.query_row(
+            "SELECT effect_version, payload FROM rank_prior_effects
+             WHERE reducer_identity = ?1 AND profile_digest = ?2
+             ORDER BY effect_version DESC LIMIT 1",
+            params![key.reducer_identity, key.profile_digest],
+            |row| Ok((row.get(0)?, row.get(1)?)),
         )
-        .optional()?;
-    if exists.is_none() {
-        return Ok(None);
-    }
-    conn.query_row(
-        "SELECT effect_version, payload FROM rank_prior_effects
-         WHERE reducer_identity = ?1 AND profile_digest = ?2
-         ORDER BY effect_version DESC LIMIT 1",
-        params![key.reducer_identity, key.profile_digest],
-        |row| Ok((row.get(0)?, row.get(1)?)),
-    )
-    .optional()
+        .optional()
+    };
+    read().map_err(|err| opened.cause_of(&err))
 }
 
 #[cfg(test)]
