@@ -21,13 +21,16 @@ use super::packets::{self, Refusal};
 use super::{
     BatchRow, ConflictRow, Counters, DeliveryRow, HISTORY_PER_SUBJECT, LedgerBackend, LedgerError,
     LedgerResult, ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
-    order_key_text, order_prefix, split_order_key, subject_sort_key,
+    order_key_text, order_prefix, split_order_key,
 };
+use crate::utility::observation::{EvidenceBasis, UtilityLabel};
+use crate::utility::reducer::{Review, SubjectState, SummaryPair};
+use crate::wire::pyfmt::float_repr;
 
 /// Valid deliveries handled per storage round.
-const CHUNK: usize = 512;
+const CHUNK: usize = 1024;
 /// Touched subjects kept before they are recomputed.
-const FLUSH_SUBJECTS: usize = 4096;
+const FLUSH_SUBJECTS: usize = 16384;
 /// Subjects recomputed per storage round.
 const SUBJECT_ROUND: usize = 256;
 
@@ -96,6 +99,11 @@ struct AppendState {
     deltas: BTreeMap<i64, Counters>,
     touched: BTreeSet<SubjectKey>,
     refusals: Vec<Refusal>,
+    /// Each resolved partition's latest order key, as this batch changes it.
+    latest: HashMap<i64, String>,
+    latest_changed: BTreeSet<i64>,
+    /// Partitions whose latest subject lost its latest observation: read them again.
+    latest_rescan: BTreeSet<i64>,
 }
 
 impl AppendState {
@@ -118,10 +126,11 @@ impl AppendState {
         if let Some(id) = self.partitions.get(key) {
             return Ok(*id);
         }
-        let id = match backend.find_partition(key)? {
-            Some(row) => row.partition_id,
-            None => backend.insert_partition(key)?,
+        let (id, latest) = match backend.find_partition(key)? {
+            Some(row) => (row.partition_id, row.latest_key),
+            None => (backend.insert_partition(key)?, String::new()),
         };
+        self.latest.insert(id, latest);
         self.partitions.insert(key.clone(), id);
         self.partition_keys.insert(id, key.clone());
         Ok(id)
@@ -162,6 +171,9 @@ fn append_in_transaction(
         deltas: BTreeMap::new(),
         touched: BTreeSet::new(),
         refusals: Vec::new(),
+        latest: HashMap::new(),
+        latest_changed: BTreeSet::new(),
+        latest_rescan: BTreeSet::new(),
     };
     let mut pending: Vec<Prepared> = Vec::with_capacity(CHUNK);
     for record in records {
@@ -207,6 +219,17 @@ fn append_in_transaction(
         .map(|(id, d)| (*id, *d))
         .collect();
     backend.add_counters(&deltas)?;
+    for pid in std::mem::take(&mut state.latest_rescan) {
+        let key = backend.scan_latest(pid)?.unwrap_or_default();
+        state.latest.insert(pid, key);
+        state.latest_changed.insert(pid);
+    }
+    let latest: Vec<(i64, String)> = state
+        .latest_changed
+        .iter()
+        .map(|pid| (*pid, state.latest.get(pid).cloned().unwrap_or_default()))
+        .collect();
+    backend.set_latest(&latest)?;
     if state.batch.first_seq > 0 {
         state.batch.last_seq = state.high_water;
     }
@@ -384,14 +407,123 @@ pub fn reduce_stored_subject(
     Ok(Some(SubjectRow {
         partition_id: key.0,
         subject_id: key.1.clone(),
-        sort_key: subject_sort_key(level, &digests, &key.1),
         attribution_level: level.as_str().to_owned(),
         review_state: state.review.state.to_owned(),
         observation_count: i64::try_from(state.observation_count).unwrap_or(i64::MAX),
         last_key: last,
-        state: json::dumps(&state.to_value(), COMPACT),
+        state: encode_state(&state),
         history_seqs,
     }))
+}
+
+const REVIEW_WORDS: [&str; 12] = [
+    "none",
+    "attenuation_proposed",
+    "conflict",
+    "unresolved_attribution",
+    "attenuate_or_review",
+    "manual_review",
+    "collect_attribution",
+    "negative_utility_requires_review",
+    "same_evidence_tier_conflict",
+    "strongest_evidence_unknown",
+    "attribution_not_established",
+    "",
+];
+
+fn review_word(text: &str) -> Option<&'static str> {
+    REVIEW_WORDS
+        .iter()
+        .copied()
+        .find(|w| *w == text && !w.is_empty())
+}
+
+/// The compact stored text of a reduced subject: the values `reduce_subject` computed,
+/// `;`-separated (floats in Python repr, which parses back to the same double). The
+/// subject id, level, observation count and latest observation live in their own columns.
+pub fn encode_state(state: &SubjectState) -> String {
+    let join_nums = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let summary: Vec<String> = state
+        .summary
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}:{}:{}",
+                p.basis.index(),
+                p.label.index(),
+                p.count,
+                float_repr(p.combined_confidence)
+            )
+        })
+        .collect();
+    format!(
+        "{};{};{};{};{};{};{};{};{};{};{};{}",
+        float_repr(state.utility_estimate),
+        state.effective_label.index(),
+        state.effective_basis.index(),
+        float_repr(state.confidence),
+        float_repr(state.uncertainty),
+        join_nums(&state.support),
+        join_nums(&state.evidence_strength),
+        summary.join("|"),
+        state.review.state,
+        state.review.proposed_action,
+        state.review.reason_codes.join(","),
+        state.memory_ref_digests.join(","),
+    )
+}
+
+/// The subject a stored row describes (`None` when the row is damaged).
+pub fn decode_state(row: &SubjectRow) -> Option<SubjectState> {
+    let parts: Vec<&str> = row.state.split(';').collect();
+    if parts.len() != 12 {
+        return None;
+    }
+    let float = |t: &str| t.parse::<f64>().ok().filter(|f| f.is_finite());
+    let nums = |t: &str| -> Option<Vec<usize>> { t.split(',').map(|n| n.parse().ok()).collect() };
+    let label = |t: &str| UtilityLabel::ALL.get(t.parse::<usize>().ok()?).copied();
+    let basis = |t: &str| EvidenceBasis::ALL.get(t.parse::<usize>().ok()?).copied();
+    let support: [usize; 4] = nums(parts[5])?.try_into().ok()?;
+    let strength: [usize; 5] = nums(parts[6])?.try_into().ok()?;
+    let mut summary = Vec::new();
+    for item in parts[7].split('|').filter(|p| !p.is_empty()) {
+        let f: Vec<&str> = item.split(':').collect();
+        if f.len() != 4 {
+            return None;
+        }
+        summary.push(SummaryPair {
+            basis: basis(f[0])?,
+            label: label(f[1])?,
+            count: f[2].parse().ok()?,
+            combined_confidence: float(f[3])?,
+        });
+    }
+    let mut reason_codes = Vec::new();
+    for code in parts[10].split(',').filter(|c| !c.is_empty()) {
+        reason_codes.push(review_word(code)?);
+    }
+    let (last_at, last_id) = split_order_key(&row.last_key)?;
+    Some(SubjectState {
+        subject_id: row.subject_id.clone(),
+        level: AttributionLevel::parse(&row.attribution_level)?,
+        memory_ref_digests: parts[11].split(',').map(str::to_owned).collect(),
+        utility_estimate: float(parts[0])?,
+        effective_label: label(parts[1])?,
+        effective_basis: basis(parts[2])?,
+        confidence: float(parts[3])?,
+        uncertainty: float(parts[4])?,
+        support,
+        evidence_strength: strength,
+        summary,
+        observation_count: usize::try_from(row.observation_count).ok()?,
+        last_observed_at: last_at,
+        last_observation_id: last_id,
+        review: Review {
+            state: review_word(parts[8])?,
+            proposed_action: review_word(parts[9])?,
+            reason_codes,
+        },
+    })
 }
 
 /// How a subject row contributes to its partition's subject counters.
@@ -425,6 +557,19 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
                 .get(&key.0)
                 .ok_or_else(|| LedgerError::Storage(format!("partition {} is unknown", key.0)))?;
             let new = reduce_stored_subject(key, partition, &rows)?;
+            let current = state.latest.get(&key.0).cloned().unwrap_or_default();
+            if let Some(old) = &old
+                && old.last_key == current
+                && new.as_ref().is_none_or(|n| n.last_key < old.last_key)
+            {
+                state.latest_rescan.insert(key.0);
+            }
+            if let Some(n) = &new
+                && n.last_key > current
+            {
+                state.latest.insert(key.0, n.last_key.clone());
+                state.latest_changed.insert(key.0);
+            }
             let delta = state.deltas.entry(key.0).or_default();
             if let Some(old) = &old {
                 delta.add(&subject_counters(old, -1));
@@ -547,12 +692,11 @@ fn subject_with_history(
     partition: &PartitionKey,
     row: &SubjectRow,
 ) -> LedgerResult<Value> {
-    let mut value = json::parse(&row.state).map_err(|e| {
-        LedgerError::Storage(format!(
-            "subject {} state is damaged: {}",
-            row.subject_id, e.message
-        ))
-    })?;
+    let mut value = decode_state(row)
+        .ok_or_else(|| {
+            LedgerError::Storage(format!("subject {} state is damaged", row.subject_id))
+        })?
+        .to_value();
     let found = backend.deliveries_by_seq(&row.history_seqs)?;
     let by_seq: HashMap<i64, &DeliveryRow> = found.iter().map(|d| (d.seq, d)).collect();
     let mut history = Vec::with_capacity(row.history_seqs.len());
@@ -612,7 +756,7 @@ fn ledger_projection(
             Some(after) => {
                 let found = backend.load_subjects(&[(p.partition_id, after.clone())])?;
                 match found.into_iter().next().flatten() {
-                    Some(row) => Some(row.sort_key),
+                    Some(row) => Some(row.subject_id),
                     None => {
                         return Err(LedgerError::Request(
                             "--after must name a subject_id of this partition (the next_after of the previous page)"
@@ -636,10 +780,7 @@ fn ledger_projection(
             .iter()
             .map(conflict_record)
             .collect();
-        last = backend
-            .latest_key(p.partition_id)?
-            .as_deref()
-            .and_then(split_order_key);
+        last = split_order_key(&p.latest_key);
     } else if paging.after.is_some() {
         return Err(LedgerError::Request(
             "--after must name a subject_id of this partition (the next_after of the previous page)"
@@ -687,13 +828,13 @@ pub fn subjects(
             for (d, row) in digests.iter().zip(backend.load_subjects(&item_keys)?) {
                 if let Some(row) = row {
                     matched.insert(d.clone());
-                    found.insert(row.sort_key.clone(), row);
+                    found.insert(row.subject_id.clone(), row);
                 }
             }
             for d in digests {
                 for row in backend.subjects_with_digest(p.partition_id, d)? {
                     matched.insert(d.clone());
-                    found.insert(row.sort_key.clone(), row);
+                    found.insert(row.subject_id.clone(), row);
                 }
             }
         }
@@ -874,8 +1015,7 @@ fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyRep
                 ));
                 break;
             }
-            let stored_latest = backend.latest_key(*id)?;
-            if stored_latest != latest.get(id).cloned() {
+            if p.latest_key != latest.get(id).cloned().unwrap_or_default() {
                 diff = Some(format!("partition {id} latest observation differs"));
                 break;
             }
@@ -914,7 +1054,6 @@ fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyRep
 
 fn subject_field_difference(want: &SubjectRow, have: &SubjectRow) -> String {
     let fields = [
-        ("sort_key", want.sort_key != have.sort_key),
         (
             "attribution_level",
             want.attribution_level != have.attribution_level,
