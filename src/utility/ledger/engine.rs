@@ -143,8 +143,17 @@ pub fn append(
     backend: &mut dyn LedgerBackend,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
 ) -> LedgerResult<AppendReport> {
+    // Parse and validate the head of the input before taking the write lock, so that
+    // concurrent appenders validate in parallel and hold the lock only to write.
+    let mut head = Intake::default();
+    while head.prepared.len() < PREVALIDATED {
+        match records.next() {
+            None => break,
+            Some(record) => head.take(record?),
+        }
+    }
     backend.begin_write()?;
-    match append_in_transaction(backend, records) {
+    match append_in_transaction(backend, head, records) {
         Ok(report) => {
             backend.commit()?;
             Ok(report)
@@ -156,8 +165,48 @@ pub fn append(
     }
 }
 
+/// Deliveries validated at most before the write lock is taken.
+const PREVALIDATED: usize = 8192;
+
+/// Records read and validated, not yet written.
+#[derive(Default)]
+struct Intake {
+    prepared: Vec<Prepared>,
+    received: i64,
+    refused: Vec<(u64, &'static str, String)>,
+}
+
+impl Intake {
+    fn take(&mut self, record: Record) {
+        self.received += 1;
+        match record {
+            Record::Refused {
+                line,
+                reason_code,
+                error,
+            } => self.refused.push((line, reason_code, error)),
+            Record::Item { line, bytes } => match prepare_delivery(&bytes) {
+                Ok(observation) => {
+                    let fingerprint = observation.fingerprint();
+                    let subject_id = reducer::subject_id(&observation);
+                    let order = order_prefix(observation.created_instant, &observation.created_at);
+                    self.prepared.push(Prepared {
+                        key: PartitionKey::of(&observation),
+                        observation,
+                        fingerprint,
+                        subject_id,
+                        order,
+                    });
+                }
+                Err((code, message)) => self.refused.push((line, code, message)),
+            },
+        }
+    }
+}
+
 fn append_in_transaction(
     backend: &mut dyn LedgerBackend,
+    head: Intake,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
 ) -> LedgerResult<AppendReport> {
     let mut state = AppendState {
@@ -175,41 +224,38 @@ fn append_in_transaction(
         latest_changed: BTreeSet::new(),
         latest_rescan: BTreeSet::new(),
     };
-    let mut pending: Vec<Prepared> = Vec::with_capacity(CHUNK);
-    for record in records {
-        match record? {
-            Record::Refused {
-                line,
-                reason_code,
-                error,
-            } => {
-                state.batch.received += 1;
-                state.refuse(line, reason_code, error);
-            }
-            Record::Item { line, bytes } => {
-                state.batch.received += 1;
-                match prepare_delivery(&bytes) {
-                    Ok(observation) => {
-                        let fingerprint = observation.fingerprint();
-                        let subject_id = reducer::subject_id(&observation);
-                        let order =
-                            order_prefix(observation.created_instant, &observation.created_at);
-                        pending.push(Prepared {
-                            key: PartitionKey::of(&observation),
-                            observation,
-                            fingerprint,
-                            subject_id,
-                            order,
-                        });
-                    }
-                    Err((code, message)) => state.refuse(line, code, message),
-                }
-                if pending.len() >= CHUNK {
-                    process_chunk(backend, &mut state, &mut pending)?;
-                }
+    let mut intake = head;
+    loop {
+        state.batch.received += intake.received;
+        for (line, code, error) in intake.refused.drain(..) {
+            state.refuse(line, code, error);
+        }
+        let mut prepared = std::mem::take(&mut intake.prepared);
+        while !prepared.is_empty() {
+            let rest = prepared.split_off(prepared.len().min(CHUNK));
+            process_chunk(backend, &mut state, &mut prepared)?;
+            prepared = rest;
+        }
+        intake = Intake::default();
+        let mut ended = true;
+        for record in &mut *records {
+            intake.take(record?);
+            if intake.prepared.len() >= CHUNK {
+                ended = false;
+                break;
             }
         }
+        if ended {
+            state.batch.received += intake.received;
+            for (line, code, error) in intake.refused.drain(..) {
+                state.refuse(line, code, error);
+            }
+            let mut pending = std::mem::take(&mut intake.prepared);
+            process_chunk(backend, &mut state, &mut pending)?;
+            break;
+        }
     }
+    let mut pending: Vec<Prepared> = Vec::new();
     process_chunk(backend, &mut state, &mut pending)?;
     flush_subjects(backend, &mut state)?;
     let deltas: Vec<(i64, Counters)> = state
