@@ -3,7 +3,7 @@
 //! Reuses the v0 subject, aggregate, history-entry, rejection and proposal rules of
 //! [`crate::utility::validate`] and adds the ledger packet's own: exact uncapped
 //! counters that must agree with each other, the reducer identity, page fields, subjects
-//! in projection order, history bounded per subject (recomputed and compared when it is
+//! in `subject_id` order, history bounded per subject (recomputed and compared when it is
 //! complete). Pure; reports the first violated rule.
 
 use std::collections::{BTreeMap, BTreeSet};
