@@ -26,6 +26,12 @@ pub enum Error {
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),
+    /// A recall session could not be created, found or used.
+    #[error(transparent)]
+    Session(#[from] crate::recall::SessionError),
+    /// A rank-prior profile, partition, candidate list or utility source is invalid.
+    #[error(transparent)]
+    RankPrior(#[from] crate::utility::rank_prior::RankPriorError),
     /// A utility ledger could not be opened, read or written.
     #[error(transparent)]
     Ledger(#[from] crate::utility::ledger::LedgerError),

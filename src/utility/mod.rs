@@ -4,12 +4,16 @@
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
 //! * [`validate`]: the readback validator every projection passes through;
+//! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
+//!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
+//!   stores the modifier table as a provider effect through
+//!   [`crate::provider::embedded::effects`]).
 //! * [`ledger`]: the durable append-only ledger (SQLite or PostgreSQL) behind the
 //!   `utility-ledger` commands.
 //!
-//! This module also owns the three command entry points. Commands read their input
-//! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
-//! memory, ranks, or grants authority.
+//! This module also owns the command entry points. Commands read their input through
+//! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
+//! memory content or grants authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
@@ -25,6 +29,8 @@
 
 pub mod ledger;
 pub mod observation;
+pub mod rank_prior;
+mod rank_prior_command;
 pub mod reducer;
 pub(crate) mod strict;
 pub mod validate;
@@ -42,6 +48,8 @@ pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
+pub use rank_prior_command::command as rank_prior_command;
+pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 
@@ -199,10 +207,7 @@ pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Erro
     } else {
         Exit::NotOk
     };
-    Ok(Outcome {
-        packet: validation_packet(&result),
-        exit,
-    })
+    Ok(Outcome::new(validation_packet(&result), exit))
 }
 
 #[cfg(test)]

@@ -623,11 +623,12 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
             match new {
                 Some(row) => {
                     delta.add(&subject_counters(&row, 1));
-                    if old.is_none() && row.attribution_level != "item" {
-                        if let Some(first) = rows.first() {
-                            for d in first.memory_ref_digests.split(',') {
-                                digests.push((key.0, d.to_owned(), key.1.clone()));
-                            }
+                    if old.is_none()
+                        && row.attribution_level != "item"
+                        && let Some(first) = rows.first()
+                    {
+                        for d in first.memory_ref_digests.split(',') {
+                            digests.push((key.0, d.to_owned(), key.1.clone()));
                         }
                     }
                     puts.push(row);
@@ -1067,12 +1068,12 @@ fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyRep
             }
         }
     }
-    if diff.is_none() {
-        if let Some(extra) = expected.keys().find(|id| !partitions.contains_key(id)) {
-            diff = Some(format!(
-                "deliveries name partition {extra}, which does not exist"
-            ));
-        }
+    if diff.is_none()
+        && let Some(extra) = expected.keys().find(|id| !partitions.contains_key(id))
+    {
+        diff = Some(format!(
+            "deliveries name partition {extra}, which does not exist"
+        ));
     }
     let batches = backend.batches()?;
     report.batches = batches.len() as i64;
