@@ -32,7 +32,7 @@ const CHUNK: usize = 1024;
 /// Touched subjects kept before they are recomputed.
 const FLUSH_SUBJECTS: usize = 16384;
 /// Subjects recomputed per storage round.
-const SUBJECT_ROUND: usize = 256;
+const SUBJECT_ROUND: usize = 512;
 
 /// Compact JSON in insertion order (stored subject state, export lines).
 pub const COMPACT: DumpOptions = DumpOptions {
