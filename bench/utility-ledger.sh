@@ -20,7 +20,10 @@ CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/reward-memory/bench"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/reward-memory-ledger-bench.XXXXXX")
 PG_PID=""
 cleanup() {
-    [ -n "$PG_PID" ] && kill "$PG_PID" 2>/dev/null && wait "$PG_PID" 2>/dev/null
+    if [ -n "$PG_PID" ]; then
+        kill "$PG_PID" 2>/dev/null || true
+        wait "$PG_PID" 2>/dev/null || true
+    fi
     rm -rf "$WORK"
 }
 trap cleanup EXIT

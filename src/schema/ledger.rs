@@ -212,7 +212,7 @@ pub struct LedgerSubjectPacket {
     pub missing_memory_ref_digests: Vec<String>,
     pub subject_count: u64,
     pub history_per_subject: u64,
-    /// Item, then none, then set subjects (the projection's order).
+    /// Ordered by `subject_id`.
     pub subjects: Vec<LedgerSubject>,
     pub read_only: AlwaysTrue,
     pub grants_new_action_authority: AlwaysFalse,

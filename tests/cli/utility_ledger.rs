@@ -784,7 +784,7 @@ fn sigkill_during_append_never_corrupts_or_half_commits() {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        std::thread::sleep(std::time::Duration::from_micros(state % 150_000));
+        std::thread::sleep(std::time::Duration::from_micros(state % 400_000));
         let _ = child.kill(); // SIGKILL
         let out = child.wait_with_output().expect("appender ends");
         printed.push(String::from_utf8_lossy(&out.stdout).contains("\"status\": \"committed\""));

@@ -21,15 +21,18 @@ use super::packets::{self, Refusal};
 use super::{
     BatchRow, ConflictRow, Counters, DeliveryRow, HISTORY_PER_SUBJECT, LedgerBackend, LedgerError,
     LedgerResult, ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
-    order_key_text, order_prefix, split_order_key, subject_sort_key,
+    order_key_text, order_prefix, split_order_key,
 };
+use crate::utility::observation::{EvidenceBasis, UtilityLabel};
+use crate::utility::reducer::{Review, SubjectState, SummaryPair};
+use crate::wire::pyfmt::float_repr;
 
 /// Valid deliveries handled per storage round.
-const CHUNK: usize = 512;
+const CHUNK: usize = 1024;
 /// Touched subjects kept before they are recomputed.
-const FLUSH_SUBJECTS: usize = 4096;
+const FLUSH_SUBJECTS: usize = 16384;
 /// Subjects recomputed per storage round.
-const SUBJECT_ROUND: usize = 256;
+const SUBJECT_ROUND: usize = 512;
 
 /// Compact JSON in insertion order (stored subject state, export lines).
 pub const COMPACT: DumpOptions = DumpOptions {
@@ -96,6 +99,11 @@ struct AppendState {
     deltas: BTreeMap<i64, Counters>,
     touched: BTreeSet<SubjectKey>,
     refusals: Vec<Refusal>,
+    /// Each resolved partition's latest order key, as this batch changes it.
+    latest: HashMap<i64, String>,
+    latest_changed: BTreeSet<i64>,
+    /// Partitions whose latest subject lost its latest observation: read them again.
+    latest_rescan: BTreeSet<i64>,
 }
 
 impl AppendState {
@@ -118,10 +126,11 @@ impl AppendState {
         if let Some(id) = self.partitions.get(key) {
             return Ok(*id);
         }
-        let id = match backend.find_partition(key)? {
-            Some(row) => row.partition_id,
-            None => backend.insert_partition(key)?,
+        let (id, latest) = match backend.find_partition(key)? {
+            Some(row) => (row.partition_id, row.latest_key),
+            None => (backend.insert_partition(key)?, String::new()),
         };
+        self.latest.insert(id, latest);
         self.partitions.insert(key.clone(), id);
         self.partition_keys.insert(id, key.clone());
         Ok(id)
@@ -134,8 +143,17 @@ pub fn append(
     backend: &mut dyn LedgerBackend,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
 ) -> LedgerResult<AppendReport> {
+    // Parse and validate the head of the input before taking the write lock, so that
+    // concurrent appenders validate in parallel and hold the lock only to write.
+    let mut head = Intake::default();
+    while head.prepared.len() < PREVALIDATED {
+        match records.next() {
+            None => break,
+            Some(record) => head.take(record?),
+        }
+    }
     backend.begin_write()?;
-    match append_in_transaction(backend, records) {
+    match append_in_transaction(backend, head, records) {
         Ok(report) => {
             backend.commit()?;
             Ok(report)
@@ -147,8 +165,48 @@ pub fn append(
     }
 }
 
+/// Deliveries validated at most before the write lock is taken.
+const PREVALIDATED: usize = 8192;
+
+/// Records read and validated, not yet written.
+#[derive(Default)]
+struct Intake {
+    prepared: Vec<Prepared>,
+    received: i64,
+    refused: Vec<(u64, &'static str, String)>,
+}
+
+impl Intake {
+    fn take(&mut self, record: Record) {
+        self.received += 1;
+        match record {
+            Record::Refused {
+                line,
+                reason_code,
+                error,
+            } => self.refused.push((line, reason_code, error)),
+            Record::Item { line, bytes } => match prepare_delivery(&bytes) {
+                Ok(observation) => {
+                    let fingerprint = observation.fingerprint();
+                    let subject_id = reducer::subject_id(&observation);
+                    let order = order_prefix(observation.created_instant, &observation.created_at);
+                    self.prepared.push(Prepared {
+                        key: PartitionKey::of(&observation),
+                        observation,
+                        fingerprint,
+                        subject_id,
+                        order,
+                    });
+                }
+                Err((code, message)) => self.refused.push((line, code, message)),
+            },
+        }
+    }
+}
+
 fn append_in_transaction(
     backend: &mut dyn LedgerBackend,
+    head: Intake,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
 ) -> LedgerResult<AppendReport> {
     let mut state = AppendState {
@@ -162,42 +220,42 @@ fn append_in_transaction(
         deltas: BTreeMap::new(),
         touched: BTreeSet::new(),
         refusals: Vec::new(),
+        latest: HashMap::new(),
+        latest_changed: BTreeSet::new(),
+        latest_rescan: BTreeSet::new(),
     };
-    let mut pending: Vec<Prepared> = Vec::with_capacity(CHUNK);
-    for record in records {
-        match record? {
-            Record::Refused {
-                line,
-                reason_code,
-                error,
-            } => {
-                state.batch.received += 1;
-                state.refuse(line, reason_code, error);
-            }
-            Record::Item { line, bytes } => {
-                state.batch.received += 1;
-                match prepare_delivery(&bytes) {
-                    Ok(observation) => {
-                        let fingerprint = observation.fingerprint();
-                        let subject_id = reducer::subject_id(&observation);
-                        let order =
-                            order_prefix(observation.created_instant, &observation.created_at);
-                        pending.push(Prepared {
-                            key: PartitionKey::of(&observation),
-                            observation,
-                            fingerprint,
-                            subject_id,
-                            order,
-                        });
-                    }
-                    Err((code, message)) => state.refuse(line, code, message),
-                }
-                if pending.len() >= CHUNK {
-                    process_chunk(backend, &mut state, &mut pending)?;
-                }
+    let mut intake = head;
+    loop {
+        state.batch.received += intake.received;
+        for (line, code, error) in intake.refused.drain(..) {
+            state.refuse(line, code, error);
+        }
+        let mut prepared = std::mem::take(&mut intake.prepared);
+        while !prepared.is_empty() {
+            let rest = prepared.split_off(prepared.len().min(CHUNK));
+            process_chunk(backend, &mut state, &mut prepared)?;
+            prepared = rest;
+        }
+        intake = Intake::default();
+        let mut ended = true;
+        for record in &mut *records {
+            intake.take(record?);
+            if intake.prepared.len() >= CHUNK {
+                ended = false;
+                break;
             }
         }
+        if ended {
+            state.batch.received += intake.received;
+            for (line, code, error) in intake.refused.drain(..) {
+                state.refuse(line, code, error);
+            }
+            let mut pending = std::mem::take(&mut intake.prepared);
+            process_chunk(backend, &mut state, &mut pending)?;
+            break;
+        }
     }
+    let mut pending: Vec<Prepared> = Vec::new();
     process_chunk(backend, &mut state, &mut pending)?;
     flush_subjects(backend, &mut state)?;
     let deltas: Vec<(i64, Counters)> = state
@@ -207,6 +265,17 @@ fn append_in_transaction(
         .map(|(id, d)| (*id, *d))
         .collect();
     backend.add_counters(&deltas)?;
+    for pid in std::mem::take(&mut state.latest_rescan) {
+        let key = backend.scan_latest(pid)?.unwrap_or_default();
+        state.latest.insert(pid, key);
+        state.latest_changed.insert(pid);
+    }
+    let latest: Vec<(i64, String)> = state
+        .latest_changed
+        .iter()
+        .map(|pid| (*pid, state.latest.get(pid).cloned().unwrap_or_default()))
+        .collect();
+    backend.set_latest(&latest)?;
     if state.batch.first_seq > 0 {
         state.batch.last_seq = state.high_water;
     }
@@ -384,14 +453,123 @@ pub fn reduce_stored_subject(
     Ok(Some(SubjectRow {
         partition_id: key.0,
         subject_id: key.1.clone(),
-        sort_key: subject_sort_key(level, &digests, &key.1),
         attribution_level: level.as_str().to_owned(),
         review_state: state.review.state.to_owned(),
         observation_count: i64::try_from(state.observation_count).unwrap_or(i64::MAX),
         last_key: last,
-        state: json::dumps(&state.to_value(), COMPACT),
+        state: encode_state(&state),
         history_seqs,
     }))
+}
+
+const REVIEW_WORDS: [&str; 12] = [
+    "none",
+    "attenuation_proposed",
+    "conflict",
+    "unresolved_attribution",
+    "attenuate_or_review",
+    "manual_review",
+    "collect_attribution",
+    "negative_utility_requires_review",
+    "same_evidence_tier_conflict",
+    "strongest_evidence_unknown",
+    "attribution_not_established",
+    "",
+];
+
+fn review_word(text: &str) -> Option<&'static str> {
+    REVIEW_WORDS
+        .iter()
+        .copied()
+        .find(|w| *w == text && !w.is_empty())
+}
+
+/// The compact stored text of a reduced subject: the values `reduce_subject` computed,
+/// `;`-separated (floats in Python repr, which parses back to the same double). The
+/// subject id, level, observation count and latest observation live in their own columns.
+pub fn encode_state(state: &SubjectState) -> String {
+    let join_nums = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let summary: Vec<String> = state
+        .summary
+        .iter()
+        .map(|p| {
+            format!(
+                "{}:{}:{}:{}",
+                p.basis.index(),
+                p.label.index(),
+                p.count,
+                float_repr(p.combined_confidence)
+            )
+        })
+        .collect();
+    format!(
+        "{};{};{};{};{};{};{};{};{};{};{};{}",
+        float_repr(state.utility_estimate),
+        state.effective_label.index(),
+        state.effective_basis.index(),
+        float_repr(state.confidence),
+        float_repr(state.uncertainty),
+        join_nums(&state.support),
+        join_nums(&state.evidence_strength),
+        summary.join("|"),
+        state.review.state,
+        state.review.proposed_action,
+        state.review.reason_codes.join(","),
+        state.memory_ref_digests.join(","),
+    )
+}
+
+/// The subject a stored row describes (`None` when the row is damaged).
+pub fn decode_state(row: &SubjectRow) -> Option<SubjectState> {
+    let parts: Vec<&str> = row.state.split(';').collect();
+    if parts.len() != 12 {
+        return None;
+    }
+    let float = |t: &str| t.parse::<f64>().ok().filter(|f| f.is_finite());
+    let nums = |t: &str| -> Option<Vec<usize>> { t.split(',').map(|n| n.parse().ok()).collect() };
+    let label = |t: &str| UtilityLabel::ALL.get(t.parse::<usize>().ok()?).copied();
+    let basis = |t: &str| EvidenceBasis::ALL.get(t.parse::<usize>().ok()?).copied();
+    let support: [usize; 4] = nums(parts[5])?.try_into().ok()?;
+    let strength: [usize; 5] = nums(parts[6])?.try_into().ok()?;
+    let mut summary = Vec::new();
+    for item in parts[7].split('|').filter(|p| !p.is_empty()) {
+        let f: Vec<&str> = item.split(':').collect();
+        if f.len() != 4 {
+            return None;
+        }
+        summary.push(SummaryPair {
+            basis: basis(f[0])?,
+            label: label(f[1])?,
+            count: f[2].parse().ok()?,
+            combined_confidence: float(f[3])?,
+        });
+    }
+    let mut reason_codes = Vec::new();
+    for code in parts[10].split(',').filter(|c| !c.is_empty()) {
+        reason_codes.push(review_word(code)?);
+    }
+    let (last_at, last_id) = split_order_key(&row.last_key)?;
+    Some(SubjectState {
+        subject_id: row.subject_id.clone(),
+        level: AttributionLevel::parse(&row.attribution_level)?,
+        memory_ref_digests: parts[11].split(',').map(str::to_owned).collect(),
+        utility_estimate: float(parts[0])?,
+        effective_label: label(parts[1])?,
+        effective_basis: basis(parts[2])?,
+        confidence: float(parts[3])?,
+        uncertainty: float(parts[4])?,
+        support,
+        evidence_strength: strength,
+        summary,
+        observation_count: usize::try_from(row.observation_count).ok()?,
+        last_observed_at: last_at,
+        last_observation_id: last_id,
+        review: Review {
+            state: review_word(parts[8])?,
+            proposed_action: review_word(parts[9])?,
+            reason_codes,
+        },
+    })
 }
 
 /// How a subject row contributes to its partition's subject counters.
@@ -425,6 +603,19 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
                 .get(&key.0)
                 .ok_or_else(|| LedgerError::Storage(format!("partition {} is unknown", key.0)))?;
             let new = reduce_stored_subject(key, partition, &rows)?;
+            let current = state.latest.get(&key.0).cloned().unwrap_or_default();
+            if let Some(old) = &old
+                && old.last_key == current
+                && new.as_ref().is_none_or(|n| n.last_key < old.last_key)
+            {
+                state.latest_rescan.insert(key.0);
+            }
+            if let Some(n) = &new
+                && n.last_key > current
+            {
+                state.latest.insert(key.0, n.last_key.clone());
+                state.latest_changed.insert(key.0);
+            }
             let delta = state.deltas.entry(key.0).or_default();
             if let Some(old) = &old {
                 delta.add(&subject_counters(old, -1));
@@ -548,12 +739,11 @@ fn subject_with_history(
     partition: &PartitionKey,
     row: &SubjectRow,
 ) -> LedgerResult<Value> {
-    let mut value = json::parse(&row.state).map_err(|e| {
-        LedgerError::Storage(format!(
-            "subject {} state is damaged: {}",
-            row.subject_id, e.message
-        ))
-    })?;
+    let mut value = decode_state(row)
+        .ok_or_else(|| {
+            LedgerError::Storage(format!("subject {} state is damaged", row.subject_id))
+        })?
+        .to_value();
     let found = backend.deliveries_by_seq(&row.history_seqs)?;
     let by_seq: HashMap<i64, &DeliveryRow> = found.iter().map(|d| (d.seq, d)).collect();
     let mut history = Vec::with_capacity(row.history_seqs.len());
@@ -613,7 +803,7 @@ fn ledger_projection(
             Some(after) => {
                 let found = backend.load_subjects(&[(p.partition_id, after.clone())])?;
                 match found.into_iter().next().flatten() {
-                    Some(row) => Some(row.sort_key),
+                    Some(row) => Some(row.subject_id),
                     None => {
                         return Err(LedgerError::Request(
                             "--after must name a subject_id of this partition (the next_after of the previous page)"
@@ -637,10 +827,7 @@ fn ledger_projection(
             .iter()
             .map(conflict_record)
             .collect();
-        last = backend
-            .latest_key(p.partition_id)?
-            .as_deref()
-            .and_then(split_order_key);
+        last = split_order_key(&p.latest_key);
     } else if paging.after.is_some() {
         return Err(LedgerError::Request(
             "--after must name a subject_id of this partition (the next_after of the previous page)"
@@ -688,13 +875,13 @@ pub fn subjects(
             for (d, row) in digests.iter().zip(backend.load_subjects(&item_keys)?) {
                 if let Some(row) = row {
                     matched.insert(d.clone());
-                    found.insert(row.sort_key.clone(), row);
+                    found.insert(row.subject_id.clone(), row);
                 }
             }
             for d in digests {
                 for row in backend.subjects_with_digest(p.partition_id, d)? {
                     matched.insert(d.clone());
-                    found.insert(row.sort_key.clone(), row);
+                    found.insert(row.subject_id.clone(), row);
                 }
             }
         }
@@ -875,8 +1062,7 @@ fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyRep
                 ));
                 break;
             }
-            let stored_latest = backend.latest_key(*id)?;
-            if stored_latest != latest.get(id).cloned() {
+            if p.latest_key != latest.get(id).cloned().unwrap_or_default() {
                 diff = Some(format!("partition {id} latest observation differs"));
                 break;
             }
@@ -915,7 +1101,6 @@ fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyRep
 
 fn subject_field_difference(want: &SubjectRow, have: &SubjectRow) -> String {
     let fields = [
-        ("sort_key", want.sort_key != have.sort_key),
         (
             "attribution_level",
             want.attribution_level != have.attribution_level,

@@ -17,8 +17,8 @@
 //! * `observations`: one row per `observation_id`: delivery and version counts, the
 //!   first fingerprint, the representative delivery (smallest order key);
 //! * `conflict_versions`: every fingerprint of an id delivered with two or more;
-//! * `subjects`: the reduced subject (the projection's 19-key object), its sort key,
-//!   latest order key and the sequences of its latest history entries;
+//! * `subjects`: the reduced subject (compact text), its latest order key and the
+//!   sequences of its latest history entries;
 //! * `subject_digests`: digest → set/none subject, for `subject` look-ups (an item
 //!   subject's id is computed from its digest);
 //! * `batches`: one row per committed append.
@@ -266,6 +266,8 @@ pub struct PartitionRow {
     pub partition_id: i64,
     pub key: PartitionKey,
     pub counters: Counters,
+    /// [`order_key_text`] of the partition's latest accepted observation (empty when none).
+    pub latest_key: String,
 }
 
 /// One stored delivery: a normalized observation without its partition fields.
@@ -381,14 +383,12 @@ pub struct ObservationRow {
 pub struct SubjectRow {
     pub partition_id: i64,
     pub subject_id: String,
-    /// The projection's subject order: `level \x01 digests` (`,`-joined) or `none \x01 id`.
-    pub sort_key: String,
     pub attribution_level: String,
     pub review_state: String,
     pub observation_count: i64,
     /// [`order_key_text`] of the subject's latest observation.
     pub last_key: String,
-    /// The subject object exactly as the projection prints it (canonical JSON).
+    /// The reduced state in the compact text of [`engine::encode_state`].
     pub state: String,
     /// Sequences of the latest [`HISTORY_PER_SUBJECT`] accepted deliveries, oldest first.
     pub history_seqs: Vec<i64>,
@@ -445,14 +445,6 @@ pub fn split_order_key(text: &str) -> Option<(String, String)> {
     Some((created_at.to_owned(), id.to_owned()))
 }
 
-/// The subject sort key of the projection's order (level, then digests or id).
-pub fn subject_sort_key(level: AttributionLevel, digests: &[String], subject_id: &str) -> String {
-    match level {
-        AttributionLevel::None => format!("none\u{1}{subject_id}"),
-        other => format!("{}\u{1}{}", other.as_str(), digests.join(",")),
-    }
-}
-
 /// What every backend stores and reads. Write methods run inside the transaction opened
 /// by [`LedgerBackend::begin_write`] (which holds the ledger's one write lock until
 /// [`LedgerBackend::commit`] or [`LedgerBackend::rollback`]); read methods inside
@@ -489,6 +481,10 @@ pub trait LedgerBackend {
     fn insert_partition(&mut self, key: &PartitionKey) -> LedgerResult<i64>;
     /// Adds deltas to partition counters.
     fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()>;
+    /// Sets partitions' latest order keys.
+    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()>;
+    /// The greatest subject `last_key` of a partition, read from its subjects.
+    fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>>;
 
     /// The aggregates of these ids (those that exist), with fingerprints of conflicting ones.
     fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>>;
@@ -530,11 +526,11 @@ pub trait LedgerBackend {
     ) -> LedgerResult<()>;
     /// Deliveries by sequence (those that exist), in sequence order.
     fn deliveries_by_seq(&mut self, seqs: &[i64]) -> LedgerResult<Vec<DeliveryRow>>;
-    /// A page of a partition's subjects in sort-key order after `after_sort_key`.
+    /// A page of a partition's subjects in `subject_id` order after `after`.
     fn subjects_page(
         &mut self,
         partition_id: i64,
-        after_sort_key: Option<&str>,
+        after: Option<&str>,
         limit: usize,
     ) -> LedgerResult<Vec<SubjectRow>>;
     /// Set and none subjects of a partition that contain `digest`.
@@ -543,8 +539,6 @@ pub trait LedgerBackend {
         partition_id: i64,
         digest: &str,
     ) -> LedgerResult<Vec<SubjectRow>>;
-    /// The greatest subject `last_key` of a partition.
-    fn latest_key(&mut self, partition_id: i64) -> LedgerResult<Option<String>>;
     /// The first `limit` conflicting ids of a partition, by id.
     fn conflicts(&mut self, partition_id: i64, limit: usize) -> LedgerResult<Vec<ConflictRow>>;
 

@@ -20,7 +20,7 @@ pub const SUBJECT_SCHEMA_VERSION: &str = "memory_utility_ledger_subject_v0";
 /// Schema version of the verify report.
 pub const VERIFY_SCHEMA_VERSION: &str = "memory_utility_ledger_verify_v0";
 /// The reducer of ledger packets: the v0 subject rules, uncapped exact counters, history
-/// bounded per subject, subjects paged in projection order.
+/// bounded per subject, subjects paged in `subject_id` order.
 pub const LEDGER_REDUCER_VERSION: &str = "memory_utility_ledger_reducer_v0";
 /// Most refusals listed in a receipt (the counters stay exact).
 pub const MAX_REFUSALS: usize = 64;

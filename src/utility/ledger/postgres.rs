@@ -57,6 +57,7 @@ CREATE TABLE utility_ledger_partitions (
     set_subject_count BIGINT NOT NULL DEFAULT 0,
     none_subject_count BIGINT NOT NULL DEFAULT 0,
     conflict_subject_count BIGINT NOT NULL DEFAULT 0,
+    latest_key TEXT COLLATE "C" NOT NULL DEFAULT '',
     UNIQUE (agent_id, project_id, corpus_id, surface_id, retrieval_snapshot_ref, policy_snapshot_ref)
 );
 CREATE TABLE utility_ledger_batches (
@@ -110,7 +111,6 @@ CREATE TABLE utility_ledger_conflict_versions (
 CREATE TABLE utility_ledger_subjects (
     partition_id BIGINT NOT NULL,
     subject_id TEXT COLLATE "C" NOT NULL,
-    sort_key TEXT COLLATE "C" NOT NULL,
     attribution_level TEXT COLLATE "C" NOT NULL,
     review_state TEXT COLLATE "C" NOT NULL,
     observation_count BIGINT NOT NULL,
@@ -119,8 +119,6 @@ CREATE TABLE utility_ledger_subjects (
     history_seqs TEXT NOT NULL,
     PRIMARY KEY (partition_id, subject_id)
 );
-CREATE INDEX utility_ledger_subjects_by_sort ON utility_ledger_subjects (partition_id, sort_key);
-CREATE INDEX utility_ledger_subjects_by_latest ON utility_ledger_subjects (partition_id, last_key);
 CREATE TABLE utility_ledger_subject_digests (
     partition_id BIGINT NOT NULL,
     memory_ref_digest TEXT COLLATE "C" NOT NULL,
@@ -134,13 +132,13 @@ const DELIVERY_COLUMNS: &str = "d.seq, d.batch_id, d.partition_id, d.observation
     d.attribution_level, d.evidence_basis, d.confidence, d.reason_codes, d.evidence_refs, \
     d.evaluator_ref, d.evaluation_version, d.created_at";
 
-const SUBJECT_COLUMNS: &str = "s.partition_id, s.subject_id, s.sort_key, s.attribution_level, \
+const SUBJECT_COLUMNS: &str = "s.partition_id, s.subject_id, s.attribution_level, \
     s.review_state, s.observation_count, s.last_key, s.state, s.history_seqs";
 
 const PARTITION_COLUMNS: &str = "partition_id, agent_id, project_id, corpus_id, surface_id, \
     retrieval_snapshot_ref, policy_snapshot_ref, delivery_count, accepted_count, \
     duplicate_count, conflicting_count, rejected_count, subject_count, item_subject_count, \
-    set_subject_count, none_subject_count, conflict_subject_count";
+    set_subject_count, none_subject_count, conflict_subject_count, latest_key";
 
 const OBSERVATION_COLUMNS: &str = "o.observation_id, o.partition_id, o.subject_id, \
     o.version_count, o.delivery_count, o.fingerprint, o.rep_seq, o.rep_order, \
@@ -205,16 +203,15 @@ fn delivery(row: &Row, base: usize) -> Result<DeliveryRow, postgres::Error> {
 }
 
 fn subject(row: &Row, base: usize) -> Result<SubjectRow, postgres::Error> {
-    let seqs: String = row.try_get(base + 8)?;
+    let seqs: String = row.try_get(base + 7)?;
     Ok(SubjectRow {
         partition_id: row.try_get(base)?,
         subject_id: row.try_get(base + 1)?,
-        sort_key: row.try_get(base + 2)?,
-        attribution_level: row.try_get(base + 3)?,
-        review_state: row.try_get(base + 4)?,
-        observation_count: row.try_get(base + 5)?,
-        last_key: row.try_get(base + 6)?,
-        state: row.try_get(base + 7)?,
+        attribution_level: row.try_get(base + 2)?,
+        review_state: row.try_get(base + 3)?,
+        observation_count: row.try_get(base + 4)?,
+        last_key: row.try_get(base + 5)?,
+        state: row.try_get(base + 6)?,
         history_seqs: super::sqlite::parse_seqs(&seqs),
     })
 }
@@ -250,6 +247,7 @@ fn partition(row: &Row) -> Result<PartitionRow, postgres::Error> {
             policy_snapshot_ref: row.try_get(6)?,
         },
         counters: Counters::from_array(counters),
+        latest_key: row.try_get(17)?,
     })
 }
 
@@ -588,6 +586,20 @@ impl LedgerBackend for PgLedger {
         Ok(())
     }
 
+    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()> {
+        if latest.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = latest.iter().map(|l| l.0).collect();
+        let keys: Vec<&str> = latest.iter().map(|l| l.1.as_str()).collect();
+        self.query(
+            "UPDATE utility_ledger_partitions p SET latest_key = k.key \
+             FROM UNNEST($1::bigint[], $2::text[]) AS k(id, key) WHERE p.partition_id = k.id",
+            &[&ids, &keys],
+        )?;
+        Ok(())
+    }
+
     fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>> {
         let rows = self.query(
             &format!(
@@ -750,7 +762,6 @@ impl LedgerBackend for PgLedger {
         if !rows.is_empty() {
             let pids: Vec<i64> = rows.iter().map(|s| s.partition_id).collect();
             let sids: Vec<&str> = rows.iter().map(|s| s.subject_id.as_str()).collect();
-            let sorts: Vec<&str> = rows.iter().map(|s| s.sort_key.as_str()).collect();
             let levels: Vec<&str> = rows.iter().map(|s| s.attribution_level.as_str()).collect();
             let reviews: Vec<&str> = rows.iter().map(|s| s.review_state.as_str()).collect();
             let counts: Vec<i64> = rows.iter().map(|s| s.observation_count).collect();
@@ -761,15 +772,15 @@ impl LedgerBackend for PgLedger {
                 .map(|s| super::sqlite::format_seqs(&s.history_seqs))
                 .collect();
             self.query(
-                "INSERT INTO utility_ledger_subjects (partition_id, subject_id, sort_key, \
+                "INSERT INTO utility_ledger_subjects (partition_id, subject_id, \
                  attribution_level, review_state, observation_count, last_key, state, history_seqs) \
-                 SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[], \
-                 $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[]) \
+                 SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], \
+                 $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) \
                  ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
                  review_state = excluded.review_state, observation_count = excluded.observation_count, \
                  last_key = excluded.last_key, state = excluded.state, \
                  history_seqs = excluded.history_seqs",
-                &[&pids, &sids, &sorts, &levels, &reviews, &counts, &lasts, &states, &seqs],
+                &[&pids, &sids, &levels, &reviews, &counts, &lasts, &states, &seqs],
             )?;
         }
         if !digests.is_empty() {
@@ -848,16 +859,16 @@ impl LedgerBackend for PgLedger {
     fn subjects_page(
         &mut self,
         partition_id: i64,
-        after_sort_key: Option<&str>,
+        after: Option<&str>,
         limit: usize,
     ) -> LedgerResult<Vec<SubjectRow>> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let rows = self.query(
             &format!(
                 "SELECT {SUBJECT_COLUMNS} FROM utility_ledger_subjects s WHERE s.partition_id = $1 \
-                 AND s.sort_key > $2 ORDER BY s.sort_key LIMIT $3"
+                 AND s.subject_id > $2 ORDER BY s.subject_id LIMIT $3"
             ),
-            &[&partition_id, &after_sort_key.unwrap_or(""), &limit],
+            &[&partition_id, &after.unwrap_or(""), &limit],
         )?;
         rows_to(rows, |r| subject(r, 0), self.secret.as_deref())
     }
@@ -872,20 +883,19 @@ impl LedgerBackend for PgLedger {
                 "SELECT {SUBJECT_COLUMNS} FROM utility_ledger_subject_digests g \
                  JOIN utility_ledger_subjects s ON s.partition_id = g.partition_id \
                  AND s.subject_id = g.subject_id \
-                 WHERE g.partition_id = $1 AND g.memory_ref_digest = $2 ORDER BY s.sort_key"
+                 WHERE g.partition_id = $1 AND g.memory_ref_digest = $2 ORDER BY s.subject_id"
             ),
             &[&partition_id, &digest],
         )?;
         rows_to(rows, |r| subject(r, 0), self.secret.as_deref())
     }
 
-    fn latest_key(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
+    fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
         let rows = self.query(
-            "SELECT last_key FROM utility_ledger_subjects WHERE partition_id = $1 \
-             ORDER BY last_key DESC LIMIT 1",
+            "SELECT max(last_key) FROM utility_ledger_subjects WHERE partition_id = $1",
             &[&partition_id],
         )?;
-        Ok(rows.first().map(|r| r.get(0)))
+        Ok(rows.first().and_then(|r| r.get(0)))
     }
 
     fn conflicts(&mut self, partition_id: i64, limit: usize) -> LedgerResult<Vec<ConflictRow>> {

@@ -40,6 +40,7 @@ CREATE TABLE partitions (
     set_subject_count INTEGER NOT NULL DEFAULT 0,
     none_subject_count INTEGER NOT NULL DEFAULT 0,
     conflict_subject_count INTEGER NOT NULL DEFAULT 0,
+    latest_key TEXT NOT NULL DEFAULT '',
     UNIQUE (agent_id, project_id, corpus_id, surface_id, retrieval_snapshot_ref, policy_snapshot_ref)
 );
 CREATE TABLE batches (
@@ -92,17 +93,14 @@ CREATE TABLE conflict_versions (
 CREATE TABLE subjects (
     partition_id INTEGER NOT NULL,
     subject_id TEXT NOT NULL,
-    sort_key TEXT NOT NULL,
     attribution_level TEXT NOT NULL,
     review_state TEXT NOT NULL,
     observation_count INTEGER NOT NULL,
     last_key TEXT NOT NULL,
     state TEXT NOT NULL,
     history_seqs TEXT NOT NULL,
-    UNIQUE (partition_id, subject_id)
-);
-CREATE INDEX subjects_by_sort ON subjects (partition_id, sort_key);
-CREATE INDEX subjects_by_latest ON subjects (partition_id, last_key);
+    PRIMARY KEY (partition_id, subject_id)
+) WITHOUT ROWID;
 CREATE TABLE subject_digests (
     partition_id INTEGER NOT NULL,
     memory_ref_digest TEXT NOT NULL,
@@ -121,17 +119,16 @@ const DELIVERY_COLUMNS_D: &str = "d.seq, d.batch_id, d.partition_id, d.observati
     d.attribution_level, d.evidence_basis, d.confidence, d.reason_codes, d.evidence_refs, \
     d.evaluator_ref, d.evaluation_version, d.created_at";
 
-const SUBJECT_COLUMNS: &str = "partition_id, subject_id, sort_key, attribution_level, \
+const SUBJECT_COLUMNS: &str = "partition_id, subject_id, attribution_level, \
     review_state, observation_count, last_key, state, history_seqs";
 
-const SUBJECT_COLUMNS_S: &str = "s.partition_id, s.subject_id, s.sort_key, \
-    s.attribution_level, s.review_state, s.observation_count, s.last_key, s.state, \
-    s.history_seqs";
+const SUBJECT_COLUMNS_S: &str = "s.partition_id, s.subject_id, s.attribution_level, \
+    s.review_state, s.observation_count, s.last_key, s.state, s.history_seqs";
 
 const PARTITION_COLUMNS: &str = "partition_id, agent_id, project_id, corpus_id, surface_id, \
     retrieval_snapshot_ref, policy_snapshot_ref, delivery_count, accepted_count, \
     duplicate_count, conflicting_count, rejected_count, subject_count, item_subject_count, \
-    set_subject_count, none_subject_count, conflict_subject_count";
+    set_subject_count, none_subject_count, conflict_subject_count, latest_key";
 
 /// Maps a SQLite failure to the ledger's error (no paths, no SQL).
 pub fn map_error(err: &rusqlite::Error) -> LedgerError {
@@ -230,16 +227,15 @@ pub fn format_seqs(seqs: &[i64]) -> String {
 }
 
 fn subject(row: &Row<'_>) -> rusqlite::Result<SubjectRow> {
-    let seqs: String = row.get(8)?;
+    let seqs: String = row.get(7)?;
     Ok(SubjectRow {
         partition_id: row.get(0)?,
         subject_id: row.get(1)?,
-        sort_key: row.get(2)?,
-        attribution_level: row.get(3)?,
-        review_state: row.get(4)?,
-        observation_count: row.get(5)?,
-        last_key: row.get(6)?,
-        state: row.get(7)?,
+        attribution_level: row.get(2)?,
+        review_state: row.get(3)?,
+        observation_count: row.get(4)?,
+        last_key: row.get(5)?,
+        state: row.get(6)?,
         history_seqs: parse_seqs(&seqs),
     })
 }
@@ -260,6 +256,7 @@ fn partition(row: &Row<'_>) -> rusqlite::Result<PartitionRow> {
             policy_snapshot_ref: row.get(6)?,
         },
         counters: Counters::from_array(counters),
+        latest_key: row.get(17)?,
     })
 }
 
@@ -576,6 +573,17 @@ impl LedgerBackend for SqliteLedger {
         Ok(())
     }
 
+    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        let mut stmt =
+            sq(conn
+                .prepare_cached("UPDATE partitions SET latest_key = ?2 WHERE partition_id = ?1"))?;
+        for (id, key) in latest {
+            sq(stmt.execute(params![id, key]))?;
+        }
+        Ok(())
+    }
+
     fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>> {
         let conn = self.conn()?;
         let mut stmt = sq(conn.prepare_cached(
@@ -711,7 +719,7 @@ impl LedgerBackend for SqliteLedger {
         let conn = self.conn()?;
         {
             let mut stmt = sq(conn.prepare_cached(&format!(
-                "INSERT INTO subjects ({SUBJECT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+                "INSERT INTO subjects ({SUBJECT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
                  ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
                  review_state = excluded.review_state, observation_count = excluded.observation_count, \
                  last_key = excluded.last_key, state = excluded.state, \
@@ -721,7 +729,6 @@ impl LedgerBackend for SqliteLedger {
                 sq(stmt.execute(params![
                     s.partition_id,
                     s.subject_id,
-                    s.sort_key,
                     s.attribution_level,
                     s.review_state,
                     s.observation_count,
@@ -808,19 +815,16 @@ impl LedgerBackend for SqliteLedger {
     fn subjects_page(
         &mut self,
         partition_id: i64,
-        after_sort_key: Option<&str>,
+        after: Option<&str>,
         limit: usize,
     ) -> LedgerResult<Vec<SubjectRow>> {
         let conn = self.conn()?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut stmt = sq(conn.prepare_cached(&format!(
-            "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND sort_key > ?2 \
-             ORDER BY sort_key LIMIT ?3"
+            "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND subject_id > ?2 \
+             ORDER BY subject_id LIMIT ?3"
         )))?;
-        let rows = sq(stmt.query_map(
-            params![partition_id, after_sort_key.unwrap_or(""), limit],
-            subject,
-        ))?;
+        let rows = sq(stmt.query_map(params![partition_id, after.unwrap_or(""), limit], subject))?;
         rows.map(sq).collect()
     }
 
@@ -833,22 +837,19 @@ impl LedgerBackend for SqliteLedger {
         let mut stmt = sq(conn.prepare_cached(&format!(
             "SELECT {SUBJECT_COLUMNS_S} FROM subject_digests g JOIN subjects s \
              ON s.partition_id = g.partition_id AND s.subject_id = g.subject_id \
-             WHERE g.partition_id = ?1 AND g.memory_ref_digest = ?2 ORDER BY s.sort_key"
+             WHERE g.partition_id = ?1 AND g.memory_ref_digest = ?2 ORDER BY s.subject_id"
         )))?;
         let rows = sq(stmt.query_map(params![partition_id, digest], subject))?;
         rows.map(sq).collect()
     }
 
-    fn latest_key(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
+    fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
         let conn = self.conn()?;
-        sq(conn
-            .query_row(
-                "SELECT last_key FROM subjects WHERE partition_id = ?1 \
-                 ORDER BY last_key DESC LIMIT 1",
-                params![partition_id],
-                |r| r.get(0),
-            )
-            .optional())
+        sq(conn.query_row(
+            "SELECT max(last_key) FROM subjects WHERE partition_id = ?1",
+            params![partition_id],
+            |r| r.get(0),
+        ))
     }
 
     fn conflicts(&mut self, partition_id: i64, limit: usize) -> LedgerResult<Vec<ConflictRow>> {

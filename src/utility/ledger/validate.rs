@@ -3,7 +3,7 @@
 //! Reuses the v0 subject, aggregate, history-entry, rejection and proposal rules of
 //! [`crate::utility::validate`] and adds the ledger packet's own: exact uncapped
 //! counters that must agree with each other, the reducer identity, page fields, subjects
-//! in projection order, history bounded per subject (recomputed and compared when it is
+//! in `subject_id` order, history bounded per subject (recomputed and compared when it is
 //! complete). Pure; reports the first violated rule.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,10 +21,10 @@ use crate::utility::validate::{
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
+use super::HISTORY_PER_SUBJECT;
 use super::packets::{
     LEDGER_REDUCER_VERSION, MAX_PAGE, PROJECTION_SCHEMA_VERSION, ledger_identity,
 };
-use super::{HISTORY_PER_SUBJECT, subject_sort_key};
 
 const FIELDS: [&str; 34] = [
     "ok",
@@ -258,9 +258,9 @@ pub fn validate_ledger_projection(value: &Value) -> FieldResult<()> {
         let label = format!("projection.subjects[{index}]");
         let view = validate_subject(core, index, &mut seen)?;
         validate_aggregate(core, &label)?;
-        let key = subject_sort_key(view.level, &view.digests, view.subject_id);
+        let key = view.subject_id.to_owned();
         if previous_key.as_ref().is_some_and(|p| *p >= key) {
-            return fail("projection.subjects are not in projection order");
+            return fail("projection.subjects are not ordered by subject_id");
         }
         previous_key = Some(key);
         observed_total = observed_total.saturating_add(view.observation_count);

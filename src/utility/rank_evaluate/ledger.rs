@@ -303,7 +303,9 @@ fn read_backend(
             k.retrieval_snapshot_ref.clone(),
             k.policy_snapshot_ref.clone(),
         );
-        let mut subjects = Vec::new();
+        // Pages come in subject_id order; the projection lists subjects by (level, digest
+        // tuple), or (level, subject id) for `none`, which is the order kept here.
+        let mut subjects: Vec<((String, Vec<String>), Value)> = Vec::new();
         let mut after: Option<String> = None;
         loop {
             let page = backend
@@ -312,17 +314,25 @@ fn read_backend(
             let Some(last) = page.last() else {
                 break;
             };
-            after = Some(last.sort_key.clone());
+            after = Some(last.subject_id.clone());
             for subject in &page {
-                subjects.push(json::parse(&subject.state).map_err(|e| {
-                    RankEvaluateError::Ledger(format!(
-                        "a stored subject is not JSON: {}",
-                        e.message
-                    ))
-                })?);
+                let state =
+                    crate::utility::ledger::engine::decode_state(subject).ok_or_else(|| {
+                        RankEvaluateError::Ledger(format!(
+                            "the stored state of subject {} is damaged",
+                            subject.subject_id
+                        ))
+                    })?;
+                let tail = if subject.attribution_level == "none" {
+                    vec![subject.subject_id.clone()]
+                } else {
+                    state.memory_ref_digests.clone()
+                };
+                subjects.push(((subject.attribution_level.clone(), tail), state.to_value()));
             }
         }
-        out.insert(key, subjects);
+        subjects.sort_by(|a, b| a.0.cmp(&b.0));
+        out.insert(key, subjects.into_iter().map(|(_, v)| v).collect());
     }
     Ok(())
 }
