@@ -82,7 +82,7 @@ fn member(v: Option<&Value>, allowed: &[&str], message: &str) -> FieldResult<Str
 /// other non-list value is rejected.
 fn bounded_tokens(v: Option<&Value>, label: &str, maximum: usize) -> FieldResult<Vec<String>> {
     let items = match v {
-        Some(Value::Array(items)) => items.as_slice(),
+        Some(Value::Array(items)) => &items[..],
         Some(other) if other.is_truthy() => {
             return Err(fail(format!("{label} must be a bounded token list")));
         }
@@ -340,7 +340,8 @@ pub fn build_candidate(proposal: &Map, authority_checkpoint: Option<&Value>) -> 
         TARGET_CLASSES,
         "target_class must be a durable reusable memory class",
     )?;
-    let mut lifecycle = obj! {"state" => "candidate", "supersedes_refs" => Value::Array(vec![])};
+    let mut lifecycle =
+        obj! {"state" => "candidate", "supersedes_refs" => Value::Array(vec![].into())};
     if let Some(expires_at) = optional_timestamp(proposal.get("expires_at"), "expires_at")? {
         lifecycle.insert("expires_at", expires_at);
     }
@@ -412,9 +413,12 @@ fn supersedes_list(v: Option<&Value>) -> FieldResult<Vec<Value>> {
     match v {
         Some(value) if !value.is_truthy() => Ok(Vec::new()),
         None => Ok(Vec::new()),
-        Some(Value::Array(items)) => Ok(items.clone()),
-        Some(Value::Str(s)) => Ok(s.chars().map(|c| Value::Str(c.to_string())).collect()),
-        Some(Value::Object(m)) => Ok(m.keys().map(|k| Value::Str(k.to_owned())).collect()),
+        Some(Value::Array(items)) => Ok(items.to_vec()),
+        Some(Value::Str(s)) => Ok(s
+            .chars()
+            .map(|c| Value::Str(c.to_string().into()))
+            .collect()),
+        Some(Value::Object(m)) => Ok(m.keys().map(|k| Value::Str(k.to_owned().into())).collect()),
         // The reference crashes with a TypeError on a number or `true`.
         Some(_) => Err(fail("lifecycle.supersedes_refs must be a list")),
     }
@@ -466,7 +470,7 @@ pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
     let retired = |reason: &str| {
         obj! {
             "state" => "retired",
-            "supersedes_refs" => Value::Array(supersedes.clone()),
+            "supersedes_refs" => Value::Array(supersedes.clone().into()),
             "retired_reason" => reason,
         }
     };
@@ -479,7 +483,7 @@ pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
             "accept" => {
                 let mut next = obj! {
                     "state" => "active",
-                    "supersedes_refs" => Value::Array(supersedes.clone()),
+                    "supersedes_refs" => Value::Array(supersedes.clone().into()),
                 };
                 if let Some(e) = &expires_at {
                     next.insert("expires_at", e.clone());
@@ -554,7 +558,7 @@ pub fn issue_fix_candidate(event: &Map, authority_checkpoint: Option<&Value>) ->
     let issue_ref = compact(event.get("issue_ref"), "issue_ref", 160)?;
     let requested = match event.get("requested_action_scopes") {
         Some(v) if v.is_truthy() => v.clone(),
-        _ => Value::Array(vec![]),
+        _ => Value::Array(vec![].into()),
     };
     let proposal = obj! {
         "target_class" => field(event, "target_class"),
@@ -563,7 +567,7 @@ pub fn issue_fix_candidate(event: &Map, authority_checkpoint: Option<&Value>) ->
         "scope" => obj! {
             "workspace_ref" => field(event, "workspace_ref"),
             "project_ref" => field(event, "repository_ref"),
-            "surface_ids" => Value::Array(vec![field(event, "surface_id")]),
+            "surface_ids" => Value::Array((vec![field(event, "surface_id")]).into()),
             "revision_ref" => field(event, "revision_ref"),
         },
         "reasoning" => field(event, "reasoning"),
@@ -788,7 +792,7 @@ mod tests {
         );
         assert_eq!(
             packet.at("authority_checkpoint").get("action_scopes"),
-            Some(&Value::Array(vec![]))
+            Some(&Value::Array(vec![].into()))
         );
     }
 
@@ -873,11 +877,11 @@ mod tests {
             "scope.surface_ids must contain module-qualified tokens"
         );
         assert_eq!(
-            with_surfaces(Value::Array(vec![])),
+            with_surfaces(Value::Array(vec![].into())),
             "scope.surface_ids must contain module-qualified tokens"
         );
         assert_eq!(
-            with_surfaces(Value::Array(vec![Value::Null])),
+            with_surfaces(Value::Array(vec![Value::Null].into())),
             "scope.surface_ids must be a compact public-safe token"
         );
     }

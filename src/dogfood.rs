@@ -151,7 +151,7 @@ fn counter(map: &Map, key: &str) -> FieldResult<Value> {
 fn digits_of(v: &Value) -> String {
     match v {
         Value::Int(n) => n.to_string(),
-        Value::BigInt(d) => d.clone(),
+        Value::BigInt(d) => d.to_string(),
         _ => "0".to_owned(),
     }
 }
@@ -189,7 +189,7 @@ fn sum_counts<'a>(values: impl Iterator<Item = &'a Value>) -> Value {
     let total = values.fold("0".to_owned(), |acc, v| add_decimal(&acc, &digits_of(v)));
     total
         .parse::<i64>()
-        .map_or(Value::BigInt(total), Value::Int)
+        .map_or(Value::BigInt(total.into()), Value::Int)
 }
 
 /// The fail-open utility sub-flow: any failure is `Rejected`, never an error.
@@ -636,7 +636,6 @@ fn list<'a>(source: &'a Value, key: &str) -> FieldResult<&'a [Value]> {
     source
         .get(key)
         .and_then(Value::as_array)
-        .map(Vec::as_slice)
         .ok_or_else(|| FieldError(format!("{key} must be a list")))
 }
 
@@ -672,10 +671,10 @@ mod tests {
     #[test]
     fn decimal_sums_grow_past_i64() {
         assert_eq!(add_decimal("999", "1"), "1000");
-        let huge = Value::BigInt("9223372036854775808".to_owned());
+        let huge = Value::BigInt("9223372036854775808".to_owned().into());
         assert_eq!(
             sum_counts([Value::Int(1), huge].iter()),
-            Value::BigInt("9223372036854775809".to_owned())
+            Value::BigInt("9223372036854775809".to_owned().into())
         );
         assert_eq!(
             sum_counts([Value::Int(2), Value::Int(3)].iter()),

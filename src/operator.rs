@@ -122,7 +122,6 @@ fn scope_matches(record: &Map, corpus: &Map) -> bool {
         .get("scope")
         .and_then(|s| s.get("surface_ids"))
         .and_then(Value::as_array)
-        .map(Vec::as_slice)
         .unwrap_or_default();
     let base = str_eq(
         scope.get("workspace_ref"),

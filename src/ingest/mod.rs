@@ -106,7 +106,7 @@ pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
     };
     let (adapter, corpus, standing_policy, binding) = match &route {
         Some(route) => (
-            Value::Str(route.adapter.clone()),
+            Value::Str(route.adapter.clone().into()),
             Value::Object(route.ingest.corpus.clone()),
             Value::Object(route.ingest.standing_policy.clone()),
             Value::Object(route.ingest.provider_binding.clone()),

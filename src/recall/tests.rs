@@ -184,7 +184,7 @@ fn a_guard_blocked_request_never_calls_the_provider() {
     .expect("valid request");
     assert_eq!(
         packet.get("status"),
-        Some(&Value::Str("guard_blocked".to_owned()))
+        Some(&Value::Str("guard_blocked".to_owned().into()))
     );
     assert_eq!(
         packet.get("guard").and_then(|g| g.get("reason_codes")),
@@ -200,7 +200,7 @@ fn a_guard_blocked_request_never_calls_the_provider() {
     assert_eq!(provider.calls.get(), 0);
     assert_eq!(
         s.packet.get("status"),
-        Some(&Value::Str("guard_blocked".to_owned()))
+        Some(&Value::Str("guard_blocked".to_owned().into()))
     );
     assert!(s.packet.contains_key("reason_codes") && !s.packet.contains_key("reason_code"));
 }
@@ -214,7 +214,7 @@ fn provider_failures_fail_open_with_setup_hints() {
     let s = session(&failing);
     assert_eq!(
         s.packet.get("reason_code"),
-        Some(&Value::Str("provider_execution_failed".to_owned()))
+        Some(&Value::Str("provider_execution_failed".to_owned().into()))
     );
     assert_eq!(
         s.packet.get("setup_hints"),
@@ -228,21 +228,21 @@ fn provider_failures_fail_open_with_setup_hints() {
     let s = session(&down);
     assert_eq!(
         s.packet.get("status"),
-        Some(&Value::Str("provider_unavailable".to_owned()))
+        Some(&Value::Str("provider_unavailable".to_owned().into()))
     );
     assert_eq!(
         s.packet.get("reason_code"),
-        Some(&Value::Str("provider_search_failed".to_owned()))
+        Some(&Value::Str("provider_search_failed".to_owned().into()))
     );
     let base = Value::Object(obj! {"plan" => "base"});
     let app = apply_recall(&base, &s, "recall:test", None, None).expect("fails open");
     assert_eq!(
         app.get("status"),
-        Some(&Value::Str("not_available".to_owned()))
+        Some(&Value::Str("not_available".to_owned().into()))
     );
     assert_eq!(
         app.get("receipt").and_then(|r| r.get("reasoning_summary")),
-        Some(&Value::Str("recall_provider_unavailable".to_owned()))
+        Some(&Value::Str("recall_provider_unavailable".to_owned().into()))
     );
 }
 
@@ -265,7 +265,7 @@ fn an_unknown_provider_id_is_an_error_outside_fail_open() {
     let s = execute_recall(&req, &binding(), ProviderSource::Factory(&factory)).expect("runs");
     assert_eq!(
         s.packet.get("status"),
-        Some(&Value::Str("empty".to_owned()))
+        Some(&Value::Str("empty".to_owned().into()))
     );
 }
 
@@ -285,11 +285,13 @@ fn expired_wrong_scope_and_inactive_records_are_skipped() {
     let s = session(&provider);
     assert_eq!(
         s.packet.get("status"),
-        Some(&Value::Str("empty".to_owned()))
+        Some(&Value::Str("empty".to_owned().into()))
     );
     assert_eq!(
         s.packet.get("reason_code"),
-        Some(&Value::Str("no_active_exact_corpus_results".to_owned()))
+        Some(&Value::Str(
+            "no_active_exact_corpus_results".to_owned().into()
+        ))
     );
 }
 
@@ -322,7 +324,10 @@ fn invalid_application_decisions_fail_open() {
     };
     let app =
         apply_recall(&base, &s, "recall:test", Some("pr:1"), Some(&foreign)).expect("fails open");
-    assert_eq!(app.get("status"), Some(&Value::Str("failed".to_owned())));
+    assert_eq!(
+        app.get("status"),
+        Some(&Value::Str("failed".to_owned().into()))
+    );
     assert_eq!(app.get("output"), Some(&base));
     let raising =
         |_: &Value, _: &[RecallItem]| -> Result<Value, String> { Err("model crashed".to_owned()) };
@@ -370,12 +375,12 @@ fn recall_request_mutations_match_the_reference() {
     let corpora = data
         .get("corpora")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .expect("corpora");
     let cases = data
         .get("cases")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .expect("cases");
     assert!(cases.len() > 800);
     let mut diverged = 0usize;
@@ -502,7 +507,7 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
     let cases = data
         .get("cases")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .expect("cases");
     assert!(cases.len() > 250);
     let mut diverged = 0usize;
@@ -514,7 +519,7 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
                 let path = case
                     .get("path")
                     .and_then(Value::as_array)
-                    .cloned()
+                    .map(<[Value]>::to_vec)
                     .unwrap_or_default();
                 let value = if case.get("delete") == Some(&Value::Bool(true)) {
                     None

@@ -1137,7 +1137,7 @@ mod tests {
     fn stage2_proposal() -> Value {
         let mut proposal = stage2().proposal();
         if let Value::Object(m) = &mut proposal {
-            m.insert("evidence_refs", Value::Array(Vec::new()));
+            m.insert("evidence_refs", Value::Array(Vec::new().into()));
         }
         proposal
     }
@@ -1262,7 +1262,7 @@ mod tests {
             ),
             (
                 "confidence",
-                Value::BigInt("1".repeat(400)),
+                Value::BigInt("1".repeat(400).into()),
                 ObservationReason::Malformed,
             ),
             (
