@@ -341,7 +341,7 @@ pub fn build_candidate(proposal: &Map, authority_checkpoint: Option<&Value>) -> 
         "target_class must be a durable reusable memory class",
     )?;
     let mut lifecycle =
-        obj! {"state" => "candidate", "supersedes_refs" => Value::Array(vec![].into())};
+        obj! {"state" => "candidate", "supersedes_refs" => Value::Array(Box::default())};
     if let Some(expires_at) = optional_timestamp(proposal.get("expires_at"), "expires_at")? {
         lifecycle.insert("expires_at", expires_at);
     }
@@ -384,6 +384,131 @@ pub fn build_candidate(proposal: &Map, authority_checkpoint: Option<&Value>) -> 
         "external_writes_performed" => false,
         "raw_content_captured" => false,
     })
+}
+
+/// How large one field of a stored candidate record may be.
+#[derive(Clone, Copy)]
+enum Bound {
+    /// A scalar, or a string of at most this many characters.
+    Text(usize),
+    /// Absent/null, or a list of at most this many strings of at most 200 characters.
+    Tokens(usize),
+    /// An object whose keys are all listed, each within its own bound.
+    Object(&'static [(&'static str, Bound)]),
+}
+
+const TOKEN_CHARS: usize = 200;
+const TOKEN: Bound = Bound::Text(TOKEN_CHARS);
+
+/// The candidate record (`reward_memory_candidate_v0`) as the builder and the review
+/// step make it, with the builder's limits: 500 characters of summary, 240 of
+/// `source_ref`, 200 per token, 12 surfaces, action scopes or superseded refs.
+const RECORD_BOUNDS: &[(&str, Bound)] = &[
+    ("schema_version", TOKEN),
+    ("target_class", TOKEN),
+    ("content_summary", Bound::Text(500)),
+    (
+        "source",
+        Bound::Object(&[
+            ("source_kind", TOKEN),
+            ("source_ref", Bound::Text(240)),
+            ("actor_ref", TOKEN),
+            ("actor_role", TOKEN),
+        ]),
+    ),
+    (
+        "scope",
+        Bound::Object(&[
+            ("workspace_ref", TOKEN),
+            ("project_ref", TOKEN),
+            ("surface_ids", Bound::Tokens(MAX_SURFACES)),
+            ("revision_ref", TOKEN),
+            ("user_ref", TOKEN),
+            ("peer_ref", TOKEN),
+            ("session_ref", TOKEN),
+        ]),
+    ),
+    (
+        "reasoning",
+        Bound::Object(&[("summary", Bound::Text(500)), ("confidence", TOKEN)]),
+    ),
+    (
+        "guard_context",
+        Bound::Object(&[
+            ("source_freshness", TOKEN),
+            ("conflict_state", TOKEN),
+            ("current_artifact_verified", TOKEN),
+        ]),
+    ),
+    ("requested_action_scopes", Bound::Tokens(MAX_ACTION_SCOPES)),
+    (
+        "lifecycle",
+        Bound::Object(&[
+            ("state", TOKEN),
+            ("supersedes_refs", Bound::Tokens(MAX_ACTION_SCOPES)),
+            ("expires_at", TOKEN),
+            ("retired_reason", TOKEN),
+        ]),
+    ),
+    ("privacy", Bound::Object(&[("raw_content_captured", TOKEN)])),
+    ("candidate_ref", TOKEN),
+];
+
+/// At most this many keys outside [`RECORD_BOUNDS`] are echoed, each holding a scalar or
+/// a string of at most 500 characters.
+const MAX_EXTRA_KEYS: usize = 12;
+
+fn within(value: &Value, bound: Bound) -> bool {
+    let short = |s: &str, max: usize| s.len() <= max || s.chars().count() <= max;
+    match (bound, value) {
+        (_, Value::Null) => true,
+        (Bound::Text(max), Value::Str(s)) => short(s, max),
+        (Bound::Text(_), Value::Bool(_) | Value::Int(_) | Value::Float(_)) => true,
+        (Bound::Tokens(max), Value::Array(items)) => {
+            items.len() <= max
+                && items
+                    .iter()
+                    .all(|item| matches!(item, Value::Str(s) if short(s, TOKEN_CHARS)))
+        }
+        (Bound::Object(fields), Value::Object(map)) => map.iter().all(|(k, v)| {
+            fields
+                .iter()
+                .find(|(name, _)| *name == k)
+                .is_some_and(|(_, bound)| within(v, *bound))
+        }),
+        _ => false,
+    }
+}
+
+/// Checks that a stored record stays inside the candidate contract's bounds, so that a
+/// packet echoing it (the operator-control decision) cannot carry more than the contract
+/// allows: every candidate field within [`RECORD_BOUNDS`] (a record the builder produced
+/// always is), and at most [`MAX_EXTRA_KEYS`] other keys holding short scalars. The
+/// values themselves are the review step's business; only their size is checked here.
+pub fn check_record_bounds(record: &Map) -> FieldResult<()> {
+    let mut extra = 0usize;
+    for (key, value) in record.iter() {
+        let ok = match RECORD_BOUNDS.iter().find(|(name, _)| *name == key) {
+            Some((_, bound)) => within(value, *bound),
+            None => {
+                extra += 1;
+                extra <= MAX_EXTRA_KEYS
+                    && within(&Value::from(key), TOKEN)
+                    && within(value, Bound::Text(500))
+            }
+        };
+        if !ok {
+            let label = if RECORD_BOUNDS.iter().any(|(name, _)| *name == key) {
+                key
+            } else {
+                "extra field"
+            };
+            return Err(fail(format!(
+                "reviewed record {label} is outside the candidate contract bounds"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The record under review and whether its guard passed, from either a candidate packet
@@ -558,7 +683,7 @@ pub fn issue_fix_candidate(event: &Map, authority_checkpoint: Option<&Value>) ->
     let issue_ref = compact(event.get("issue_ref"), "issue_ref", 160)?;
     let requested = match event.get("requested_action_scopes") {
         Some(v) if v.is_truthy() => v.clone(),
-        _ => Value::Array(vec![].into()),
+        _ => Value::Array(Box::default()),
     };
     let proposal = obj! {
         "target_class" => field(event, "target_class"),
@@ -792,7 +917,7 @@ mod tests {
         );
         assert_eq!(
             packet.at("authority_checkpoint").get("action_scopes"),
-            Some(&Value::Array(vec![].into()))
+            Some(&Value::Array(Box::default()))
         );
     }
 
@@ -877,7 +1002,7 @@ mod tests {
             "scope.surface_ids must contain module-qualified tokens"
         );
         assert_eq!(
-            with_surfaces(Value::Array(vec![].into())),
+            with_surfaces(Value::Array(Box::default())),
             "scope.surface_ids must contain module-qualified tokens"
         );
         assert_eq!(

@@ -96,7 +96,28 @@ pub struct InputArgs {
     #[arg(long, value_name = "FILE")]
     pub input: String,
     #[command(flatten)]
+    pub limit: InputLimitArg,
+    #[command(flatten)]
     pub format: FormatArg,
+}
+
+/// Default of `--max-input-bytes`: 64 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The `--max-input-bytes` option of every command that reads `--input`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct InputLimitArg {
+    /// Largest --input accepted, in bytes (default 64 MiB). A larger file is refused
+    /// before it is read, and standard input is not read past the limit: the command
+    /// prints an invalid_request packet and exits 2. Parsing needs at most 12 bytes of
+    /// memory per input byte
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_INPUT_BYTES,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_input_bytes: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -254,6 +275,8 @@ pub struct IngestEventArgs {
     #[arg(long)]
     pub execute: bool,
     #[command(flatten)]
+    pub limit: InputLimitArg,
+    #[command(flatten)]
     pub format: FormatArg,
 }
 
@@ -280,6 +303,8 @@ pub struct OperatorControlArgs {
     /// Replacement content summary for an edit
     #[arg(long)]
     pub edited_content_summary: Option<String>,
+    #[command(flatten)]
+    pub limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
 }

@@ -649,7 +649,7 @@ fn objects<'a>(items: &'a [Value], message: &str) -> FieldResult<Vec<&'a Map>> {
 /// Runs the subcommand: reads `{observations, operator_controls}`, builds every receipt,
 /// runs the Stage-4 suite once and evaluates the batch.
 pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input)?;
+    let source = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
     let observations = list(&source, "observations")?;
     let controls = list(&source, "operator_controls")?;
     let observations = objects(observations, "each observation must be an object")?;

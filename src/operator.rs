@@ -290,6 +290,8 @@ pub fn build_operator_control(
         .and_then(|l| l.get("state"))
         .cloned()
         .unwrap_or(Value::Null);
+    // The decision echoes the record: keep it inside the candidate contract's bounds.
+    candidate::check_record_bounds(record)?;
     let receipt = obj! {
         "schema_version" => OPERATOR_CONTROL_SCHEMA_VERSION,
         "control_ref" => control_ref,
@@ -381,7 +383,7 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
 
 /// Runs the subcommand: reads `{reviewed_record, corpus, operator_checkpoint}`.
 pub fn command(args: &OperatorControlArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input)?;
+    let source = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
     let reviewed_record = object(source.get("reviewed_record"), "reviewed_record")?;
     let corpus = source
         .get("corpus")

@@ -75,7 +75,7 @@ mod tests {
     #[test]
     fn markdown_ends_with_an_empty_line_and_keeps_key_order() {
         let packet = Value::Object(crate::obj! {
-            "reason_codes" => Value::Array(vec![].into()),
+            "reason_codes" => Value::Array(Box::default()),
             "status" => "activated",
             "ok" => true,
         });

@@ -100,7 +100,7 @@ fn hard_policy_checkpoint(
                 .get("requested_action_scopes")
                 .filter(|v| v.is_truthy())
                 .cloned()
-                .unwrap_or(Value::Array(Vec::new().into())),
+                .unwrap_or(Value::Array(Box::default())),
         })
     })
 }
@@ -230,7 +230,7 @@ pub fn ingest_scoped_feedback_event(
             .get("requested_action_scopes")
             .filter(|v| v.is_truthy())
             .cloned()
-            .unwrap_or(Value::Array(Vec::new().into())),
+            .unwrap_or(Value::Array(Box::default())),
         "raw_content_captured" => field("raw_content_captured"),
     };
     let candidate = build_candidate(&proposal, checkpoint.as_ref())?;

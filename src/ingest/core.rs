@@ -437,7 +437,7 @@ pub fn execute(
         "exact_readback_verified" => verified,
         "memory_available_for_recall" => verified,
         "reason_codes" => if verified {
-            Value::Array(Vec::new().into())
+            Value::Array(Box::default())
         } else {
             crate::wire::json::str_list(&["exact_provider_readback_unverified"])
         },

@@ -34,8 +34,11 @@ const CONFIGURED_FORM_FIELDS: &[&str] = &["adapter", "event", "observed_at"];
 
 /// Runs the subcommand.
 pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = crate::io::read_input_object(&ctx.env, &args.input)?;
-    let source = source.as_object().cloned().unwrap_or_default();
+    let source = crate::io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    let source = match source {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let goal_id = args.goal_id.as_deref().filter(|s| !s.is_empty());
     let agent_id = args.agent_id.as_deref().filter(|s| !s.is_empty());
     let configured = goal_id.is_some() || agent_id.is_some();

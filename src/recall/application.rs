@@ -50,7 +50,7 @@ fn receipt(
         .map_or_else(|| "business_recall".to_owned(), py_str_value);
     let query_evidence = match packet.get("query_evidence") {
         Some(v @ Value::Array(_)) => v.clone(),
-        _ => Value::Array(Vec::new().into()),
+        _ => Value::Array(Box::default()),
     };
     let calls = match packet.get("provider_call_count") {
         Some(Value::Int(i)) => *i,

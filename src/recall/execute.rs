@@ -148,10 +148,10 @@ pub fn execute_recall(
         "surface_id" => request.get("surface_id").cloned().unwrap_or_default(),
         "mode" => request.get("mode").cloned().unwrap_or_default(),
         "query_kind" => request.get("query_kind").cloned().unwrap_or_default(),
-        "query_evidence" => request.get("query_evidence").cloned().unwrap_or(Value::Array(Vec::new().into())),
+        "query_evidence" => request.get("query_evidence").cloned().unwrap_or(Value::Array(Box::default())),
         "provider_id" => binding.get("provider_id").cloned().unwrap_or_default(),
         "result_count" => 0,
-        "results" => Value::Array(Vec::new().into()),
+        "results" => Value::Array(Box::default()),
         "result_readback_verified" => false,
         "provider_call_count" => 0,
         "automatic_recall" => false,
@@ -166,7 +166,7 @@ pub fn execute_recall(
         return Ok(RecallSession {
             packet: base.merged(&obj! {
                 "status" => "guard_blocked",
-                "reason_codes" => reasons.unwrap_or(Value::Array(Vec::new().into())),
+                "reason_codes" => reasons.unwrap_or(Value::Array(Box::default())),
             }),
             items: Vec::new(),
         });

@@ -81,7 +81,7 @@ fn request_error(message: impl Into<String>) -> Error {
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     if let Some(message) = key_error(
@@ -140,7 +140,7 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> 
 
 /// `utility-observe`: builds one observation from the four inputs and `created_at`.
 pub fn observe_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     let keys = [
@@ -181,7 +181,7 @@ pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
 
 /// `utility-validate`: runs the readback validator on one projection packet.
 pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
     let result = validate_projection(&input);
     let exit = if result.is_ok() {
         Exit::Success

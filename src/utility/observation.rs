@@ -1137,7 +1137,7 @@ mod tests {
     fn stage2_proposal() -> Value {
         let mut proposal = stage2().proposal();
         if let Value::Object(m) = &mut proposal {
-            m.insert("evidence_refs", Value::Array(Vec::new().into()));
+            m.insert("evidence_refs", Value::Array(Box::default()));
         }
         proposal
     }

@@ -1270,7 +1270,7 @@ mod tests {
                 "review",
                 Value::Object(crate::obj! {
                     "state" => "none", "proposed_action" => "none",
-                    "reason_codes" => Value::Array(vec![].into()), "quarantine_proposed" => false,
+                    "reason_codes" => Value::Array(Box::default()), "quarantine_proposed" => false,
                     "automatic_deletion" => false, "action_authority_granted" => false,
                 }),
             );

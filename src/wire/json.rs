@@ -223,53 +223,6 @@ impl Map {
     }
 }
 
-/// Collects the entries of an object being parsed: a vector searched linearly while it
-/// is small, an index once it is large, so that every insert is O(1) on average.
-#[derive(Default)]
-struct ObjectBuilder {
-    small: Vec<(Text, Value)>,
-    index: Option<IndexMap<Text, Value>>,
-}
-
-impl ObjectBuilder {
-    fn len(&self) -> usize {
-        self.index.as_ref().map_or(self.small.len(), IndexMap::len)
-    }
-
-    fn is_indexed(&self) -> bool {
-        self.index.is_some()
-    }
-
-    /// Inserts with dict semantics; true when the key is new.
-    fn insert(&mut self, key: Text, value: Value) -> bool {
-        if let Some(index) = &mut self.index {
-            return index.insert(key, value).is_none();
-        }
-        if let Some(slot) = self.small.iter_mut().find(|(k, _)| *k == key) {
-            slot.1 = value;
-            return false;
-        }
-        if self.small.len() + 1 >= Map::INDEXED_AT {
-            let mut index: IndexMap<Text, Value> =
-                std::mem::take(&mut self.small).into_iter().collect();
-            index.insert(key, value);
-            self.index = Some(index);
-        } else {
-            self.small.push((key, value));
-        }
-        true
-    }
-
-    fn finish(self) -> Map {
-        match self.index {
-            Some(index) => Map::from_index(index),
-            None => Map {
-                repr: Repr::Small(self.small.into_boxed_slice()),
-            },
-        }
-    }
-}
-
 /// Iterator over a [`Map`]'s entries in order.
 pub enum MapIter<'a> {
     Small(std::slice::Iter<'a, (Text, Value)>),
@@ -744,6 +697,11 @@ struct Parser<'a> {
     /// Bytes the values built so far take, as [`heap_cost`] counts them.
     used: usize,
     budget: usize,
+    /// Elements of the arrays being parsed, innermost last: each finished array moves
+    /// its tail into one exact allocation, so that no growth leaves holes behind.
+    items: Vec<Value>,
+    /// Entries of the small objects being parsed, innermost last.
+    entries: Vec<(Text, Value)>,
 }
 
 impl<'a> Parser<'a> {
@@ -754,6 +712,8 @@ impl<'a> Parser<'a> {
             pos: 0,
             depth: 0,
             used: 0,
+            items: Vec::new(),
+            entries: Vec::new(),
             budget: text
                 .len()
                 .saturating_mul(MEMORY_PER_INPUT_BYTE)
@@ -1037,7 +997,8 @@ impl<'a> Parser<'a> {
     fn parse_object(&mut self) -> Result<Value, ParseError> {
         self.enter()?;
         self.pos += 1;
-        let mut entries = ObjectBuilder::default();
+        let start_entries = self.entries.len();
+        let mut index: Option<IndexMap<Text, Value>> = None;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -1061,10 +1022,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let value = self.parse_value()?;
-            if entries.insert(key, value) {
-                let extra = if entries.is_indexed() { INDEX_EXTRA } else { 0 };
-                self.charge(ENTRY + extra)?;
-            }
+            self.insert_entry(start_entries, &mut index, key, value)?;
             self.skip_ws();
             match self.peek() {
                 Some(b'}') => {
@@ -1079,26 +1037,64 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        let len = entries.len();
-        let map = entries.finish();
-        if !map.is_indexed() {
-            self.settle(len * ENTRY, len * ENTRY)?;
-        }
+        let map = match index {
+            Some(index) => Map::from_index(index),
+            None => {
+                let len = self.entries.len() - start_entries;
+                self.settle(len * ENTRY, len * ENTRY)?;
+                let entries: Box<[(Text, Value)]> = self.entries.drain(start_entries..).collect();
+                Map {
+                    repr: Repr::Small(entries),
+                }
+            }
+        };
         Ok(Value::Object(map))
+    }
+
+    /// Adds one parsed entry with dict semantics: searched linearly among this object's
+    /// entries on the shared stack while there are few, in `index` once there are many.
+    fn insert_entry(
+        &mut self,
+        start: usize,
+        index: &mut Option<IndexMap<Text, Value>>,
+        key: Text,
+        value: Value,
+    ) -> Result<(), ParseError> {
+        if let Some(index) = index {
+            if index.insert(key, value).is_none() {
+                self.charge(ENTRY + INDEX_EXTRA)?;
+            }
+            return Ok(());
+        }
+        if let Some(slot) = self.entries[start..].iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+            return Ok(());
+        }
+        self.charge(ENTRY)?;
+        if self.entries.len() - start + 1 >= Map::INDEXED_AT {
+            let mut map: IndexMap<Text, Value> = self.entries.drain(start..).collect();
+            map.insert(key, value);
+            self.charge(map.len() * INDEX_EXTRA)?;
+            *index = Some(map);
+        } else {
+            self.entries.push((key, value));
+        }
+        Ok(())
     }
 
     fn parse_array(&mut self) -> Result<Value, ParseError> {
         self.enter()?;
         self.pos += 1;
-        let mut items = Vec::new();
+        let start = self.items.len();
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::Array(items.into_boxed_slice()));
+            return Ok(Value::Array(Box::default()));
         }
         loop {
-            items.push(self.parse_value()?);
+            let item = self.parse_value()?;
+            self.items.push(item);
             self.charge(SLOT)?;
             self.skip_ws();
             match self.peek() {
@@ -1114,9 +1110,16 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        let len = items.len();
+        let len = self.items.len() - start;
         self.settle(len * SLOT, len * SLOT)?;
-        Ok(Value::Array(items.into_boxed_slice()))
+        let items: Box<[Value]> = if start == 0 {
+            // The outermost pending array owns the whole stack: keep its allocation
+            // (shrunk in place) instead of copying it.
+            std::mem::take(&mut self.items).into_boxed_slice()
+        } else {
+            self.items.drain(start..).collect()
+        };
+        Ok(Value::Array(items))
     }
 }
 
