@@ -650,6 +650,14 @@ fn objects<'a>(items: &'a [Value], message: &str) -> FieldResult<Vec<&'a Map>> {
 /// runs the Stage-4 suite once and evaluates the batch.
 pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
     let source = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    evaluate_input(&source, || {
+        evaluation::gate_ready(&evaluation::run_evaluation(&io::monotonic_nanos))
+    })
+}
+
+/// The command on an already parsed input; `stage4_ready` runs the Stage-4 gate once
+/// every receipt has been built.
+pub fn evaluate_input(source: &Value, stage4_ready: impl FnOnce() -> bool) -> Result<Value, Error> {
     let observations = list(&source, "observations")?;
     let controls = list(&source, "operator_controls")?;
     let observations = objects(observations, "each observation must be an object")?;
@@ -659,8 +667,7 @@ pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
         .map(build_receipt)
         .collect::<FieldResult<_>>()?;
     let controls: Vec<Map> = controls.into_iter().cloned().collect();
-    let stage4 = evaluation::run_evaluation(&io::monotonic_nanos);
-    let batch = build_batch(&receipts, &controls, evaluation::gate_ready(&stage4))?;
+    let batch = build_batch(&receipts, &controls, stage4_ready())?;
     Ok(Value::Object(batch))
 }
 

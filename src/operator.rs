@@ -384,19 +384,24 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
 /// Runs the subcommand: reads `{reviewed_record, corpus, operator_checkpoint}`.
 pub fn command(args: &OperatorControlArgs, ctx: &Context) -> Result<Value, Error> {
     let source = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
-    let reviewed_record = object(source.get("reviewed_record"), "reviewed_record")?;
-    let corpus = source
-        .get("corpus")
-        .filter(|v| v.as_object().is_some())
-        .ok_or_else(|| fail("corpus must be an object"))?;
-    let checkpoint = object(source.get("operator_checkpoint"), "operator_checkpoint")?;
     let request = ControlRequest {
         action: args.action.into(),
         control_ref: &args.control_ref,
         reasoning_summary: &args.reasoning_summary,
         edited_content_summary: args.edited_content_summary.as_deref(),
     };
-    let packet = build_operator_control(reviewed_record, corpus, checkpoint, &request)?;
+    control_input(&source, &request)
+}
+
+/// The command on an already parsed `{reviewed_record, corpus, operator_checkpoint}`.
+pub fn control_input(source: &Value, request: &ControlRequest<'_>) -> Result<Value, Error> {
+    let reviewed_record = object(source.get("reviewed_record"), "reviewed_record")?;
+    let corpus = source
+        .get("corpus")
+        .filter(|v| v.as_object().is_some())
+        .ok_or_else(|| fail("corpus must be an object"))?;
+    let checkpoint = object(source.get("operator_checkpoint"), "operator_checkpoint")?;
+    let packet = build_operator_control(reviewed_record, corpus, checkpoint, request)?;
     Ok(Value::Object(packet))
 }
 

@@ -35,6 +35,12 @@ const CONFIGURED_FORM_FIELDS: &[&str] = &["adapter", "event", "observed_at"];
 /// Runs the subcommand.
 pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
     let source = crate::io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    command_on(source, args, ctx)
+}
+
+/// The command on an already parsed input (`args.input` is not read again). Without
+/// `--goal-id`/`--agent-id` this is the pure dry run.
+pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
     let source = match source {
         Value::Object(map) => map,
         _ => Map::new(),

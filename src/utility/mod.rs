@@ -82,6 +82,11 @@ fn request_error(message: impl Into<String>) -> Error {
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    project_input(&input)
+}
+
+/// `utility-project` on an already parsed input.
+pub fn project_input(input: &Value) -> Result<Value, Error> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     if let Some(message) = key_error(
@@ -141,6 +146,11 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> 
 /// `utility-observe`: builds one observation from the four inputs and `created_at`.
 pub fn observe_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    observe_input(&input)
+}
+
+/// `utility-observe` on an already parsed input.
+pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     let keys = [
@@ -182,16 +192,21 @@ pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
 /// `utility-validate`: runs the readback validator on one projection packet.
 pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
-    let result = validate_projection(&input);
+    Ok(validate_input(&input))
+}
+
+/// `utility-validate` on an already parsed input.
+pub fn validate_input(input: &Value) -> Outcome {
+    let result = validate_projection(input);
     let exit = if result.is_ok() {
         Exit::Success
     } else {
         Exit::NotOk
     };
-    Ok(Outcome {
+    Outcome {
         packet: validation_packet(&result),
         exit,
-    })
+    }
 }
 
 #[cfg(test)]

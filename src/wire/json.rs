@@ -387,11 +387,11 @@ impl Value {
 #[macro_export]
 macro_rules! obj {
     () => { $crate::wire::json::Map::new() };
-    ($($k:expr => $v:expr),+ $(,)?) => {{
-        let mut m = $crate::wire::json::Map::new();
-        $( m.insert($k, $crate::wire::json::Value::from($v)); )+
-        m
-    }};
+    ($($k:expr => $v:expr),+ $(,)?) => {
+        $crate::wire::json::Map::from_pairs(vec![
+            $( ($crate::wire::json::Text::from($k), $crate::wire::json::Value::from($v)) ),+
+        ])
+    };
 }
 
 /// Builds a [`Value::Array`] of strings.
@@ -455,7 +455,7 @@ impl DumpOptions {
 
 /// Prints `value` as `json.dumps` would with `opts`.
 pub fn dumps(value: &Value, opts: DumpOptions) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(256);
     write_value(&mut out, value, opts, 0);
     out
 }
@@ -549,29 +549,54 @@ pub fn json_float(f: f64) -> String {
 }
 
 /// Writes a JSON string literal with Python's escaping rules.
+///
+/// Runs of bytes that need no escape are copied at once; only `"`, `\\`, control
+/// characters and (with `ensure_ascii`) everything outside `' '..='~'` are escaped.
 pub fn write_string(out: &mut String, s: &str, ensure_ascii: bool) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let plain = if ensure_ascii {
+            (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\'
+        } else {
+            b >= 0x20 && b != b'"' && b != b'\\'
+        };
+        if plain {
+            i += 1;
+            continue;
+        }
+        out.push_str(&s[run..i]);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            0..0x20 | 0x7f => {
+                let _ = write!(out, "\\u{b:04x}");
             }
-            c if ensure_ascii && (c as u32) > 0x7e => {
+            _ => {
+                // ensure_ascii and a non-ASCII character: its UTF-16 units.
+                let c = s[i..].chars().next().unwrap_or('\u{fffd}');
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
                     let _ = write!(out, "\\u{unit:04x}");
                 }
+                i += c.len_utf8();
+                run = i;
+                continue;
             }
-            c => out.push(c),
         }
+        i += 1;
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 

@@ -1,0 +1,27 @@
+//! JSON parser and printers: whatever parses prints, and every printer's output parses
+//! back to a value that prints the same bytes again.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use reward_memory::wire::json::{self, DumpOptions};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = json::decode_utf8(data) else {
+        return;
+    };
+    let _ = json::parse_prefix(text);
+    let Ok(value) = json::parse(text) else {
+        return;
+    };
+    for opts in [
+        DumpOptions::PRETTY,
+        DumpOptions::CANONICAL,
+        DumpOptions::LEGACY_RAW,
+        DumpOptions::LEGACY_ASCII,
+    ] {
+        let printed = json::dumps(&value, opts);
+        let back = json::parse(&printed).expect("printed JSON parses");
+        assert_eq!(json::dumps(&back, opts), printed, "print -> parse -> print");
+    }
+    let _ = reward_memory::output::markdown(&value);
+});
