@@ -51,7 +51,7 @@ grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | s
     done
 
 # Runs ---------------------------------------------------------------------------------
-for target in "${targets[@]}"; do cargo +nightly fuzz build -O "$target" >/dev/null; done
+cargo +nightly fuzz build -O >/dev/null
 limit=(-max_total_time="$seconds")
 [[ -n "${RUNS:-}" ]] && limit=(-runs="$RUNS")
 

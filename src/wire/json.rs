@@ -92,7 +92,11 @@ impl Map {
         }
         let mut out: Vec<(Text, Value)> = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
-            match out.iter_mut().find(|(key, _)| *key == k) {
+            // Lengths first: most keys differ in length, and that needs no memcmp.
+            match out
+                .iter_mut()
+                .find(|(key, _)| key.len() == k.len() && *key == k)
+            {
                 Some(slot) => slot.1 = v,
                 None => out.push((k, v)),
             }
@@ -472,6 +476,9 @@ pub fn canonical(value: &Value) -> String {
     dumps(value, DumpOptions::CANONICAL)
 }
 
+/// Objects with at most this many keys are sorted for printing without allocating.
+const SORT_ON_STACK: usize = 32;
+
 fn newline_indent(out: &mut String, opts: DumpOptions, level: usize) {
     if let Some(width) = opts.indent {
         out.push('\n');
@@ -514,11 +521,7 @@ fn write_value(out: &mut String, value: &Value, opts: DumpOptions, level: usize)
                 return;
             }
             out.push('{');
-            let mut entries: Vec<(&str, &Value)> = map.iter().collect();
-            if opts.sort_keys {
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-            }
-            for (i, (k, v)) in entries.into_iter().enumerate() {
+            let mut write_entry = |i: usize, k: &str, v: &Value| {
                 if i > 0 {
                     out.push_str(opts.item_sep);
                 }
@@ -526,6 +529,28 @@ fn write_value(out: &mut String, value: &Value, opts: DumpOptions, level: usize)
                 write_string(out, k, opts.ensure_ascii);
                 out.push_str(opts.key_sep);
                 write_value(out, v, opts, level + 1);
+            };
+            if !opts.sort_keys {
+                for (i, (k, v)) in map.iter().enumerate() {
+                    write_entry(i, k, v);
+                }
+            } else if map.len() <= SORT_ON_STACK {
+                // Small objects are sorted on the stack: no allocation per object.
+                let mut entries = [("", &Value::Null); SORT_ON_STACK];
+                for (slot, entry) in entries.iter_mut().zip(map.iter()) {
+                    *slot = entry;
+                }
+                let entries = &mut entries[..map.len()];
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    write_entry(i, k, v);
+                }
+            } else {
+                let mut entries: Vec<(&str, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    write_entry(i, k, v);
+                }
             }
             newline_indent(out, opts, level);
             out.push('}');
@@ -548,6 +573,22 @@ pub fn json_float(f: f64) -> String {
     }
 }
 
+/// Bytes `json.dumps` escapes with `ensure_ascii=False`: `"`, `\\` and controls.
+const ESCAPE_RAW: [bool; 256] = escape_table(false);
+/// Bytes `json.dumps` escapes with `ensure_ascii=True`: also everything past `~`.
+const ESCAPE_ASCII: [bool; 256] = escape_table(true);
+
+const fn escape_table(ensure_ascii: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] =
+            b < 0x20 || b == b'"' as usize || b == b'\\' as usize || (ensure_ascii && b > 0x7e);
+        b += 1;
+    }
+    table
+}
+
 /// Writes a JSON string literal with Python's escaping rules.
 ///
 /// Runs of bytes that need no escape are copied at once; only `"`, `\\`, control
@@ -556,16 +597,16 @@ pub fn write_string(out: &mut String, s: &str, ensure_ascii: bool) {
     out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
+    let needs_escape = if ensure_ascii {
+        &ESCAPE_ASCII
+    } else {
+        &ESCAPE_RAW
+    };
     let mut run = 0;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        let plain = if ensure_ascii {
-            (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\'
-        } else {
-            b >= 0x20 && b != b'"' && b != b'\\'
-        };
-        if plain {
+        if !needs_escape[usize::from(b)] {
             i += 1;
             continue;
         }
