@@ -482,8 +482,8 @@ fn within(value: &Value, bound: Bound) -> bool {
 
 /// Checks that a stored record stays inside the candidate contract's bounds, so that a
 /// packet echoing it (the operator-control decision) cannot carry more than the contract
-/// allows: every candidate field within [`RECORD_BOUNDS`] (a record the builder produced
-/// always is), and at most [`MAX_EXTRA_KEYS`] other keys holding short scalars. The
+/// allows: every candidate field within `RECORD_BOUNDS` (a record the builder produced
+/// always is), and at most `MAX_EXTRA_KEYS` other keys holding short scalars. The
 /// values themselves are the review step's business; only their size is checked here.
 pub fn check_record_bounds(record: &Map) -> FieldResult<()> {
     let mut extra = 0usize;

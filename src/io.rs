@@ -4,8 +4,9 @@
 //! Input documents are read as bytes, decoded as UTF-8 and parsed with the
 //! Python-compatible parser, so that every failure carries the reference's wording
 //! (`cannot read input JSON: [Errno 2] No such file or directory: 'x.json'`, Python's
-//! codec and decoder messages). Output goes through [`write_stdout`], which ends quietly
-//! on a closed pipe.
+//! codec and decoder messages). Every read is bounded by `--max-input-bytes`: a larger
+//! file is refused before it is read and stdin is not read past the limit. Output goes
+//! through [`write_stdout`], which ends quietly on a closed pipe.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};

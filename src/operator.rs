@@ -6,7 +6,9 @@
 //! and scope binding, operator checkpoint), the decision built through the shared
 //! candidate-review step, the receipt, and the receipt validator used by
 //! `dogfood-evaluate`. It writes nothing: persisting the decision is the corpus owner's
-//! job. Pure apart from [`command`], which only reads `--input`.
+//! job. The decision echoes the reviewed record only inside the candidate contract's
+//! bounds ([`crate::candidate::check_record_bounds`]). Pure apart from [`command`], which
+//! only reads `--input`; [`control_input`] is the same on a parsed input.
 
 use crate::Context;
 use crate::candidate::{self, REVIEW_SCHEMA_VERSION};

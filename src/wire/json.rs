@@ -6,6 +6,12 @@
 //! key's position) and reports errors with Python's wording and positions, and the printers
 //! that reproduce `json.dumps` byte for byte for every separator, `sort_keys` and
 //! `ensure_ascii` combination the contracts use. It does no I/O.
+//!
+//! Values are compact (24 bytes; text of up to 24 bytes inline; arrays and small objects
+//! in exact-size slices; objects of [`Map::INDEXED_AT`] keys or more with a hash index), so
+//! parsing is linear in the input and a parsed document takes at most
+//! [`MEMORY_PER_INPUT_BYTE`] bytes per input byte: the parser counts what it allocates and
+//! refuses a document that would take more, and refuses nesting past 512 levels.
 
 use std::fmt::Write as _;
 
