@@ -658,8 +658,8 @@ pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
 /// The command on an already parsed input; `stage4_ready` runs the Stage-4 gate once
 /// every receipt has been built.
 pub fn evaluate_input(source: &Value, stage4_ready: impl FnOnce() -> bool) -> Result<Value, Error> {
-    let observations = list(&source, "observations")?;
-    let controls = list(&source, "operator_controls")?;
+    let observations = list(source, "observations")?;
+    let controls = list(source, "operator_controls")?;
     let observations = objects(observations, "each observation must be an object")?;
     let controls = objects(controls, "each operator control must be an object")?;
     let receipts: Vec<DogfoodReceipt> = observations
