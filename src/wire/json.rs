@@ -1496,8 +1496,43 @@ mod props {
         })
     }
 
+    /// Python's escaping, one character at a time: the definition the fast printer keeps.
+    fn escape_per_char(s: &str, ensure_ascii: bool) -> String {
+        let mut out = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 || (ensure_ascii && (c as u32) > 0x7e) => {
+                    let mut buf = [0u16; 2];
+                    for unit in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The byte-run printer escapes exactly like the per-character definition.
+        #[test]
+        fn string_escaping_matches_the_per_character_rules(s in "(\\PC|[\\x00-\\x1f\\x7f\"\\\\])*") {
+            for ensure_ascii in [false, true] {
+                let mut out = String::new();
+                super::write_string(&mut out, &s, ensure_ascii);
+                prop_assert_eq!(out, escape_per_char(&s, ensure_ascii));
+            }
+        }
 
         /// Every printer's output parses back to the same value (key order included for
         /// the insertion-order printers).
