@@ -539,11 +539,8 @@ fn supersedes_list(v: Option<&Value>) -> FieldResult<Vec<Value>> {
         Some(value) if !value.is_truthy() => Ok(Vec::new()),
         None => Ok(Vec::new()),
         Some(Value::Array(items)) => Ok(items.to_vec()),
-        Some(Value::Str(s)) => Ok(s
-            .chars()
-            .map(|c| Value::Str(c.to_string().into()))
-            .collect()),
-        Some(Value::Object(m)) => Ok(m.keys().map(|k| Value::Str(k.to_owned().into())).collect()),
+        Some(Value::Str(s)) => Ok(s.chars().map(|c| Value::from(c.to_string())).collect()),
+        Some(Value::Object(m)) => Ok(m.keys().map(Value::from).collect()),
         // The reference crashes with a TypeError on a number or `true`.
         Some(_) => Err(fail("lifecycle.supersedes_refs must be a list")),
     }
@@ -692,7 +689,7 @@ pub fn issue_fix_candidate(event: &Map, authority_checkpoint: Option<&Value>) ->
         "scope" => obj! {
             "workspace_ref" => field(event, "workspace_ref"),
             "project_ref" => field(event, "repository_ref"),
-            "surface_ids" => Value::Array((vec![field(event, "surface_id")]).into()),
+            "surface_ids" => Value::from(vec![field(event, "surface_id")]),
             "revision_ref" => field(event, "revision_ref"),
         },
         "reasoning" => field(event, "reasoning"),

@@ -678,10 +678,10 @@ mod tests {
     #[test]
     fn decimal_sums_grow_past_i64() {
         assert_eq!(add_decimal("999", "1"), "1000");
-        let huge = Value::BigInt("9223372036854775808".to_owned().into());
+        let huge = Value::BigInt("9223372036854775808".into());
         assert_eq!(
             sum_counts([Value::Int(1), huge].iter()),
-            Value::BigInt("9223372036854775809".to_owned().into())
+            Value::BigInt("9223372036854775809".into())
         );
         assert_eq!(
             sum_counts([Value::Int(2), Value::Int(3)].iter()),

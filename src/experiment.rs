@@ -612,7 +612,7 @@ pub fn parse_config(bytes: &[u8]) -> FieldResult<ExperimentConfig> {
             "reward-memory experiment config is unavailable",
         ));
     }
-    if value.get("schema_version") != Some(&Value::Str(CONFIG_SCHEMA_VERSION.to_owned().into())) {
+    if value.get("schema_version") != Some(&Value::from(CONFIG_SCHEMA_VERSION)) {
         return Err(FieldError::new(
             "reward-memory experiment config must use reward_memory_experiment_config_v1",
         ));
@@ -717,7 +717,7 @@ pub fn find_goal<'a>(
     goal_id: &str,
     agent_id: &str,
 ) -> FieldResult<(&'a Map, String)> {
-    let agent = normalize_agent_id(Some(&Value::Str(agent_id.to_owned().into())))
+    let agent = normalize_agent_id(Some(&Value::from(agent_id)))
         .ok_or_else(|| FieldError::new("agent_id must be a public-safe registered agent id"))?;
     let goals: &[Value] = registry
         .get("goals")
@@ -894,7 +894,7 @@ pub fn resolve_for_goal(
 /// (§8.1): the one place that reads the registry and config files.
 pub fn resolve(ctx: &Context, goal_id: &str, agent_id: &str) -> Result<Resolution, Error> {
     // The agent id is checked before the registry is read.
-    normalize_agent_id(Some(&Value::Str(agent_id.to_owned().into())))
+    normalize_agent_id(Some(&Value::from(agent_id)))
         .ok_or_else(|| FieldError::new("agent_id must be a public-safe registered agent id"))?;
     let path = registry_path(ctx);
     let bytes = crate::io::read_path(&path).map_err(ExperimentError::RegistryUnreadable)?;
@@ -926,7 +926,7 @@ mod tests {
     use super::*;
 
     fn s(text: &str) -> Value {
-        Value::Str(text.to_owned().into())
+        Value::from(text)
     }
 
     #[test]

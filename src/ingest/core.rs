@@ -270,8 +270,7 @@ pub fn prepare(
         .get("scope")
         .and_then(Value::as_object)
         .ok_or_else(|| FieldError::new("candidate scope must be an object"))?;
-    let surfaces =
-        Value::Array((str_set(scope.get("surface_ids").filter(|v| v.is_truthy()))).into());
+    let surfaces = Value::from(str_set(scope.get("surface_ids").filter(|v| v.is_truthy())));
     let guard = policy_guard(candidate_packet, &corpus, &policy)?;
     let passed = guard.get("passed") == Some(&Value::Bool(true));
     let corpus_id = or_null(corpus.get("corpus_id"));
@@ -713,7 +712,7 @@ mod tests {
         );
         assert_eq!(
             receipt.get("write").and_then(|w| w.get("status")),
-            Some(&Value::Str("planned".to_owned().into()))
+            Some(&Value::from("planned"))
         );
     }
 

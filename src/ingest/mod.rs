@@ -115,7 +115,7 @@ pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Resul
     };
     let (adapter, corpus, standing_policy, binding) = match &route {
         Some(route) => (
-            Value::Str(route.adapter.clone().into()),
+            Value::from(&route.adapter),
             Value::Object(route.ingest.corpus.clone()),
             Value::Object(route.ingest.standing_policy.clone()),
             Value::Object(route.ingest.provider_binding.clone()),

@@ -285,7 +285,7 @@ impl Sync {
         let refs: Vec<Value> = self
             .result_refs
             .iter()
-            .map(|r| Value::Str((opaque_provider_ref(&self.provider, &self.namespace, r)).into()))
+            .map(|r| Value::from(opaque_provider_ref(&self.provider, &self.namespace, r)))
             .collect();
         obj! {
             "schema_version" => "context_provider_sync_v0",

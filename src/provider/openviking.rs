@@ -897,7 +897,7 @@ fn non_empty_or(value: String, default: &str) -> String {
 }
 
 fn safe(text: &str, limit: usize) -> Option<String> {
-    public_safe_text(Some(&Value::Str(text.to_owned().into())), limit)
+    public_safe_text(Some(&Value::from(text)), limit)
 }
 
 /// The first `x.y.z` triple of `text` as integers.

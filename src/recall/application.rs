@@ -58,8 +58,8 @@ fn receipt(
     };
     Ok(obj! {
         "schema_version" => APPLICATION_RECEIPT_SCHEMA_VERSION,
-        "application_id" => text::token(Some(&Value::Str(application_id.to_owned().into())), "application_id")?,
-        "artifact_ref" => text::optional_token(artifact_ref.map(|s| Value::Str(s.to_owned().into())).as_ref(), "artifact_ref")?,
+        "application_id" => text::token(Some(&Value::from(application_id)), "application_id")?,
+        "artifact_ref" => text::optional_token(artifact_ref.map(Value::from).as_ref(), "artifact_ref")?,
         "corpus_id" => packet.get("corpus_id").cloned().unwrap_or_default(),
         "surface_id" => packet.get("surface_id").cloned().unwrap_or_default(),
         "mode" => packet.get("mode").cloned().unwrap_or_default(),
@@ -67,7 +67,7 @@ fn receipt(
         "query_evidence" => query_evidence,
         "outcome" => outcome,
         "memory_ref_digests" => crate::wire::json::str_list(&digests),
-        "reasoning_summary" => text::compact(Some(&Value::Str(reasoning_summary.to_owned().into())), "reasoning_summary", 500)?,
+        "reasoning_summary" => text::compact(Some(&Value::from(reasoning_summary)), "reasoning_summary", 500)?,
         "current_artifact_verified" => current_artifact_verified,
         "result_readback_verified" => packet.get("result_readback_verified").is_some_and(Value::is_truthy),
         "provider_call_count" => calls,
