@@ -20,7 +20,13 @@ fuzz_target!(|data: &[u8]| {
         DumpOptions::LEGACY_ASCII,
     ] {
         let printed = json::dumps(&value, opts);
-        let back = json::parse(&printed).expect("printed JSON parses");
+        let back = match json::parse(&printed) {
+            Ok(back) => back,
+            // The memory budget is per input byte: a minified print of a padded document
+            // may be refused as too dense, and only that.
+            Err(err) if err.message.starts_with("JSON document too dense") => continue,
+            Err(err) => panic!("printed JSON does not parse: {err}"),
+        };
         assert_eq!(json::dumps(&back, opts), printed, "print -> parse -> print");
     }
     let _ = reward_memory::output::markdown(&value);
