@@ -1,7 +1,8 @@
 //! Command-line surface: clap derive types only; their doc comments are the help text.
 //!
 //! Global options (`--format`, `--registry`, `--runtime-root`) come before the subcommand;
-//! every subcommand also takes its own `--format`, which wins. Nothing here validates
+//! every subcommand also takes its own `--format`, which wins. Every command that reads
+//! `--input` also takes `--max-input-bytes` ([`InputLimitArg`]). Nothing here validates
 //! domain values beyond what the reference's argument parser checks.
 
 use std::path::PathBuf;
