@@ -8,8 +8,10 @@
 #    OpenViking has no offline embedder) and `openviking-server` on a free 127.0.0.1 port
 #    with local vector/AGFS storage.
 # 3. Runs the checks: the gated Rust integration test (tests/cli/openviking.rs: sync, exact
-#    readback, idempotent re-sync, conflict not overwritten) and the `ingest-event --execute`
-#    end-to-end check (fixtures/ingest_event/openviking/).
+#    readback, idempotent re-sync, conflict not overwritten), the `ingest-event --execute`
+#    end-to-end check (fixtures/ingest_event/openviking/) and, on that record, the
+#    recall -> apply -> utility-observe -> utility-project -> rank-prior loop (the
+#    rank-prior effect refused with provider_rank_prior_contract_absent).
 # Every process it starts is stopped on exit.
 #
 # Environment: OV_IT_KEEP=1 keeps the temp dir (logs, data) for inspection;
@@ -186,8 +188,11 @@ log "provider integration test (tests/cli/openviking.rs)"
 # config with provider_binary = @OV_BIN@, event). First run: status `activated` with exact
 # readback; second run: `activated` again, deduplicated, no external write; third run with
 # an unreachable server: `provider_unavailable` / `provider_service_unavailable`, exit 0.
+# The record's bytes are staged for `ov` under the runtime root, never in TMPDIR, and no
+# staging directory is left behind.
 ingest_event() {
-    (cd "$CASE" && "$BIN" --registry registry.json ingest-event --input event.json \
+    (cd "$CASE" && TMPDIR="$WORK/ingest-tmp" "$BIN" --registry registry.json \
+        --runtime-root "$WORK/ingest-rt" ingest-event --input event.json \
         --goal-id reward-memory-goal --agent-id pilot --execute --format json)
 }
 check_ingest() { # check_ingest <packet file> <expected deduplicated>
@@ -229,6 +234,7 @@ run_ingest_check() {
             return
         fi
     fi
+    mkdir -p "$WORK/ingest-tmp"
     log "ingest-event --execute (first run)"
     ingest_event >"$WORK/ingest-1.json" || fail "ingest-event exited $? ($(cat "$WORK/ingest-1.json"))"
     check_ingest "$WORK/ingest-1.json" false || fail "first ingest-event run"
@@ -247,11 +253,139 @@ wanted = ("provider_unavailable", ["provider_service_unavailable"], "unavailable
 if seen != wanted:
     sys.exit(f"got {seen!r}, wanted {wanted!r}")
 PY
+    log "staging: under the runtime root, nothing left behind"
+    [ -d "$WORK/ingest-rt/reward-memory/staging" ] \
+        || fail "no staging directory under the runtime root"
+    [ -z "$(ls -A "$WORK/ingest-rt/reward-memory/staging")" ] \
+        || fail "staging leftovers: $(ls -A "$WORK/ingest-rt/reward-memory/staging")"
+    [ -z "$(ls -A "$WORK/ingest-tmp")" ] || fail "TMPDIR leftovers: $(ls -A "$WORK/ingest-tmp")"
 }
 if [ "$OV_IT_INGEST" != 0 ]; then
     run_ingest_check
 fi
 # ---- end of ingest-event step -------------------------------------------------------
+
+# ---- recall / apply / utility / rank prior through the real server ------------------
+# On the record the ingest step activated: `recall` (configured form) finds it with its
+# OpenViking score and keeps a private session; `apply` maps the opaque ref back and
+# prints a receipt that `utility-observe` accepts unchanged; `utility-project` reduces
+# it; `rank-prior --execute` is refused (`provider_rank_prior_contract_absent`, nothing
+# written) and `recall --rank-prior` ranks locally.
+run_recall_check() {
+    [ -n "${CASE:-}" ] && [ -d "$CASE" ] || { log "SKIP recall step: no ingest case"; return; }
+    local rt="$WORK/recall-rt" out="$WORK/recall"
+    mkdir -p "$out"
+    routed() { (cd "$CASE" && "$BIN" --registry registry.json --runtime-root "$rt" "$@"); }
+    log "recall (configured form, real server)"
+    routed recall --goal-id reward-memory-goal --agent-id pilot \
+        --query "Reviewer-facing artifacts concise Chinese summary" \
+        --query-summary "reviewer summary language" --format json >"$out/recall.json" \
+        || fail "recall exited $? ($(cat "$out/recall.json"))"
+    python3 - "$out/recall.json" <<'PY' || fail "recall packet"
+import json, sys
+p = json.load(open(sys.argv[1], encoding="utf-8"))
+problems = []
+if p.get("status") != "completed" or not p.get("results"):
+    problems.append(f"status {p.get('status')!r} reason {p.get('reason_code')!r}")
+if "viking://" in json.dumps(p):
+    problems.append("a raw viking:// ref is printed")
+if not str(p.get("recall_session_ref", "")).startswith("rms_"):
+    problems.append("no recall_session_ref")
+for r in p.get("results", []):
+    if not (r.get("relevance_score") is None or isinstance(r["relevance_score"], (int, float))):
+        problems.append(f"relevance_score {r.get('relevance_score')!r}")
+if problems:
+    sys.exit("; ".join(problems))
+print("recall ok:", [(r["rank"], r["relevance_score"]) for r in p["results"]], file=sys.stderr)
+PY
+    local session ref
+    session=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["recall_session_ref"])' "$out/recall.json")
+    ref=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["memory_ref"])' "$out/recall.json")
+    log "apply (opaque ref mapped back through the session)"
+    routed apply --recall-session "$session" --application-id application:ov-it \
+        --artifact-ref pr:ov-it --outcome applied --memory-ref "$ref" \
+        --reasoning-summary "Wrote the reviewer summary in Chinese" --current-artifact-verified \
+        --format json >"$out/apply.json" || fail "apply exited $? ($(cat "$out/apply.json"))"
+    routed apply --recall-session "$session" --application-id application:ov-it \
+        --artifact-ref pr:ov-it --outcome applied --memory-ref provider-00000000000000000000 \
+        --reasoning-summary "not from this recall" --current-artifact-verified \
+        --format json >"$out/apply-foreign.json" && fail "apply accepted a foreign ref"
+    log "utility-observe + utility-project"
+    python3 - "$out" <<'PY' || fail "observation input"
+import json, sys
+out = sys.argv[1]
+receipt = json.load(open(f"{out}/apply.json"))["receipt"]
+scope = {"agent_id": "pilot", "project_id": "repository:example",
+         "corpus_id": "example_reviewer_artifact_policy", "surface_id": "reviewer_artifact.summary"}
+partition = {"scope": scope, "retrieval_snapshot_ref": "retrieval:ov-it", "policy_snapshot_ref": "policy:ov-it"}
+facts = {"outcome_ref": "effect:ov-it", "artifact_ref": "pr:ov-it", "outcome_status": "succeeded"}
+json.dump({
+    "application_receipt": receipt,
+    "verified_outcome": {"verified": True, **facts},
+    "attribution_context": partition,
+    "evaluator_proposal": {"scope": scope, "application_id": "application:ov-it", **facts,
+        "retrieval_snapshot_ref": "retrieval:ov-it", "policy_snapshot_ref": "policy:ov-it",
+        "memory_ref_digests": receipt["memory_ref_digests"], "utility_label": "helpful",
+        "attribution_level": "item", "evidence_basis": "owner_correction", "confidence": 0.9,
+        "reason_codes": ["owner_confirmed_language"], "evidence_refs": ["owner:ov-it"],
+        "evaluator_ref": "evaluator:ov-it", "evaluation_version": "evaluation:ov-it"},
+    "created_at": "2026-07-16T02:00:00+00:00",
+}, open(f"{out}/observe.json", "w"))
+json.dump(partition, open(f"{out}/partition.json", "w"))
+PY
+    "$BIN" utility-observe --input "$out/observe.json" --format json >"$out/observation.json" \
+        || fail "utility-observe refused the apply receipt ($(cat "$out/observation.json"))"
+    python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+project = json.load(open(f"{out}/partition.json"))
+project["observations"] = [json.load(open(f"{out}/observation.json"))]
+json.dump(project, open(f"{out}/project.json", "w"))
+PY
+    "$BIN" utility-project --input "$out/project.json" --format json >"$out/projection.json" \
+        || fail "utility-project ($(cat "$out/projection.json"))"
+    python3 - "$out" "$ROOT/fixtures/recall/loop/profile.json" <<'PY'
+import json, sys
+out, profile = sys.argv[1], sys.argv[2]
+json.dump({"profile": json.load(open(profile)), "partition": json.load(open(f"{out}/partition.json")),
+           "projection": json.load(open(f"{out}/projection.json"))}, open(f"{out}/rank-prior.json", "w"))
+PY
+    log "rank-prior --execute on OpenViking (refused, nothing written)"
+    routed rank-prior --input "$out/rank-prior.json" --execute --goal-id reward-memory-goal \
+        --agent-id pilot --format json >"$out/effect.json" || fail "rank-prior exited $?"
+    python3 - "$out/effect.json" <<'PY' || fail "rank-prior effect on OpenViking"
+import json, sys
+p = json.load(open(sys.argv[1]))
+seen = (p.get("status"), p.get("reason_code"), p.get("provider_write_performed"), p.get("ranking"))
+wanted = ("refused", "provider_rank_prior_contract_absent", False, "local_only")
+if seen != wanted:
+    sys.exit(f"got {seen!r}, wanted {wanted!r}")
+PY
+    log "recall --rank-prior (local ranking)"
+    routed recall --goal-id reward-memory-goal --agent-id pilot \
+        --query "Reviewer-facing artifacts concise Chinese summary" \
+        --query-summary "reviewer summary language" --rank-prior "$ROOT/fixtures/recall/loop/profile.json" \
+        --projection "$out/projection.json" --partition "$out/partition.json" \
+        --format json >"$out/recall-2.json" || fail "recall --rank-prior exited $?"
+    python3 - "$out/recall-2.json" <<'PY' || fail "recall --rank-prior packet"
+import json, sys
+p = json.load(open(sys.argv[1]))
+if p.get("status") != "completed":
+    sys.exit(f"status {p.get('status')!r}")
+scored = all(isinstance(r.get("relevance_score"), (int, float)) for r in p["results"])
+if scored and not p.get("rank_prior_applied"):
+    sys.exit(f"prior not applied: {p.get('rank_prior_reason_code')!r}")
+if not scored and p.get("rank_prior_reason_code") != "relevance_scores_unavailable":
+    sys.exit(f"unexpected reason {p.get('rank_prior_reason_code')!r}")
+print("recall --rank-prior:", p.get("rank_prior_applied"), p.get("rank_prior_reason_code"),
+      [(c["final_rank"], c["modifier"], c["reason_codes"]) for c in (p.get("rank_prior") or {}).get("candidates", [])],
+      file=sys.stderr)
+PY
+}
+if [ "$OV_IT_INGEST" != 0 ]; then
+    run_recall_check
+fi
+# ---- end of recall step -------------------------------------------------------------
 
 log "checks: $(since "$CHECKS_START")"
 log "PASS (total $(since "$RUN_START"))"

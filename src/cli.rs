@@ -1,27 +1,98 @@
 //! Command-line surface: clap derive types only; their doc comments are the help text.
 //!
 //! Global options (`--format`, `--registry`, `--runtime-root`) come before the subcommand;
-//! every subcommand also takes its own `--format`, which wins. Every command that reads
-//! `--input` also takes `--max-input-bytes` ([`InputLimitArg`]). Nothing here validates
-//! domain values beyond what the reference's argument parser checks.
+//! every subcommand also takes its own `--format`, which wins, and the subcommands that
+//! read the registry route (`experiment-status`, `ingest-event`) also take `--registry` and
+//! `--runtime-root` after their name. Every command that reads `--input` also takes
+//! `--max-input-bytes` ([`InputLimitArg`]). `--detail` is accepted anywhere. Nothing here
+//! validates domain values beyond what the reference's argument parser checks. Besides
+//! the clap types, this module owns what is derived from them alone: the one-line
+//! argument error, shell completions and the man page.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// The `-V` text (also the man page's): crate version and the commit it was built from
+/// (`unknown` outside a git checkout; see `build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("REWARD_MEMORY_GIT_COMMIT"),
+    ")"
+);
+
+/// The LoopX reference whose packets this build mirrors (docs/compatibility.md).
+macro_rules! loopx_reference {
+    () => {
+        "loopx reward-memory 0.5.1 (2026-08-23 snapshot; utility reducer bde1cae8)"
+    };
+}
+
+/// The LoopX reference whose packets this build mirrors.
+pub const LOOPX_REFERENCE: &str = loopx_reference!();
+
+/// The `--version` text: [`VERSION`] and [`LOOPX_REFERENCE`].
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("REWARD_MEMORY_GIT_COMMIT"),
+    ")\nmirrors ",
+    loopx_reference!()
+);
+
+/// Exit statuses, printed at the end of the top-level help.
+const EXIT_STATUS_HELP: &str = "\
+Exit status:
+  0  success, including outcomes such as guard_blocked, planned or provider_unavailable
+  1  the output could not be written (a closed pipe is not an error)
+  2  argument error: nothing on stdout, one line on stderr
+  2  invalid request: stdout carries a reward_memory_error_v0 packet
+  2  a packet that is not ok: evaluate (release gate not passed), dogfood-evaluate (hold),
+     utility-project (rejected), utility-validate (invalid)
+In markdown mode an exit-2 packet also prints one line `reward-memory: <reason>` on stderr.";
+
+/// Registry lookup order, printed at the end of the help of the commands that read it.
+macro_rules! route_help {
+    () => {
+        "\
+The registry is --registry PATH, else $LOOPX_REGISTRY, else .loopx/registry.json in the
+working directory, else RUNTIME_ROOT/registry.global.json (RUNTIME_ROOT: --runtime-root,
+default ~/.codex/loopx; `~` is expanded with $HOME). --registry and --runtime-root may be
+given before the subcommand or after it; after it wins."
+    };
+}
+
+/// `experiment-status` help epilogue.
+const ROUTE_HELP: &str = route_help!();
+
+/// `ingest-event` help epilogue: the route and where an executed write goes.
+const INGEST_HELP: &str = concat!(
+    "\
+Without --goal-id/--agent-id the input carries its own corpus, standing policy and provider
+binding, and the result is a dry run. With them the route comes from the experiment config
+of the goal in the registry, and --execute writes to its provider: `embedded` keeps records
+in the binding's provider_binary file when set, else in
+RUNTIME_ROOT/reward-memory/embedded.sqlite3; `openviking` runs the `ov` CLI (provider_binary,
+default `ov` on $PATH).
+
+",
+    route_help!()
+);
+
 /// Reward Memory contracts of LoopX as one fast binary.
 ///
-/// Each subcommand prints one packet: markdown by default, the exact JSON packet with
-/// `--format json`. Exit status: 0 success, 2 invalid request (a `reward_memory_error_v0`
-/// packet on stdout) or argument error (a message on stderr), 2 when `evaluate`,
-/// `dogfood-evaluate` or `utility-project` print a packet that is not ok.
+/// Each subcommand prints one packet: a markdown summary by default (`--detail` adds a
+/// readable report under it), the exact JSON packet with `--format json`.
 #[derive(Debug, Parser)]
 #[command(
     name = "reward-memory",
-    version,
+    version = VERSION,
+    long_version = LONG_VERSION,
     about,
     long_about,
-    propagate_version = true
+    propagate_version = true,
+    after_help = EXIT_STATUS_HELP
 )]
 pub struct Cli {
     /// Output format when the subcommand does not set its own
@@ -29,14 +100,20 @@ pub struct Cli {
     pub format: Option<Format>,
 
     /// Registry file for goal/agent routes (default: $LOOPX_REGISTRY, then
-    /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json)
+    /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json); read by the
+    /// subcommands whose help lists it (experiment-status, ingest-event)
     #[arg(long, value_name = "PATH")]
     pub registry: Option<PathBuf>,
 
     /// Runtime root holding registry.global.json and the embedded memory store
-    /// (default: ~/.codex/loopx)
+    /// (default: ~/.codex/loopx); read by the subcommands whose help lists it
     #[arg(long, value_name = "DIR")]
     pub runtime_root: Option<PathBuf>,
+
+    /// Markdown only: add a readable report (tables of cases, subjects, receipts, ...)
+    /// under the summary; the JSON packet is unchanged
+    #[arg(long, global = true)]
+    pub detail: bool,
 
     #[command(subcommand)]
     pub command: Command,
@@ -72,8 +149,10 @@ pub enum Command {
     /// Decide pilot fix, evidence hold or meta design gate for a change (PR #3237 guard)
     RouteCheck(RouteCheckArgs),
     /// Resolve the reward-memory experiment of one goal and registered agent
+    #[command(after_help = ROUTE_HELP)]
     ExperimentStatus(ExperimentStatusArgs),
     /// Turn one compact feedback event into a guarded memory write (dry run by default)
+    #[command(after_help = INGEST_HELP)]
     IngestEvent(IngestEventArgs),
     /// Run the Stage-4 contract suite and release gate (exit 2 unless ready)
     Evaluate(FormatArg),
@@ -88,6 +167,69 @@ pub enum Command {
     UtilityObserve(InputArgs),
     /// Check a memory_utility_projection_v0 with the readback validator (exit 2 if invalid)
     UtilityValidate(InputArgs),
+    /// Recall active memories of one exact corpus for a query (Stage 3 seam, fail-open)
+    ///
+    /// Prints reward_memory_recall_v0; a provider problem is a status with exit 0. Each
+    /// result also carries memory_ref_digest, relevance_score and rank. When the recall
+    /// completed with results, the raw provider refs behind the opaque memory_refs are
+    /// kept in a private session file (mode 0600) under --runtime-root (default
+    /// ~/.codex/loopx), named by the printed recall_session_ref, which `apply` takes. The
+    /// configured form resolves its route through --registry; the embedded store lives
+    /// under the runtime root unless the binding names a file.
+    Recall(RecallArgs),
+    /// Record the agent's decision about an earlier recall as an application receipt
+    ///
+    /// Prints reward_memory_application_v0 with its reward_memory_application_receipt_v0
+    /// receipt and the receipt's application_receipt_id (rma_...), which utility-observe
+    /// accepts unchanged. Opaque refs are mapped back through the recall session under
+    /// --runtime-root (the same one recall used); a ref the recall did not return, an
+    /// unknown or expired session are refused (exit 2).
+    Apply(ApplyArgs),
+    /// Re-rank recall candidates with the bounded utility prior (--execute stores its table)
+    ///
+    /// Input: {"profile", "partition", "projection", "candidates" | "recall"}, where
+    /// candidates is [{"memory_ref_digest", "relevance_score"}] and recall is a packet printed
+    /// by `recall`. Prints memory_utility_rank_prior_v0. With --execute, the partition's
+    /// modifier table is written to the provider of its corpus, found through --goal-id,
+    /// --agent-id, --registry and --runtime-root: an exact-readback, versioned
+    /// effect on the embedded store; refused on OpenViking (provider_rank_prior_contract_absent,
+    /// nothing written). Prints memory_utility_rank_prior_effect_v0.
+    RankPrior(RankPriorArgs),
+    /// Print a shell completion script to stdout
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) of reward-memory or of one subcommand to stdout
+    Man(ManArgs),
+}
+
+/// `completions SHELL`.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// Shell to complete for; e.g. `reward-memory completions bash > ~/.local/share/bash-completion/completions/reward-memory`
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `man [SUBCOMMAND]`.
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Subcommand whose page to print (default: the page of reward-memory itself); e.g.
+    /// `reward-memory man > reward-memory.1 && man -l reward-memory.1`
+    #[arg(value_parser = parse_subcommand_name, value_name = "SUBCOMMAND")]
+    pub subcommand: Option<String>,
+}
+
+/// The registry route of a subcommand that reads it, given after the subcommand name.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RouteArgs {
+    /// Registry file for goal/agent routes; also accepted before the subcommand (default:
+    /// $LOOPX_REGISTRY, then .loopx/registry.json, then RUNTIME_ROOT/registry.global.json)
+    #[arg(long, value_name = "PATH")]
+    pub registry: Option<PathBuf>,
+    /// Runtime root holding registry.global.json and the embedded memory store
+    /// reward-memory/embedded.sqlite3; also accepted before the subcommand (default:
+    /// ~/.codex/loopx)
+    #[arg(long, value_name = "DIR")]
+    pub runtime_root: Option<PathBuf>,
 }
 
 /// `--input FILE|-` plus `--format`.
@@ -97,7 +239,7 @@ pub struct InputArgs {
     #[arg(long, value_name = "FILE")]
     pub input: String,
     #[command(flatten)]
-    pub limit: InputLimitArg,
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
 }
@@ -108,10 +250,10 @@ pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// The `--max-input-bytes` option of every command that reads `--input`.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct InputLimitArg {
-    /// Largest --input accepted, in bytes (default 64 MiB). A larger file is refused
-    /// before it is read, and standard input is not read past the limit: the command
-    /// prints an invalid_request packet and exits 2. Parsing needs at most 12 bytes of
-    /// memory per input byte
+    /// Largest JSON input accepted (--input and every other JSON file the command reads),
+    /// in bytes (default 64 MiB). A larger file is refused before it is read, and
+    /// standard input is not read past the limit: the command prints an invalid_request
+    /// packet and exits 2. Parsing needs at most 12 bytes of memory per input byte
     #[arg(
         long,
         value_name = "BYTES",
@@ -259,6 +401,8 @@ pub struct ExperimentStatusArgs {
     pub agent_id: String,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -276,9 +420,11 @@ pub struct IngestEventArgs {
     #[arg(long)]
     pub execute: bool,
     #[command(flatten)]
-    pub limit: InputLimitArg,
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -305,13 +451,146 @@ pub struct OperatorControlArgs {
     #[arg(long)]
     pub edited_content_summary: Option<String>,
     #[command(flatten)]
-    pub limit: InputLimitArg,
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
 }
 
-/// A one-line description of an argument error: what was wrong, which flag, and the
-/// allowed values when there is a fixed set.
+/// `recall`: a configured form (goal/agent route) or an explicit `--input` request.
+#[derive(Debug, Clone, Args)]
+pub struct RecallArgs {
+    /// Explicit form: `{"corpus", "request", "read_authority_checkpoint",
+    /// "provider_binding"}` JSON (§10.1/§10.2 shapes); `-` reads standard input
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["goal_id", "agent_id", "surface_id", "query", "query_summary", "limit", "observed_at"])]
+    pub input: Option<String>,
+    /// Configured form: goal id whose experiment route selects corpus, provider and
+    /// read authority (as `ingest-event --goal-id`)
+    #[arg(long, requires = "agent_id")]
+    pub goal_id: Option<String>,
+    /// Configured form: allowlisted agent id of that goal
+    #[arg(long, requires = "goal_id")]
+    pub agent_id: Option<String>,
+    /// Configured form: the surface to recall for (needed when the experiment config
+    /// declares several surfaces)
+    #[arg(long, value_name = "SURFACE")]
+    pub surface_id: Option<String>,
+    /// Configured form: query text (never printed, only its digest); repeat it for a
+    /// bounded_agentic_search surface (at most the profile's max_queries)
+    #[arg(long, value_name = "TEXT")]
+    pub query: Vec<String>,
+    /// Configured form: public-safe summary of each --query, in the same order
+    #[arg(long, value_name = "TEXT")]
+    pub query_summary: Vec<String>,
+    /// Configured form: most results to return (1-8; default and maximum: the surface's
+    /// recall profile limit)
+    #[arg(long, value_name = "N")]
+    pub limit: Option<i64>,
+    /// Configured form: aware ISO timestamp of the recall (default: now, UTC); record
+    /// expiry is checked against it
+    #[arg(long, value_name = "ISO")]
+    pub observed_at: Option<String>,
+    /// Seconds the recall session stays usable by `apply` (1-604800)
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
+    pub session_ttl: u64,
+    /// Re-rank the results with this rank-prior profile
+    /// (memory_utility_rank_prior_profile_v0); off by default. Needs --projection and
+    /// --partition
+    #[arg(long, value_name = "PROFILE.json", requires_all = ["projection", "partition"])]
+    pub rank_prior: Option<String>,
+    /// The memory_utility_projection_v0 packet whose utility the prior uses
+    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    pub projection: Option<String>,
+    /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`:
+    /// the utility partition of this recall; the projection must have exactly this
+    /// identity and the scope must name the recalled corpus and surface
+    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    pub partition: Option<String>,
+    /// A memory_utility_ranking_evaluation_v0 verdict for the profile: the prior is
+    /// applied only when its verdict is "qualified" for this profile digest
+    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    pub evaluation: Option<String>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
+}
+
+/// Outcome of an application decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApplyOutcome {
+    Applied,
+    Ignored,
+    Refuted,
+}
+
+/// `apply`: §10.5 with the agent's decision about the results of one `recall`.
+#[derive(Debug, Clone, Args)]
+pub struct ApplyArgs {
+    /// All fields below as one JSON object (`recall_session_ref`, `application_id`,
+    /// `artifact_ref`, `outcome`, `memory_refs`, `reasoning_summary`,
+    /// `current_artifact_verified`); `-` reads standard input
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["recall_session", "application_id", "artifact_ref", "outcome", "memory_ref", "reasoning_summary", "current_artifact_verified"])]
+    pub input: Option<String>,
+    /// The `recall_session_ref` printed by recall
+    #[arg(long, value_name = "REF", required_unless_present = "input")]
+    pub recall_session: Option<String>,
+    /// Public-safe token naming this application (part of the receipt id)
+    #[arg(long, value_name = "ID", required_unless_present = "input")]
+    pub application_id: Option<String>,
+    /// Public-safe token of the artifact the memory was applied to
+    #[arg(long, value_name = "REF", required_unless_present = "input")]
+    pub artifact_ref: Option<String>,
+    /// What the agent did with the recalled memories
+    #[arg(long, value_enum, required_unless_present = "input")]
+    pub outcome: Option<ApplyOutcome>,
+    /// An opaque `memory_ref` from the recall's results (repeatable; at least one for
+    /// applied)
+    #[arg(long, value_name = "OPAQUE_REF")]
+    pub memory_ref: Vec<String>,
+    /// Compact public-safe reason for the decision (at most 500 characters)
+    #[arg(long, value_name = "TEXT", required_unless_present = "input")]
+    pub reasoning_summary: Option<String>,
+    /// The current artifact was verified after applying (required for applied)
+    #[arg(long)]
+    pub current_artifact_verified: bool,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
+}
+
+/// `rank-prior`: the pure bounded rank prior, or with `--execute` its provider effect.
+#[derive(Debug, Clone, Args)]
+pub struct RankPriorArgs {
+    /// The request JSON; `-` reads standard input
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    /// Write the modifier table as a versioned provider effect and read it back (needs
+    /// --goal-id and --agent-id; uses --registry and --runtime-root)
+    #[arg(long, requires_all = ["goal_id", "agent_id"])]
+    pub execute: bool,
+    /// Goal id of the experiment route that names the corpus's provider (--execute)
+    #[arg(long, requires = "execute")]
+    pub goal_id: Option<String>,
+    /// Allowlisted agent id of that goal (--execute)
+    #[arg(long, requires = "execute")]
+    pub agent_id: Option<String>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
+}
+
+/// A one-line description of an argument error: what was wrong, which flag, the allowed
+/// values when there is a fixed set, clap's tips (e.g. `a similar subcommand exists:
+/// 'evaluate'`) and, for a global option given after a subcommand that does not read it,
+/// where it belongs.
 pub fn argument_error_line(err: &clap::Error) -> String {
     use clap::error::ErrorKind;
     use clap::error::{ContextKind, ContextValue};
@@ -319,33 +598,141 @@ pub fn argument_error_line(err: &clap::Error) -> String {
         err.kind(),
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        use clap::CommandFactory;
-        let names: Vec<String> = Cli::command()
-            .get_subcommands()
-            .map(|c| c.get_name().to_owned())
-            .collect();
         return format!(
             "reward-memory: error: a subcommand is required (one of: {})",
-            names.join(", ")
+            subcommand_names().join(", ")
         );
     }
     let rendered = err.to_string();
-    // The message is the first paragraph; continuation lines are indented.
-    let first = rendered
-        .lines()
-        .take_while(|l| !l.trim().is_empty())
-        .map(str::trim)
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_start_matches("error: ")
-        .to_owned();
+    // Paragraphs: the message first, then clap's `tip:` lines, then the usage block.
+    let paragraphs: Vec<String> = rendered
+        .split("\n\n")
+        .map(|p| {
+            p.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    let first = paragraphs
+        .first()
+        .map(|p| p.trim_start_matches("error: ").to_owned())
+        .unwrap_or_default();
     let mut line = format!("reward-memory: error: {first}");
     if let Some(ContextValue::Strings(values)) = err.get(ContextKind::ValidValue)
+        && !values.is_empty()
         && !first.contains("possible values")
     {
         line.push_str(&format!(" (allowed: {})", values.join(", ")));
     }
+    let global_hint = match (err.kind(), err.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => global_option_hint(arg),
+        _ => None,
+    };
+    let mut tips: Vec<&str> = paragraphs
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.starts_with("tip: "))
+        .collect();
+    if let Some(hint) = &global_hint {
+        // A global option is not meant as a positional value.
+        tips.retain(|t| !t.contains("as a value"));
+        tips.push(hint);
+    }
+    for tip in tips {
+        line.push_str("; ");
+        line.push_str(tip);
+    }
     line
+}
+
+/// Names of the subcommands, in help order.
+pub fn subcommand_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect()
+}
+
+/// The hint for `--registry`/`--runtime-root` (or any other top-level option) typed after
+/// a subcommand that does not take it.
+fn global_option_hint(arg: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let name = arg.split('=').next().unwrap_or(arg).strip_prefix("--")?;
+    let cli = Cli::command();
+    let global = cli
+        .get_arguments()
+        .find(|a| a.get_long() == Some(name) && !a.is_global_set())?;
+    let readers: Vec<&str> = cli
+        .get_subcommands()
+        .filter(|sub| {
+            sub.get_arguments()
+                .any(|a| a.get_id() == global.get_id() && a.get_long() == Some(name))
+        })
+        .map(|sub| sub.get_name())
+        .collect();
+    let mut hint = format!("tip: --{name} is a global option: give it before the subcommand");
+    match readers.as_slice() {
+        [] => {}
+        [one] => hint.push_str(&format!(
+            " (only {one} reads it, and also accepts it after its name)"
+        )),
+        [first @ .., last] => hint.push_str(&format!(
+            " (only {} and {last} read it, and also accept it after their name)",
+            first.join(", ")
+        )),
+    }
+    Some(hint)
+}
+
+/// The `man SUBCOMMAND` value: one of the subcommand names.
+fn parse_subcommand_name(raw: &str) -> Result<String, String> {
+    let names = subcommand_names();
+    if names.iter().any(|n| n == raw) {
+        Ok(raw.to_owned())
+    } else {
+        Err(format!(
+            "no subcommand '{raw}' (one of: {})",
+            names.join(", ")
+        ))
+    }
+}
+
+/// The completion script of `shell` for the whole command line.
+///
+/// clap_complete's bash script spells the state of a subcommand of a hyphenated binary
+/// two ways (`reward__memory__subcmd__X` in the dispatch loop, `reward__subcmd__memory__...`
+/// in the case arms; clap-rs/clap#6421, unfixed in 4.6.12), so no subcommand option would
+/// ever complete; the arms are respelled to match the loop.
+pub fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "reward-memory", &mut out);
+    if shell == clap_complete::Shell::Bash {
+        let text =
+            String::from_utf8_lossy(&out).replace("reward__subcmd__memory", "reward__memory");
+        return text.into_bytes();
+    }
+    out
+}
+
+/// The roff man page of `reward-memory`, or of one of its subcommands (a page named
+/// `reward-memory-<subcommand>`).
+pub fn man_page(subcommand: Option<&str>) -> Result<Vec<u8>, std::io::Error> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let page = match subcommand.and_then(|name| cmd.find_subcommand(name)) {
+        Some(sub) => sub.clone(),
+        None => cmd,
+    };
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    Ok(out)
 }
 
 /// Python `int()` on a command-line string: surrounding whitespace, a sign, underscores

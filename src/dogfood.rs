@@ -649,7 +649,7 @@ fn objects<'a>(items: &'a [Value], message: &str) -> FieldResult<Vec<&'a Map>> {
 /// Runs the subcommand: reads `{observations, operator_controls}`, builds every receipt,
 /// runs the Stage-4 suite once and evaluates the batch.
 pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     evaluate_input(&source, || {
         evaluation::gate_ready(&evaluation::run_evaluation(&io::monotonic_nanos))
     })

@@ -26,6 +26,12 @@ pub enum Error {
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),
+    /// A recall session could not be created, found or used.
+    #[error(transparent)]
+    Session(#[from] crate::recall::SessionError),
+    /// A rank-prior profile, partition, candidate list or utility source is invalid.
+    #[error(transparent)]
+    RankPrior(#[from] crate::utility::rank_prior::RankPriorError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

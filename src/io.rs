@@ -7,6 +7,11 @@
 //! codec and decoder messages). Every read is bounded by `--max-input-bytes`: a larger
 //! file is refused before it is read and stdin is not read past the limit. Output goes
 //! through [`write_stdout`], which ends quietly on a closed pipe.
+//!
+//! Staging: a provider whose client only reads files (the `ov` CLI) gets the exact bytes
+//! through [`stage_bytes`], in a private directory (0700, file 0600) under the runtime
+//! root's staging directory, never under `$TMPDIR`; [`clear_stale_staging`] removes what
+//! killed runs left there. The embedded store takes bytes directly and stages nothing.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -149,18 +154,124 @@ pub fn read_path(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| py_os_error(&e, &shown))
 }
 
-/// Writes `bytes` as `<fresh temporary directory>/<file_name>` and returns the directory
-/// handle (removed when dropped) with the file path. Used to hand exact bytes to a
-/// provider's sync, which takes local source files.
-pub fn write_temp_resource(
-    prefix: &str,
+/// Prefix of every staging directory (`stage-<pid>-<random>`) under a staging root.
+pub const STAGING_DIR_PREFIX: &str = "stage-";
+
+/// A staging directory older than this is stale even when its creator's pid is in use.
+const STALE_STAGING_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Exact bytes staged in a private file for a provider whose client reads files. The
+/// directory (mode 0700) and the file (mode 0600) are removed when this is dropped; a run
+/// killed before that leaves them for [`clear_stale_staging`].
+#[derive(Debug)]
+pub struct StagedFile {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl StagedFile {
+    /// The staged file (named as asked).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Creates `dir` and its missing parents, each with mode 0700 (existing ones are left as
+/// they are).
+pub fn create_private_dir_all(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)
+    }
+}
+
+/// Writes `bytes` to a new file at `path` with mode 0600 (fails if it exists).
+fn write_private_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Writes `bytes` as `<staging_root>/stage-<pid>-<random>/<file_name>` (directories 0700,
+/// file 0600), after removing stale staging directories of earlier runs. Used to hand
+/// exact bytes to a provider that only takes local source files (the `ov` CLI).
+pub fn stage_bytes(
+    staging_root: &Path,
     file_name: &str,
     bytes: &[u8],
-) -> Result<(tempfile::TempDir, PathBuf), std::io::Error> {
-    let dir = tempfile::Builder::new().prefix(prefix).tempdir()?;
+) -> std::io::Result<StagedFile> {
+    create_private_dir_all(staging_root)?;
+    clear_stale_staging(staging_root);
+    let mut builder = tempfile::Builder::new();
+    let prefix = format!("{STAGING_DIR_PREFIX}{}-", std::process::id());
+    builder.prefix(&prefix);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    let dir = builder.tempdir_in(staging_root)?;
     let path = dir.path().join(file_name);
-    std::fs::write(&path, bytes)?;
-    Ok((dir, path))
+    write_private_file(&path, bytes)?;
+    Ok(StagedFile { _dir: dir, path })
+}
+
+/// True while the process that created staging directory `name` may still be running:
+/// its pid (`stage-<pid>-...`) is ours or, where `/proc` exists, still listed there.
+fn staging_owner_alive(name: &str) -> bool {
+    let Some(pid) = name
+        .strip_prefix(STAGING_DIR_PREFIX)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc_root = Path::new("/proc");
+    !proc_root.join("self").exists() || proc_root.join(pid.to_string()).exists()
+}
+
+/// Removes the staging directories under `staging_root` that runs killed before their
+/// cleanup left behind: those whose creator process is gone, and any older than an hour.
+/// Returns how many were removed; failures are ignored (the next run tries again).
+pub fn clear_stale_staging(staging_root: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(staging_root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(STAGING_DIR_PREFIX) {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_STAGING_AGE);
+        if (old || !staging_owner_alive(&name)) && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Reads a file the registry route points at; `None` when it does not exist.
@@ -185,6 +296,75 @@ pub fn monotonic_nanos() -> u128 {
         .get_or_init(std::time::Instant::now)
         .elapsed()
         .as_nanos()
+}
+
+/// The current UTC time as an aware ISO timestamp with microseconds
+/// (`2026-08-15T00:00:00.123456+00:00`, Python's `datetime.now(timezone.utc).isoformat()`).
+pub fn utc_now_iso() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, false)
+}
+
+/// `n` random bytes from the operating system (`/dev/urandom`) as lowercase hex.
+pub fn random_hex(n: usize) -> Result<String, std::io::Error> {
+    let mut buf = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(hex::encode(buf))
+}
+
+/// Writes `bytes` to `path` readable by its owner only (0600): written to a sibling
+/// temporary file created with mode 0600, then renamed over `path` (readers never see a
+/// partial file; not synced: a lost file is only a lost convenience). When `expires` is
+/// given it becomes the file's modification time, so [`remove_expired_files`] needs no
+/// reads.
+pub fn replace_private_file(
+    path: &Path,
+    bytes: &[u8],
+    expires: Option<std::time::SystemTime>,
+) -> Result<(), std::io::Error> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(bytes)?;
+        if let Some(expires) = expires {
+            file.set_modified(expires)?;
+        }
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Removes, best effort, the `*.json` files directly inside `dir` whose modification
+/// time (their expiry, see [`replace_private_file`]) has passed. Returns how many went.
+pub fn remove_expired_files(dir: &Path) -> usize {
+    let now = std::time::SystemTime::now();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let expired = path.extension().and_then(|e| e.to_str()) == Some("json")
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|modified| modified <= now);
+        if expired && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Writes the rendered packet. A closed pipe is not an error.
@@ -216,6 +396,49 @@ mod tests {
             err.to_string(),
             "cannot read input JSON: [Errno 2] No such file or directory: 'definitely-absent.json'"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn staged_bytes_are_private_and_removed_on_drop() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().expect("tempdir");
+        let staging = root.path().join("a/staging");
+        let staged = stage_bytes(&staging, "r.json", b"{}\n").expect("staged");
+        let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+        assert_eq!(std::fs::read(staged.path()).expect("file"), b"{}\n");
+        assert_eq!(mode(staged.path()), 0o600);
+        let dir = staged.path().parent().expect("dir").to_path_buf();
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&staging), 0o700);
+        assert_eq!(mode(&root.path().join("a")), 0o700);
+        drop(staged);
+        assert!(!dir.exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn stale_staging_directories_are_cleared_and_live_ones_kept() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let make = |name: &str| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).expect("dir");
+            std::fs::write(dir.join("r.json"), "x").expect("file");
+            dir
+        };
+        let dead = make("stage-4294967295-a");
+        let unparsable = make("stage-x-b");
+        let own = make(&format!("stage-{}-c", std::process::id()));
+        let old_own = make(&format!("stage-{}-d", std::process::id()));
+        let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+        std::fs::File::open(&old_own)
+            .and_then(|d| d.set_modified(two_hours_ago))
+            .expect("age the directory");
+        let other = make("not-staging");
+        assert_eq!(clear_stale_staging(root.path()), 3);
+        assert!(!dead.exists() && !unparsable.exists() && !old_own.exists());
+        assert!(own.exists() && other.exists());
+        assert_eq!(clear_stale_staging(&root.path().join("absent")), 0);
     }
 
     #[test]

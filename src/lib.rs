@@ -42,30 +42,52 @@ use cli::{Cli, Command, Format};
 use error::{Error, Exit};
 use wire::json::Value;
 
-/// What a command produced: the packet and whether it counts as ok.
+/// What a command produced: the packet, whether it counts as ok, and what the `--detail`
+/// view may show beyond the packet.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub packet: Value,
     pub exit: Exit,
+    pub notes: Notes,
 }
 
 impl Outcome {
-    /// A packet that always exits 0.
-    pub fn success(packet: Value) -> Outcome {
+    /// A packet with an explicit exit.
+    pub fn new(packet: Value, exit: Exit) -> Outcome {
         Outcome {
             packet,
-            exit: Exit::Success,
+            exit,
+            notes: Notes::default(),
         }
+    }
+
+    /// A packet that always exits 0.
+    pub fn success(packet: Value) -> Outcome {
+        Outcome::new(packet, Exit::Success)
     }
 
     /// Exit 0 when the packet's `ok` is `true`, else 2.
     pub fn by_ok(packet: Value) -> Outcome {
         let ok = packet.get("ok") == Some(&Value::Bool(true));
-        Outcome {
-            packet,
-            exit: if ok { Exit::Success } else { Exit::NotOk },
-        }
+        Outcome::new(packet, if ok { Exit::Success } else { Exit::NotOk })
     }
+
+    /// The same outcome with `notes` for the detail view.
+    pub fn with_notes(self, notes: Notes) -> Outcome {
+        Outcome { notes, ..self }
+    }
+}
+
+/// Facts about a run that the packet does not carry (it must stay byte-compatible) but a
+/// person reading `--detail` needs, e.g. where the embedded store is. Never printed in
+/// JSON. A command fills the fields it knows; [`output::detail_report`] shows those that
+/// are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// The registry file the goal/agent route was read from.
+    pub registry: Option<PathBuf>,
+    /// Where the provider keeps records: the embedded store's file, or the `ov` command.
+    pub store: Option<String>,
 }
 
 /// Global options and the environment, resolved once before any command runs.
@@ -74,6 +96,21 @@ pub struct Context {
     pub env: io::Env,
     pub registry: Option<PathBuf>,
     pub runtime_root: Option<PathBuf>,
+}
+
+impl Context {
+    /// The context of a subcommand that takes `--registry`/`--runtime-root` after its
+    /// name: those win over the global ones given before it.
+    pub fn with_route(&self, route: &cli::RouteArgs) -> Context {
+        Context {
+            env: self.env.clone(),
+            registry: route.registry.clone().or_else(|| self.registry.clone()),
+            runtime_root: route
+                .runtime_root
+                .clone()
+                .or_else(|| self.runtime_root.clone()),
+        }
+    }
 }
 
 /// The `reward_memory_error_v0` packet for a request error.
@@ -93,14 +130,32 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::HealthCheck(args) => health::command(&args).map(Outcome::success),
         Command::CandidateReview(args) => candidate::command(&args).map(Outcome::success),
         Command::RouteCheck(args) => route::command(&args).map(Outcome::success),
-        Command::ExperimentStatus(args) => experiment::command(&args, ctx).map(Outcome::success),
-        Command::IngestEvent(args) => ingest::command(&args, ctx).map(Outcome::success),
+        Command::ExperimentStatus(args) => {
+            let ctx = ctx.with_route(&args.route);
+            let notes = Notes {
+                registry: Some(experiment::registry_path(&ctx)),
+                ..Notes::default()
+            };
+            experiment::command(&args, &ctx).map(|p| Outcome::success(p).with_notes(notes))
+        }
+        Command::IngestEvent(args) => ingest::command(&args, &ctx.with_route(&args.route)),
         Command::Evaluate(_) => evaluation::command().map(Outcome::by_ok),
         Command::DogfoodEvaluate(args) => dogfood::command(&args, ctx).map(Outcome::by_ok),
         Command::OperatorControl(args) => operator::command(&args, ctx).map(Outcome::success),
         Command::UtilityProject(args) => utility::project_command(&args, ctx).map(Outcome::by_ok),
         Command::UtilityObserve(args) => utility::observe_command(&args, ctx),
         Command::UtilityValidate(args) => utility::validate_command(&args, ctx),
+        Command::Recall(args) => {
+            recall::command::recall(&args, &ctx.with_route(&args.route)).map(Outcome::success)
+        }
+        Command::Apply(args) => {
+            recall::command::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
+        }
+        Command::RankPrior(args) => {
+            utility::rank_prior_command(&args, &ctx.with_route(&args.route)).map(Outcome::success)
+        }
+        // Text commands print no packet; `run` answers them before dispatching.
+        Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
     }
 }
 
@@ -117,11 +172,47 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         | Command::UtilityProject(a)
         | Command::UtilityObserve(a)
         | Command::UtilityValidate(a) => a.format.format,
+        Command::Recall(a) => a.format.format,
+        Command::Apply(a) => a.format.format,
+        Command::RankPrior(a) => a.format.format,
+        Command::Completions(_) | Command::Man(_) => None,
+    }
+}
+
+/// `completions` and `man`: generated text instead of a packet.
+fn text_command(command: &Command) -> Option<Result<Vec<u8>, Error>> {
+    match command {
+        Command::Completions(args) => Some(Ok(cli::completion_script(args.shell))),
+        Command::Man(args) => {
+            Some(cli::man_page(args.subcommand.as_deref()).map_err(Error::Output))
+        }
+        _ => None,
+    }
+}
+
+/// Writes the output; a failure is reported on stderr and exits 1.
+fn emit(text: &str, exit: Exit) -> i32 {
+    match io::write_stdout(text) {
+        Ok(()) => exit.code(),
+        Err(err) => {
+            let err = Error::Output(err);
+            io::write_stderr_line(&format!("reward-memory: error: {err}"));
+            err.exit().code()
+        }
     }
 }
 
 /// Runs one parsed command line and returns the process exit status.
 pub fn run(cli: Cli, env: io::Env) -> i32 {
+    if let Some(text) = text_command(&cli.command) {
+        return match text {
+            Ok(bytes) => emit(&String::from_utf8_lossy(&bytes), Exit::Success),
+            Err(err) => {
+                io::write_stderr_line(&format!("reward-memory: error: {err}"));
+                err.exit().code()
+            }
+        };
+    }
     let format = subcommand_format(&cli.command)
         .or(cli.format)
         .unwrap_or(Format::Markdown);
@@ -130,20 +221,25 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
         registry: cli.registry,
         runtime_root: cli.runtime_root,
     };
-    let (packet, exit) = match dispatch(cli.command, &ctx) {
-        Ok(outcome) => (outcome.packet, outcome.exit),
-        Err(err) if err.is_request_error() => (error_packet(&err.to_string()), err.exit()),
+    let outcome = match dispatch(cli.command, &ctx) {
+        Ok(outcome) => outcome,
+        Err(err) if err.is_request_error() => {
+            Outcome::new(error_packet(&err.to_string()), err.exit())
+        }
         Err(err) => {
             io::write_stderr_line(&format!("reward-memory: error: {err}"));
             return err.exit().code();
         }
     };
-    match io::write_stdout(&output::render(&packet, format)) {
-        Ok(()) => exit.code(),
-        Err(err) => {
-            let err = Error::Output(err);
-            io::write_stderr_line(&format!("reward-memory: error: {err}"));
-            err.exit().code()
-        }
+    let text = output::render_view(&outcome.packet, &outcome.notes, format, cli.detail);
+    let code = emit(&text, outcome.exit);
+    // In markdown a refusal also says why on stderr; stdout keeps the packet.
+    if format == Format::Markdown
+        && outcome.exit == Exit::NotOk
+        && code == Exit::NotOk.code()
+        && let Some(message) = output::refusal(&outcome.packet)
+    {
+        io::write_stderr_line(&format!("reward-memory: {message}"));
     }
+    code
 }

@@ -385,7 +385,7 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
 
 /// Runs the subcommand: reads `{reviewed_record, corpus, operator_checkpoint}`.
 pub fn command(args: &OperatorControlArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     let request = ControlRequest {
         action: args.action.into(),
         control_ref: &args.control_ref,

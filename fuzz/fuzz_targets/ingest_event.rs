@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
         goal_id: None,
         agent_id: None,
         execute: false,
-        limit: InputLimitArg {
+        input_limit: InputLimitArg {
             max_input_bytes: u64::MAX,
         },
         format: FormatArg { format: None },

@@ -3,14 +3,14 @@
 //!
 //! [`prepare`] is pure and yields either a finished `guard_blocked` receipt or a
 //! [`Prepared`] write. [`planned`] finishes a dry run. [`execute`] performs the write with
-//! an injected provider and a stager for the local source file; every provider failure
-//! fails open into a receipt status, never an error.
-
-use std::path::PathBuf;
+//! an injected provider, handing it the record's exact bytes (a provider that needs a
+//! local file stages them itself); every provider failure fails open into a receipt
+//! status, never an error. A store failure's cause code (`provider_store_cause_*`)
+//! follows the sync's reason code in the receipt's `reason_codes`.
 
 use crate::candidate::{CANDIDATE_SCHEMA_VERSION, review_candidate};
 use crate::obj;
-use crate::provider::{ContextProvider, Sync, SyncRequest, SyncResource};
+use crate::provider::{ContextProvider, Sync, SyncRequest, SyncResource, SyncSource};
 use crate::recall::{
     ProviderSource, RecallError, build_active_record, build_recall_request, execute_recall,
     normalize_binding, serialize_record, timeout_seconds,
@@ -24,8 +24,6 @@ use super::policy::{IDENTITY_SCOPE_FIELDS, normalize_standing_policy};
 
 /// Schema of the ingest receipt.
 pub const INGEST_RECEIPT_SCHEMA_VERSION: &str = "reward_memory_ingest_receipt_v0";
-/// Prefix of the temporary directory holding the exact bytes handed to a provider.
-pub const STAGING_PREFIX: &str = "loopx-reward-memory-";
 
 const POLICY_RULE: &str = "standing_policy_checks_exact_owner_class_source_actor_scope_and_authority_without_semantic_routing";
 const READBACK_QUERY_SUMMARY: &str = "Verify the just-activated reward-memory record.";
@@ -370,24 +368,17 @@ fn sync_failed(prepared: &Prepared) -> Map {
     })
 }
 
-/// Puts exact bytes in a local file a provider can sync from; the guard removes it.
-pub type Stager<'a> = dyn Fn(&str, &[u8]) -> std::io::Result<(tempfile::TempDir, PathBuf)> + 'a;
-
 /// Steps 14–19 of §9.6: sync the record, then read it back through a function-boundary
 /// recall with the same provider. `provider` is `Err` when the factory could not build
 /// one (reported as `provider_sync_execution_failed`, like every failure of the sync call).
 pub fn execute(
     prepared: &Prepared,
     provider: Result<&dyn ContextProvider, crate::provider::ProviderError>,
-    stage: &Stager<'_>,
 ) -> Result<Map, RecallError> {
     let Ok(provider) = provider else {
         return Ok(sync_failed(prepared));
     };
     let payload = format!("{}\n", prepared.serialized);
-    let Ok((_staging, source)) = stage(&prepared.filename, payload.as_bytes()) else {
-        return Ok(sync_failed(prepared));
-    };
     let namespace = prepared
         .binding
         .get("namespace")
@@ -396,7 +387,7 @@ pub fn execute(
     let request = SyncRequest {
         namespace: namespace.to_owned(),
         resources: vec![SyncResource {
-            local_source_path: source,
+            source: SyncSource::Bytes(payload.into_bytes()),
             target_ref: prepared.target_ref.clone(),
         }],
         timeout_seconds: timeout_seconds(&prepared.binding),
@@ -411,11 +402,15 @@ pub fn execute(
         "deduplicated" => sync.status == "completed" && sync.write_count == 0,
         "external_writes_performed" => sync.write_count > 0,
     });
+    // The sync's reason, then the store failure's cause code when there is one.
     let reason = |fallback: &str| {
-        crate::wire::json::str_list(&[sync
-            .reason_code
-            .clone()
-            .unwrap_or_else(|| fallback.to_owned())])
+        let mut codes = vec![
+            sync.reason_code
+                .clone()
+                .unwrap_or_else(|| fallback.to_owned()),
+        ];
+        codes.extend(sync.cause_code.clone());
+        crate::wire::json::str_list(&codes)
     };
     if sync.status == "committed_pending" {
         return Ok(synced.merged(&obj! {
@@ -430,16 +425,24 @@ pub fn execute(
         }));
     }
     let (recall, verified) = readback(prepared, provider)?;
+    let mut reasons: Vec<String> = Vec::new();
+    if !verified {
+        reasons.push("exact_provider_readback_unverified".to_owned());
+        // A store that stayed locked or unusable through the readback says so.
+        if let Some(store) = recall
+            .get("reason_code")
+            .and_then(Value::as_str)
+            .filter(|code| code.starts_with("provider_store_"))
+        {
+            reasons.push(store.to_owned());
+        }
+    }
     Ok(synced.merged(&obj! {
         "status" => if verified { "activated" } else { "readback_unverified" },
         "readback" => recall,
         "exact_readback_verified" => verified,
         "memory_available_for_recall" => verified,
-        "reason_codes" => if verified {
-            Value::Array(Box::default())
-        } else {
-            crate::wire::json::str_list(&["exact_provider_readback_unverified"])
-        },
+        "reason_codes" => crate::wire::json::str_list(&reasons),
     }))
 }
 
@@ -540,6 +543,10 @@ mod tests {
         report_target: bool,
         fail_sync: bool,
         tamper: Option<(&'static str, &'static str)>,
+        /// The reason of a retrieve that fails (status `unavailable`).
+        retrieve_failure: Option<&'static str>,
+        /// The cause code of a sync that fails.
+        sync_cause: Option<&'static str>,
         written: RefCell<Vec<(String, String)>>,
     }
 
@@ -550,6 +557,8 @@ mod tests {
                 report_target: true,
                 fail_sync: false,
                 tamper: None,
+                retrieve_failure: None,
+                sync_cause: None,
                 written: RefCell::new(Vec::new()),
             }
         }
@@ -577,13 +586,18 @@ mod tests {
             Retrieval {
                 provider: "openviking".to_owned(),
                 namespace: request.namespace.clone(),
-                status: "completed".to_owned(),
+                status: if self.retrieve_failure.is_some() {
+                    "unavailable"
+                } else {
+                    "completed"
+                }
+                .to_owned(),
                 query_summary: request.query_summary.clone(),
                 observed_at: request.observed_at.clone(),
                 search_performed: true,
                 read_performed: true,
                 items,
-                reason_code: None,
+                reason_code: self.retrieve_failure.map(str::to_owned),
                 provider_version: None,
                 latency_ms: 0,
                 requested_limit: 3,
@@ -592,14 +606,21 @@ mod tests {
         fn sync(&self, request: &SyncRequest) -> Sync {
             let mut sync = Sync::planned("openviking", &request.namespace, &request.observed_at, 1);
             let resource = &request.resources[0];
-            let content = std::fs::read_to_string(&resource.local_source_path).unwrap_or_default();
+            let content = match &resource.source {
+                SyncSource::Bytes(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                SyncSource::File(path) => std::fs::read_to_string(path).unwrap_or_default(),
+            };
             self.written
                 .borrow_mut()
                 .push((resource.target_ref.clone(), content));
             sync.status = self.sync_status.to_owned();
             sync.write_count = 1;
-            sync.reason_code = (self.sync_status == "committed_pending")
-                .then(|| "provider_sync_committed_pending".to_owned());
+            sync.reason_code = match self.sync_status {
+                "committed_pending" => Some("provider_sync_committed_pending".to_owned()),
+                "unavailable" => Some("provider_store_unavailable".to_owned()),
+                _ => None,
+            };
+            sync.cause_code = self.sync_cause.map(str::to_owned);
             sync.retry_disposition = "no_retry".to_owned();
             if self.report_target {
                 sync.result_refs = vec![resource.target_ref.clone()];
@@ -630,14 +651,7 @@ mod tests {
             observed_at: "2026-07-16T00:30:00+00:00",
         };
         let write = |prepared: &Prepared| -> Result<Map, crate::error::Error> {
-            let stage = |name: &str, bytes: &[u8]| {
-                crate::io::write_temp_resource(STAGING_PREFIX, name, bytes)
-            };
-            Ok(execute(
-                prepared,
-                Ok(provider as &dyn ContextProvider),
-                &stage,
-            )?)
+            Ok(execute(prepared, Ok(provider as &dyn ContextProvider))?)
         };
         let event = input.get("event").expect("event");
         ingest_issue_fix_event(event, &route, &Mode::Execute(&write)).expect("ingests")
@@ -713,6 +727,53 @@ mod tests {
         assert_eq!(
             receipt.get("write").and_then(|w| w.get("status")),
             Some(&Value::from("planned"))
+        );
+    }
+
+    #[test]
+    fn a_store_failure_lists_its_cause_after_the_reason() {
+        let double = Double {
+            sync_cause: Some("provider_store_cause_disk_full"),
+            report_target: false,
+            ..Double::new("unavailable")
+        };
+        let receipt = run(&double);
+        assert_status(
+            &receipt,
+            "provider_unavailable",
+            &[
+                "provider_store_unavailable",
+                "provider_store_cause_disk_full",
+            ],
+        );
+        assert_eq!(
+            receipt.get("write").and_then(|w| w.get("reason_code")),
+            Some(&Value::from("provider_store_unavailable")),
+            "the sync packet keeps its one reason code"
+        );
+    }
+
+    #[test]
+    fn a_store_locked_through_the_readback_says_so() {
+        let double = Double {
+            retrieve_failure: Some("provider_store_busy"),
+            ..Double::new("completed")
+        };
+        let receipt = run(&double);
+        assert_status(
+            &receipt,
+            "readback_unverified",
+            &["exact_provider_readback_unverified", "provider_store_busy"],
+        );
+        // Other providers' readback reasons are not copied.
+        let other = Double {
+            retrieve_failure: Some("provider_search_failed"),
+            ..Double::new("completed")
+        };
+        assert_status(
+            &run(&other),
+            "readback_unverified",
+            &["exact_provider_readback_unverified"],
         );
     }
 

@@ -4,14 +4,14 @@
 //!
 //! This module owns the CLI flow and its validation order (§9.2); [`policy`], [`core`] and
 //! [`adapters`] are pure. The only effects are reading `--input` and the registry/config
-//! (through [`crate::io`] and [`crate::experiment`]), staging the record's bytes in a
-//! temporary file and the provider calls of an executed write.
+//! (through [`crate::io`] and [`crate::experiment`]) and, for an executed write, clearing
+//! staging directories that killed runs left under the runtime root, then the provider
+//! calls (which get the record's bytes directly; see [`crate::provider::SyncSource`]).
 
 pub mod adapters;
 pub mod core;
 pub mod policy;
 
-use crate::Context;
 use crate::cli::IngestEventArgs;
 use crate::error::Error;
 use crate::experiment::{self, ISSUE_FIX_ADAPTER, SCOPED_FEEDBACK_ADAPTER};
@@ -19,6 +19,7 @@ use crate::provider::{ProviderConfig, ProviderFactory};
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
 use crate::wire::text::FieldError;
+use crate::{Context, Notes, Outcome};
 
 use adapters::{Mode, Route};
 
@@ -32,15 +33,17 @@ const FULL_FORM_FIELDS: &[&str] = &[
 ];
 const CONFIGURED_FORM_FIELDS: &[&str] = &["adapter", "event", "observed_at"];
 
-/// Runs the subcommand.
-pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = crate::io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+/// Runs the subcommand. The outcome's notes say where the provider keeps records and
+/// which registry routed the event, for the `--detail` view.
+pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Outcome, Error> {
+    let source =
+        crate::io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     command_on(source, args, ctx)
 }
 
 /// The command on an already parsed input (`args.input` is not read again). Without
 /// `--goal-id`/`--agent-id` this is the pure dry run.
-pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Result<Value, Error> {
+pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Result<Outcome, Error> {
     let source = match source {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -151,13 +154,15 @@ pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Resul
         observed_at: &observed_at,
     };
     let factory = crate::provider::DefaultFactory::from_context(ctx);
+    let notes = Notes {
+        registry: configured.then(|| experiment::registry_path(ctx)),
+        store: factory.store_location(&ProviderConfig::from_binding(&binding)),
+    };
     let run_write = |prepared: &core::Prepared| -> Result<Map, Error> {
+        crate::io::clear_stale_staging(&crate::provider::staging_root(&factory.runtime_root));
         let built = factory.build(&ProviderConfig::from_binding(&prepared.binding));
         let provider = built.as_ref().map(|p| p.as_ref()).map_err(Clone::clone);
-        let stage = |name: &str, bytes: &[u8]| {
-            crate::io::write_temp_resource(core::STAGING_PREFIX, name, bytes)
-        };
-        Ok(core::execute(prepared, provider, &stage)?)
+        Ok(core::execute(prepared, provider)?)
     };
     let mode = if args.execute {
         Mode::Execute(&run_write)
@@ -179,5 +184,5 @@ pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Resul
     if let Some(status) = experiment_status {
         packet.insert("experiment", status);
     }
-    Ok(Value::Object(packet))
+    Ok(Outcome::success(Value::Object(packet)).with_notes(notes))
 }

@@ -6,6 +6,10 @@
 //! only see [`ContextProvider`]. Implementations: `embedded` (a local SQLite store, the
 //! default on a fresh machine) and `openviking` (the `ov` CLI of an OpenViking server).
 //!
+//! A sync hands each resource's exact bytes over as a [`SyncSource`]: directly (ingest
+//! does; the embedded store writes them as given) or as a local file. A provider whose
+//! client reads files stages bytes under [`staging_root`] itself.
+//!
 //! [`build_provider`] is the factory (§11.2): it maps a binding's `provider_id` to an
 //! implementation. Provider failures are statuses; only a broken *call* (bad arguments,
 //! a crash of the adapter itself, what the reference reports as an exception) is a
@@ -28,12 +32,23 @@ pub const MAX_SYNC_RESOURCES: usize = 24;
 /// The summary of a retrieved item whose provider row has no usable summary.
 pub const DEFAULT_SUMMARY: &str = "Retrieved scoped public context from the configured provider.";
 
+/// Where the exact bytes of a resource come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncSource {
+    /// The bytes themselves. The embedded store writes them as given (nothing is staged);
+    /// the OpenViking adapter, whose `ov` CLI reads files, stages them in a private file
+    /// under its staging directory for the duration of the sync.
+    Bytes(Vec<u8>),
+    /// A local file holding the bytes (for OpenViking its basename must equal the
+    /// target's last segment).
+    File(PathBuf),
+}
+
 /// One resource to write: the exact bytes, and where they must end up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyncResource {
-    /// The local file holding the exact bytes (its basename equals the target's last
-    /// segment, as the OpenViking adapter requires).
-    pub local_source_path: std::path::PathBuf,
+    /// The exact bytes, given directly or as a local file.
+    pub source: SyncSource,
     /// The provider URI the bytes must be readable at.
     pub target_ref: String,
 }
@@ -68,6 +83,10 @@ pub struct Sync {
     /// `no_retry`, `execute_required`, `wait_and_reconcile`, `safe_to_retry`,
     /// `manual_reconcile`.
     pub retry_disposition: String,
+    /// Why the store could not be used (`provider_store_cause_*`, see
+    /// [`embedded::StoreCause`]), set only by store failures. Not a key of the
+    /// `context_provider_sync_v0` packet: the ingest receipt lists it after the reason code.
+    pub cause_code: Option<String>,
 }
 
 /// A retrieve request.
@@ -127,6 +146,12 @@ pub trait ContextProvider {
     /// turns the error into `provider_sync_execution_failed`. The default never fails.
     fn try_sync(&self, request: &SyncRequest) -> Result<Sync, ProviderError> {
         Ok(self.sync(request))
+    }
+    /// The relevance score a retrieved item's provider `score` stands for (higher is
+    /// more relevant), or `None` when there is none. The default passes a finite score
+    /// through unchanged; the embedded store maps its BM25 rank into `[0, 1]`.
+    fn relevance(&self, score: Option<f64>) -> Option<f64> {
+        score.filter(|s| s.is_finite())
     }
 }
 
@@ -190,20 +215,23 @@ pub struct DefaultFactory {
 impl ProviderFactory for DefaultFactory {
     fn build(&self, config: &ProviderConfig) -> Result<Box<dyn ContextProvider>, ProviderError> {
         match config.provider.as_str() {
-            embedded::PROVIDER_ID => {
-                let path = match &config.provider_binary {
-                    Some(file) => self.env.expand_user(file),
-                    None => embedded::default_store_path(&self.runtime_root),
-                };
-                Ok(Box::new(embedded::EmbeddedStore::new(path)))
-            }
-            openviking::PROVIDER_ID => Ok(Box::new(openviking::OpenVikingProvider::from_config(
-                config,
-            )?)),
+            embedded::PROVIDER_ID => Ok(Box::new(embedded::EmbeddedStore::new(
+                self.embedded_path(config),
+            ))),
+            openviking::PROVIDER_ID => Ok(Box::new(
+                openviking::OpenVikingProvider::from_config(config)?
+                    .with_staging_root(staging_root(&self.runtime_root)),
+            )),
             "" => Err(ProviderError::Unsupported("<missing>".to_owned())),
             other => Err(ProviderError::Unsupported(other.to_owned())),
         }
     }
+}
+
+/// `<runtime_root>/reward-memory/staging`: where providers that read files (OpenViking)
+/// stage record bytes, one private directory per run (see [`crate::io::stage_bytes`]).
+pub fn staging_root(runtime_root: &Path) -> PathBuf {
+    runtime_root.join("reward-memory").join("staging")
 }
 
 /// The factory (§11.2) for a normalized binding, with the runtime root of `ctx`.
@@ -220,6 +248,29 @@ impl DefaultFactory {
         DefaultFactory {
             runtime_root: crate::experiment::runtime_root(ctx),
             env: ctx.env.clone(),
+        }
+    }
+
+    /// The file of the embedded store for `config`: its `provider_binary` (`~`
+    /// expanded), else `<runtime_root>/reward-memory/embedded.sqlite3`.
+    pub fn embedded_path(&self, config: &ProviderConfig) -> PathBuf {
+        match &config.provider_binary {
+            Some(file) => self.env.expand_user(file),
+            None => embedded::default_store_path(&self.runtime_root),
+        }
+    }
+
+    /// Where the provider of `config` keeps records, for a person: the embedded store's
+    /// file, or the `ov` command whose own configuration names the OpenViking server.
+    /// `None` for an unknown provider.
+    pub fn store_location(&self, config: &ProviderConfig) -> Option<String> {
+        match config.provider.as_str() {
+            embedded::PROVIDER_ID => Some(self.embedded_path(config).display().to_string()),
+            openviking::PROVIDER_ID => Some(format!(
+                "OpenViking server of `{}` (its own configuration)",
+                config.provider_binary.as_deref().unwrap_or("ov")
+            )),
+            _ => None,
         }
     }
 
@@ -277,6 +328,7 @@ impl Sync {
             pending_count: 0,
             reconciliation_performed: false,
             retry_disposition: "execute_required".to_owned(),
+            cause_code: None,
         }
     }
 

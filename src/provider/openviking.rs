@@ -2,8 +2,11 @@
 //!
 //! An edge adapter like `io.rs`: it spawns `ov` child processes (stderr appended to
 //! stdout, stdin detached, every call bounded by a timeout that kills the child) and reads
-//! the local sync sources. It must not print, read the environment or decide anything about
-//! reward memory: recall/ingest only see the [`ContextProvider`] packets it returns.
+//! the local sync sources. Sources given as bytes ([`SyncSource::Bytes`], what ingest
+//! passes) are staged for `ov` in a private directory under the staging root the factory
+//! sets (`<runtime_root>/reward-memory/staging`, see [`crate::io::stage_bytes`]) and
+//! removed when the sync ends. It must not print, read the environment or decide anything
+//! about reward memory: recall/ingest only see the [`ContextProvider`] packets it returns.
 //!
 //! Protocol. Before every retrieve and every executed sync it runs the preflight
 //! (`--version`, then `status`). The version decides the write protocol:
@@ -22,7 +25,7 @@
 //! plain `retrieve` / `sync` report it as status `unavailable` with reason
 //! [`RETRIEVE_EXECUTION_FAILED`] or [`SYNC_EXECUTION_FAILED`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::LazyLock;
 use std::sync::mpsc;
@@ -32,7 +35,7 @@ use regex::Regex;
 
 use super::{
     ContextProvider, ProviderConfig, ProviderError, Retrieval, RetrieveRequest, RetrievedItem,
-    Sync, SyncRequest,
+    Sync, SyncRequest, SyncSource,
 };
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt::{self, pystr, pystr_strip};
@@ -82,6 +85,9 @@ pub enum OpenVikingError {
     /// `ov --version` printed nothing usable (empty, or a local path or secret).
     #[error("provider version output is empty or not public-safe")]
     UnusableVersion,
+    /// The bytes of a sync source could not be staged in a local file (the OS error kind).
+    #[error("cannot stage the sync source: {0}")]
+    Staging(String),
 }
 
 impl From<OpenVikingError> for ProviderError {
@@ -96,6 +102,8 @@ pub struct OpenVikingProvider {
     executable: String,
     minimum_version: String,
     actor_peer_id: Option<String>,
+    /// Where byte sources are staged as files for `ov` (see [`crate::io::stage_bytes`]).
+    staging_root: Option<PathBuf>,
 }
 
 impl OpenVikingProvider {
@@ -114,7 +122,16 @@ impl OpenVikingProvider {
             executable: executable.to_owned(),
             minimum_version: minimum_version.to_owned(),
             actor_peer_id: (!peer.is_empty()).then_some(peer),
+            staging_root: None,
         })
+    }
+
+    /// The same provider staging [`SyncSource::Bytes`] under `staging_root` (the factory
+    /// uses `<runtime_root>/reward-memory/staging`). Without one, only file sources are
+    /// accepted.
+    pub fn with_staging_root(mut self, staging_root: PathBuf) -> Self {
+        self.staging_root = Some(staging_root);
+        self
     }
 
     /// The builder of §11.2 over its input object
@@ -157,10 +174,10 @@ impl OpenVikingProvider {
     /// `max(1, timeout)` seconds.
     fn run(&self, args: &[&str], timeout_seconds: f64) -> Result<Run, OpenVikingError> {
         let mut command = Command::new(&self.executable);
-        if let Some(peer) = &self.actor_peer_id {
-            if !matches!(args.first(), Some(&"--version") | Some(&"status")) {
-                command.arg("--actor-peer-id").arg(peer);
-            }
+        if let Some(peer) = &self.actor_peer_id
+            && !matches!(args.first(), Some(&"--version") | Some(&"status"))
+        {
+            command.arg("--actor-peer-id").arg(peer);
         }
         command.args(args);
         run_merged(command, timeout_seconds.max(1.0))
@@ -370,18 +387,25 @@ impl OpenVikingProvider {
             ));
         }
         for resource in &request.resources {
-            let source = resource.local_source_path.as_path();
-            if !source.is_file() {
-                return Err(OpenVikingError::Request(
-                    "every sync source must be an existing file",
-                ));
-            }
+            let basename = match &resource.source {
+                SyncSource::File(source) if source.is_file() => {
+                    source.file_name().and_then(|name| name.to_str())
+                }
+                // Staged under the target's own name, when there is somewhere to stage.
+                SyncSource::Bytes(_) if self.staging_root.is_some() => {
+                    Some(last_segment(&resource.target_ref)).filter(|name| !name.is_empty())
+                }
+                _ => {
+                    return Err(OpenVikingError::Request(
+                        "every sync source must be an existing file",
+                    ));
+                }
+            };
             if !resource.target_ref.starts_with("viking://resources/") {
                 return Err(OpenVikingError::Request(
                     "sync targets must stay under viking://resources/",
                 ));
             }
-            let basename = source.file_name().and_then(|name| name.to_str());
             if basename != Some(last_segment(&resource.target_ref)) {
                 return Err(OpenVikingError::Request(
                     "sync target basename must match source basename",
@@ -410,18 +434,32 @@ impl OpenVikingProvider {
             return Ok(packet);
         }
 
+        // Byte sources become private files for `ov`, removed when `_staged` is dropped.
+        let mut _staged: Vec<crate::io::StagedFile> = Vec::new();
+        let mut sources: Vec<PathBuf> = Vec::with_capacity(requested_count);
+        for resource in &request.resources {
+            match (&resource.source, &self.staging_root) {
+                (SyncSource::File(path), _) => sources.push(path.clone()),
+                (SyncSource::Bytes(bytes), Some(root)) => {
+                    let file =
+                        crate::io::stage_bytes(root, last_segment(&resource.target_ref), bytes)
+                            .map_err(|err| OpenVikingError::Staging(err.kind().to_string()))?;
+                    sources.push(file.path().to_path_buf());
+                    _staged.push(file);
+                }
+                (SyncSource::Bytes(_), None) => {
+                    return Err(OpenVikingError::Request(
+                        "every sync source must be an existing file",
+                    ));
+                }
+            }
+        }
         let mut completed: Vec<String> = Vec::new();
         let mut pending: Vec<String> = Vec::new();
         let mut stop_reason: Option<&'static str> = None;
-        for resource in &request.resources {
+        for (resource, source) in request.resources.iter().zip(&sources) {
             let target = resource.target_ref.as_str();
-            match self.sync_one(
-                &resource.local_source_path,
-                target,
-                timeout,
-                started,
-                preflight.protocol,
-            )? {
+            match self.sync_one(source, target, timeout, started, preflight.protocol)? {
                 ResourceOutcome::Present => completed.push(target.to_owned()),
                 ResourceOutcome::Written { reconciled } => {
                     packet.reconciliation_performed |= reconciled;
@@ -736,6 +774,7 @@ impl ContextProvider for OpenVikingProvider {
             pending_count: 0,
             reconciliation_performed: false,
             retry_disposition: "no_retry".to_owned(),
+            cause_code: None,
         })
     }
 }

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::provider::SyncResource;
+use crate::provider::{SyncResource, SyncSource};
 
 fn parse(text: &str) -> Value {
     json::parse(text).unwrap()
@@ -289,7 +289,7 @@ mod fake {
         SyncRequest {
             namespace: "reward_memory".into(),
             resources: vec![SyncResource {
-                local_source_path: source,
+                source: SyncSource::File(source),
                 target_ref: target.into(),
             }],
             timeout_seconds: 30.0,
@@ -364,6 +364,59 @@ fn exact_protocol_writes_exact_bytes_once_and_dedupes_the_second_sync() {
             &format!("read {TARGET} -o json -c true"),
         ]
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn byte_sources_are_staged_privately_under_the_staging_root_then_removed() {
+    let ov = FakeOv::new("staged", "openviking 0.5.2\n");
+    ov.mark("no-timeout-flag");
+    let staging = ov.dir.join("staging");
+    // Left by a killed run: its pid is above any pid_max, so its owner is gone.
+    let stale = staging.join("stage-4294967295-x");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("record-1.json"), RECORD).unwrap();
+    let provider = ov.provider(None).with_staging_root(staging.clone());
+    let mut request = sync_request(PathBuf::new(), TARGET, true);
+    request.resources[0].source = SyncSource::Bytes(RECORD.as_bytes().to_vec());
+    let sync = provider.sync(&request);
+    assert_eq!((sync.status.as_str(), sync.write_count), ("completed", 1));
+    assert_eq!(ov.stored("rm/scope/record-1.json").as_deref(), Some(RECORD));
+    let write_call = ov.calls().pop().unwrap();
+    let prefix = format!(
+        "write {TARGET} --from-file @/staging/stage-{}-",
+        std::process::id()
+    );
+    assert!(write_call.starts_with(&prefix), "{write_call}");
+    assert!(
+        write_call.contains("/record-1.json --mode create"),
+        "{write_call}"
+    );
+    // The file and its directory were private while `ov` read them (file, then dir).
+    assert_eq!(
+        std::fs::read_to_string(ov.dir.join("source.modes")).unwrap(),
+        "600 700 "
+    );
+    assert_eq!(
+        std::fs::read_dir(&staging).unwrap().count(),
+        0,
+        "neither the stale nor this run's staging directory is left"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn byte_sources_without_a_staging_root_are_refused() {
+    let ov = FakeOv::new("unstaged", "openviking 0.5.2\n");
+    let mut request = sync_request(PathBuf::new(), TARGET, true);
+    request.resources[0].source = SyncSource::Bytes(RECORD.as_bytes().to_vec());
+    assert_eq!(
+        ov.provider(None).checked_sync(&request),
+        Err(OpenVikingError::Request(
+            "every sync source must be an existing file"
+        ))
+    );
+    assert!(ov.calls().is_empty());
 }
 
 #[cfg(unix)]

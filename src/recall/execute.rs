@@ -19,7 +19,7 @@ use super::request::RECALL_REQUEST_SCHEMA_VERSION;
 pub const RECALL_SCHEMA_VERSION: &str = "reward_memory_recall_v0";
 
 /// One recalled record, transient and in-process only.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecallItem {
     /// The raw provider resource ref (never printed; see `memory_ref` in the packet).
     pub memory_ref: String,
@@ -28,6 +28,9 @@ pub struct RecallItem {
     pub content_summary: String,
     /// 64-hex digest of the canonical content text.
     pub content_digest: String,
+    /// The provider's relevance for this item (see [`ContextProvider::relevance`]); only
+    /// the `recall` command prints it.
+    pub relevance: Option<f64>,
 }
 
 /// A recall's public packet plus the transient items the caller reasons over.
@@ -116,6 +119,7 @@ pub fn active_item(
         target_class: str_of(envelope, "target_class").to_owned(),
         content_summary,
         content_digest: content_digest(&item.content),
+        relevance: item.score.filter(|s| s.is_finite()),
     }))
 }
 
@@ -236,7 +240,8 @@ pub fn execute_recall(
             if results.iter().any(|r| r.memory_ref == item.resource_ref) {
                 continue;
             }
-            if let Some(active) = active_item(item, corpus, surface_id, observed_at)? {
+            if let Some(mut active) = active_item(item, corpus, surface_id, observed_at)? {
+                active.relevance = provider.relevance(item.score);
                 results.push(active);
                 if results.len() >= limit {
                     break;

@@ -17,10 +17,12 @@
 
 mod application;
 mod binding;
+pub mod command;
 mod evidence;
 mod execute;
 mod record;
 mod request;
+pub mod session;
 
 pub use application::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
@@ -42,6 +44,7 @@ pub use request::{
     MAX_QUERY_STEPS, MAX_RESULTS, RECALL_MODES, RECALL_REQUEST_SCHEMA_VERSION,
     build_recall_request, query_evidence,
 };
+pub use session::SessionError;
 
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@
 mod check;
 pub mod core;
 pub mod ingest;
+pub mod recall;
 pub mod stage45;
 pub mod utility;
 
@@ -59,6 +60,14 @@ pub fn all() -> Vec<SchemaFile> {
         file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
         file::<utility::ProjectionInput>("memory_utility_projection_input"),
         file::<utility::ObserveInput>("memory_utility_observe_input"),
+        file::<recall::RecallPacket>("reward_memory_recall_v0"),
+        file::<recall::RecallInput>("reward_memory_recall_input"),
+        file::<recall::ApplicationPacket>("reward_memory_application_v0"),
+        file::<recall::ApplyInput>("reward_memory_apply_input"),
+        file::<recall::RankPriorPacket>("memory_utility_rank_prior_v0"),
+        file::<recall::RankPriorProfile>("memory_utility_rank_prior_profile_v0"),
+        file::<recall::RankPriorInput>("memory_utility_rank_prior_input"),
+        file::<recall::RankPriorEffectPacket>("memory_utility_rank_prior_effect_v0"),
     ]
 }
 

@@ -3,11 +3,15 @@
 //! * [`observation`]: building and validating `memory_utility_observation_v0`;
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
-//! * [`validate`]: the readback validator every projection passes through.
+//! * [`validate`]: the readback validator every projection passes through;
+//! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
+//!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
+//!   stores the modifier table as a provider effect through
+//!   [`crate::provider::embedded::effects`]).
 //!
-//! This module also owns the three command entry points. Commands read their input
-//! through [`crate::io`] and hand typed values to the pure submodules; nothing here writes
-//! memory, ranks, or grants authority.
+//! This module also owns the command entry points. Commands read their input through
+//! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
+//! memory content or grants authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
@@ -20,6 +24,8 @@
 //! otherwise.
 
 pub mod observation;
+pub mod rank_prior;
+mod rank_prior_command;
 pub mod reducer;
 mod strict;
 pub mod validate;
@@ -37,6 +43,8 @@ pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
+pub use rank_prior_command::command as rank_prior_command;
+pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 
@@ -81,7 +89,7 @@ fn request_error(message: impl Into<String>) -> Error {
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     project_input(&input)
 }
 
@@ -145,7 +153,7 @@ pub fn project_input(input: &Value) -> Result<Value, Error> {
 
 /// `utility-observe`: builds one observation from the four inputs and `created_at`.
 pub fn observe_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     observe_input(&input)
 }
 
@@ -191,7 +199,7 @@ pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
 
 /// `utility-validate`: runs the readback validator on one projection packet.
 pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.limit.max_input_bytes)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     Ok(validate_input(&input))
 }
 
@@ -203,10 +211,7 @@ pub fn validate_input(input: &Value) -> Outcome {
     } else {
         Exit::NotOk
     };
-    Outcome {
-        packet: validation_packet(&result),
-        exit,
-    }
+    Outcome::new(validation_packet(&result), exit)
 }
 
 #[cfg(test)]

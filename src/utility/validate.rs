@@ -684,6 +684,54 @@ fn counter(raw: &Map, key: &str) -> i128 {
     non_negative_int(get(raw, key)).unwrap_or(0)
 }
 
+/// The rules of [`validate_projection`] that need no observation history: the exact
+/// fields, schema version, status and boundary flags, the reducer identity of the scope,
+/// snapshot pair and reducer version, and each subject's own rules (fields, digests,
+/// bounds, and label, estimate, confidence and review against its evidence summary).
+/// For readers of a projection, such as the rank prior, that must not pay for
+/// re-deriving the history; `utility-validate` runs the full readback.
+pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
+    let raw = object(value, "projection")?;
+    exact_fields(raw, &PROJECTION_FIELDS, "projection")?;
+    if get(raw, "schema_version").as_str() != Some(PROJECTION_SCHEMA_VERSION) {
+        return fail("projection.schema_version mismatch");
+    }
+    enum_str(get(raw, "status"), &STATUSES, "projection.status")?;
+    if !is_true(get(raw, "read_only")) {
+        return fail("projection.read_only must be true");
+    }
+    for key in [
+        "grants_new_action_authority",
+        "provider_write_performed",
+        "external_writes_performed",
+        "raw_content_captured",
+    ] {
+        if !is_false(get(raw, key)) {
+            return fail(format!("projection.{key} must be false"));
+        }
+    }
+    let context = ReducerContext::strict(
+        get(raw, "scope"),
+        get(raw, "retrieval_snapshot_ref"),
+        get(raw, "policy_snapshot_ref"),
+        get(raw, "reducer_version"),
+    )?;
+    if get(raw, "reducer_identity").as_str() != Some(context.identity().as_str()) {
+        return fail("projection.reducer_identity is invalid");
+    }
+    let subjects = match get(raw, "subjects") {
+        Value::Array(items) if items.len() <= MAX_SUBJECTS => items,
+        _ => return fail("projection.subjects must be a bounded list"),
+    };
+    let mut seen = BTreeSet::new();
+    for (index, subject) in subjects.iter().enumerate() {
+        let subject = object(subject, &format!("projection.subjects[{index}]"))?;
+        validate_subject(subject, index, &mut seen)?;
+        validate_aggregate(subject, &format!("projection.subjects[{index}]"))?;
+    }
+    Ok(())
+}
+
 /// Validates a `memory_utility_projection_v0` packet; the error is the first violated
 /// rule, worded as the reference words it.
 pub fn validate_projection(value: &Value) -> FieldResult<()> {
@@ -1314,13 +1362,13 @@ mod tests {
     fn rejects_a_history_fingerprint_that_does_not_match() {
         let projection = one_helpful_item();
         let tampered = tamper(&projection, |m| {
-            if let Some(Value::Array(h)) = m.get_mut("observation_history") {
-                if let Some(Value::Object(e)) = h.first_mut() {
-                    e.insert(
-                        "observation_fingerprint",
-                        format!("muof_{}", "0".repeat(64)),
-                    );
-                }
+            if let Some(Value::Array(h)) = m.get_mut("observation_history")
+                && let Some(Value::Object(e)) = h.first_mut()
+            {
+                e.insert(
+                    "observation_fingerprint",
+                    format!("muof_{}", "0".repeat(64)),
+                );
             }
         });
         assert_eq!(

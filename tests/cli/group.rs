@@ -17,8 +17,13 @@ fn no_subcommand_is_an_argument_error() {
 }
 
 #[test]
-fn version_prints_the_crate_version() {
-    snap!("group_version", run(&["--version"]));
+fn version_prints_the_crate_version_commit_and_reference() {
+    let mut out = run(&["--version"]);
+    // The commit is the checkout's HEAD at build time (`unknown` outside git).
+    out.stdout = out
+        .stdout
+        .replace(env!("REWARD_MEMORY_GIT_COMMIT"), "[commit]");
+    snap!("group_version", out);
 }
 
 #[test]
@@ -51,7 +56,7 @@ fn unknown_argument_is_an_argument_error() {
 }
 
 /// Every command that reads `--input`, with the other arguments it requires.
-const INPUT_COMMANDS: [&[&str]; 6] = [
+const INPUT_COMMANDS: [&[&str]; 9] = [
     &["ingest-event"],
     &["dogfood-evaluate"],
     &[
@@ -66,6 +71,9 @@ const INPUT_COMMANDS: [&[&str]; 6] = [
     &["utility-project"],
     &["utility-observe"],
     &["utility-validate"],
+    &["recall"],
+    &["apply"],
+    &["rank-prior"],
 ];
 
 #[test]

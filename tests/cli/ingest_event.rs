@@ -38,7 +38,7 @@ pub fn conforms(schema_version: &str, run: &Run) {
     }
 }
 
-fn embedded(rel: &str) -> Value {
+pub fn embedded(rel: &str) -> Value {
     read_json(&fixtures_dir().join("ingest_event/embedded").join(rel))
 }
 
@@ -147,7 +147,7 @@ fn execute_without_a_route_and_half_a_route_are_refused() {
 
 /// A scratch dir holding the embedded example: registry (repo `project`), config and the
 /// two events. `edit_config` may change the config before it is written.
-fn embedded_setup(edit_config: impl FnOnce(&mut Value)) -> Scratch {
+pub fn embedded_setup(edit_config: impl FnOnce(&mut Value)) -> Scratch {
     let s = Scratch::new();
     let mut registry = embedded("registry.json");
     registry["goals"][0]["repo"] = json!("project");
@@ -166,7 +166,7 @@ fn embedded_setup(edit_config: impl FnOnce(&mut Value)) -> Scratch {
     s
 }
 
-fn configured(s: &Scratch, input: &str, execute: bool) -> Run {
+pub fn configured(s: &Scratch, input: &str, execute: bool) -> Run {
     let mut args = vec![
         "--registry",
         "registry.json",
@@ -188,7 +188,7 @@ fn configured(s: &Scratch, input: &str, execute: bool) -> Run {
     s.run(&args, None)
 }
 
-fn store(s: &Scratch) -> rusqlite::Connection {
+pub fn store(s: &Scratch) -> rusqlite::Connection {
     rusqlite::Connection::open(s.path.join("rt/reward-memory/embedded.sqlite3"))
         .expect("store opens")
 }
@@ -318,8 +318,12 @@ fn an_unusable_store_location_fails_open() {
     assert_eq!(packet["status"], "provider_unavailable");
     assert_eq!(
         packet["reason_codes"],
-        json!(["provider_store_unavailable"])
+        json!([
+            "provider_store_unavailable",
+            "provider_store_cause_not_a_file"
+        ])
     );
+    assert_eq!(packet["write"]["reason_code"], "provider_store_unavailable");
     assert_eq!(packet["write"]["retry_disposition"], "no_retry");
 }
 

@@ -2,17 +2,27 @@
 
 mod support;
 
+mod apply;
 mod architecture;
+mod arguments;
 mod candidate_review;
+mod completions;
 mod corpus_registry;
+mod detail;
 mod dogfood_evaluate;
+mod embedded_store;
 mod evaluate;
 mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod man;
 mod openviking;
 mod operator_control;
+mod rank_prior;
+mod readme;
+mod reasons;
+mod recall;
 mod route_check;
 mod schemas;
 mod utility_observe;

@@ -8,7 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use reward_memory::provider::openviking::OpenVikingProvider;
-use reward_memory::provider::{ContextProvider, RetrieveRequest, SyncRequest, SyncResource};
+use reward_memory::provider::{
+    ContextProvider, RetrieveRequest, SyncRequest, SyncResource, SyncSource,
+};
 
 const OBSERVED_AT: &str = "2026-07-16T00:30:00+00:00";
 
@@ -16,7 +18,7 @@ fn sync_request(source: &Path, target: &str) -> SyncRequest {
     SyncRequest {
         namespace: "reward_memory".into(),
         resources: vec![SyncResource {
-            local_source_path: source.to_path_buf(),
+            source: SyncSource::File(source.to_path_buf()),
             target_ref: target.into(),
         }],
         timeout_seconds: 60.0,

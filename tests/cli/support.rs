@@ -82,6 +82,13 @@ impl Drop for Scratch {
     }
 }
 
+/// Says on stderr why a test could not check what it is about here (a missing tool or
+/// privilege), so that a skipped check is visible in the test output.
+#[allow(clippy::print_stderr)]
+pub fn note(text: &str) {
+    eprintln!("note: {text}");
+}
+
 /// Runs the binary with no files, in a scratch dir.
 pub fn run(args: &[&str]) -> Run {
     Scratch::new().run(args, None)

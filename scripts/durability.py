@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Durability check of the embedded store: SIGKILL `ingest-event --execute` at random
+moments, many times, against one store, then check what survived.
+
+Uses the release binary (build it first: `cargo build --release --locked`) and only the
+Python standard library. Steps:
+
+1. Writes a registry, the embedded example's experiment config and N distinct events
+   (fixtures/ingest_event/embedded/event.json with its own summary each).
+2. Reference: ingests every event once, without kills, into separate stores (two at a
+   time), and keeps each event's stored bytes; the median run time sets the kill window.
+3. Kills: starts `ingest-event --execute` of a random event and sends SIGKILL after a
+   random delay in [0, median run time], all against one store, until K runs were killed
+   (runs that finish first count as ordinary runs). A run whose complete receipt says
+   `activated` was acknowledged.
+4. Checks: `PRAGMA integrity_check` is ok, the FTS index passes its own integrity check
+   (on a copy) and every record has its index row; every acknowledged record is present
+   with exactly the reference bytes, and every stored row is some event's exact record;
+   a rerun of every event (two at a time) is `activated` (acknowledged ones with
+   `write_count` 0), and a second rerun writes nothing; no staging leftovers in the runs' TMPDIR and nothing
+   under the runtime root besides the store and its `-wal`/`-shm`/`-checked` files.
+
+Exit status 0 when every check holds, 1 otherwise. `--keep` keeps the work directory.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "fixtures", "ingest_event", "embedded")
+STORE_FILES = {"embedded.sqlite3", "embedded.sqlite3-wal", "embedded.sqlite3-shm",
+               "embedded.sqlite3-checked"}
+
+
+def log(text):
+    print(f"[durability] {text}", file=sys.stderr, flush=True)
+
+
+class Work:
+    def __init__(self, binary, events, base):
+        self.binary = binary
+        self.dir = base
+        self.tmp = os.path.join(base, "tmp")  # TMPDIR of every run: must stay empty
+        os.makedirs(self.tmp)
+        shutil.copytree(os.path.join(FIXTURES, "project"), os.path.join(base, "project"))
+        with open(os.path.join(FIXTURES, "registry.json"), encoding="utf-8") as f:
+            registry = json.load(f)
+        registry["goals"][0]["repo"] = "project"
+        with open(os.path.join(base, "registry.json"), "w", encoding="utf-8") as f:
+            json.dump(registry, f)
+        with open(os.path.join(FIXTURES, "event.json"), encoding="utf-8") as f:
+            event = json.load(f)
+        for i in range(events):
+            event["event"]["content_summary"] = (
+                f"Keep memory-core changes focused, durability variant {i}.")
+            with open(os.path.join(base, f"ev{i}.json"), "w", encoding="utf-8") as f:
+                json.dump(event, f)
+
+    def argv(self, runtime_root, i):
+        return [self.binary, "--registry", "registry.json", "--runtime-root", runtime_root,
+                "ingest-event", "--input", f"ev{i}.json", "--goal-id", "embedded-demo",
+                "--agent-id", "pilot", "--execute", "--format", "json"]
+
+    def env(self):
+        env = dict(os.environ)
+        env["TMPDIR"] = self.tmp
+        env["HOME"] = os.path.join(self.dir, "home")
+        env.pop("LOOPX_REGISTRY", None)
+        return env
+
+    def start(self, runtime_root, i):
+        return subprocess.Popen(self.argv(runtime_root, i), cwd=self.dir, env=self.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL)
+
+    def run(self, runtime_root, i):
+        proc = self.start(runtime_root, i)
+        out, _ = proc.communicate()
+        return receipt(out)
+
+    def store(self, runtime_root):
+        return os.path.join(self.dir, runtime_root, "reward-memory", "embedded.sqlite3")
+
+
+def receipt(stdout):
+    try:
+        return json.loads(stdout)
+    except ValueError:
+        return None
+
+
+def read_only(path):
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def rows(path):
+    with read_only(path) as conn:
+        return dict(conn.execute("SELECT resource_ref, content FROM resources"))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release",
+                                                         "reward-memory"))
+    parser.add_argument("--kills", type=int, default=250,
+                        help="runs to kill with SIGKILL (at least 200 is the check)")
+    parser.add_argument("--events", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    binary = os.path.abspath(args.binary)
+    if not os.access(binary, os.X_OK):
+        log(f"no executable at {binary}: run `cargo build --release --locked` first")
+        return 1
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    rng = random.Random(seed)
+    started = time.monotonic()
+    base = tempfile.mkdtemp(prefix="reward-memory-durability-")
+    work = Work(binary, args.events, base)
+    failures = []
+
+    def check(ok, text):
+        if not ok:
+            failures.append(text)
+            log(f"FAIL: {text}")
+
+    # 2. reference bytes, and how long a run takes (two workers, one store each)
+    reference = {}
+    durations = []
+
+    def reference_worker(w):
+        root = f"ref-rt-{w}"
+        for i in range(w, args.events, 2):
+            t0 = time.monotonic()
+            packet = work.run(root, i)
+            durations.append(time.monotonic() - t0)
+            check(packet is not None and packet.get("status") == "activated",
+                  f"reference run of ev{i} did not activate")
+            with read_only(work.store(root)) as conn:
+                ref, content = conn.execute(
+                    "SELECT resource_ref, content FROM resources ORDER BY id DESC LIMIT 1"
+                ).fetchone()
+            reference[i] = (ref, bytes(content))
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        list(pool.map(reference_worker, range(2)))
+    window = statistics.median(durations)
+    log(f"seed {seed}; {args.events} events; median run {window * 1000:.1f} ms = kill window")
+
+    # 3. random kills against one store
+    acknowledged = set()
+    killed = finished_first = 0
+    while killed < args.kills and killed + finished_first < 4 * args.kills:
+        i = rng.randrange(args.events)
+        proc = work.start("rt", i)
+        time.sleep(rng.uniform(0, window))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        if proc.returncode == -signal.SIGKILL:
+            killed += 1
+        else:
+            finished_first += 1
+        packet = receipt(out)
+        if packet is not None and packet.get("status") == "activated":
+            acknowledged.add(i)
+    log(f"{killed + finished_first} runs: {killed} killed by SIGKILL, "
+        f"{finished_first} finished first; "
+        f"{len(acknowledged)} distinct events acknowledged")
+    check(killed >= 200, f"only {killed} runs were killed (need at least 200)")
+
+    # 4. checks
+    store = work.store("rt")
+    with read_only(store) as conn:
+        verdict = conn.execute("PRAGMA integrity_check").fetchall()
+        check(verdict == [("ok",)], f"integrity_check: {verdict}")
+        unindexed = conn.execute(
+            "SELECT count(*) FROM resources r LEFT JOIN resources_fts f ON f.rowid = r.id "
+            "WHERE f.rowid IS NULL OR f.body IS NOT CAST(r.content AS TEXT)").fetchone()[0]
+        check(unindexed == 0, f"{unindexed} records without their exact FTS row")
+    copy = os.path.join(base, "copy")
+    os.makedirs(copy)
+    for name in os.listdir(os.path.dirname(store)):
+        if name.startswith("embedded.sqlite3") and not name.endswith("-checked"):
+            shutil.copy2(os.path.join(os.path.dirname(store), name), copy)
+    with sqlite3.connect(os.path.join(copy, "embedded.sqlite3")) as conn:
+        try:
+            conn.execute("INSERT INTO resources_fts (resources_fts) VALUES ('integrity-check')")
+        except sqlite3.DatabaseError as err:
+            check(False, f"FTS integrity-check: {err}")
+    stored = rows(store)
+    by_ref = {ref: content for ref, content in reference.values()}
+    for i in sorted(acknowledged):
+        ref, content = reference[i]
+        check(stored.get(ref) == content,
+              f"acknowledged ev{i} is {'absent' if ref not in stored else 'different'}")
+    for ref, content in stored.items():
+        check(by_ref.get(ref) == bytes(content), f"stored row {ref} is no event's exact record")
+    log(f"store after kills: {len(stored)} records, {len(acknowledged)} acknowledged")
+
+    def rerun_all():
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            return list(pool.map(lambda i: (i, work.run("rt", i)), range(args.events)))
+
+    rewritten = 0
+    for i, packet in rerun_all():
+        ok = packet is not None and packet.get("status") == "activated"
+        check(ok, f"rerun of ev{i}: {packet and packet.get('status')} "
+                  f"{packet and packet.get('reason_codes')}")
+        if not ok:
+            continue
+        writes = packet["write"]["write_count"]
+        rewritten += writes
+        if i in acknowledged:
+            check(writes == 0 and packet["deduplicated"] is True,
+                  f"rerun of acknowledged ev{i} wrote {writes}")
+    for i, packet in rerun_all():
+        check(packet is not None and packet.get("status") == "activated"
+              and packet["write"]["write_count"] == 0,
+              f"second rerun of ev{i} is not an idempotent no-op")
+    stored = rows(store)
+    check(len(stored) == args.events, f"{len(stored)} records after reruns, "
+                                      f"expected {args.events}")
+    for ref, content in stored.items():
+        check(by_ref.get(ref) == bytes(content), f"after reruns, {ref} differs")
+    log(f"reruns: every event activated, {rewritten} written by the first rerun, "
+        "second rerun wrote nothing")
+
+    leftovers = os.listdir(work.tmp)
+    check(leftovers == [], f"{len(leftovers)} leftovers in TMPDIR, e.g. {leftovers[:3]}")
+    runtime = os.path.join(base, "rt")
+    entries = sorted(os.listdir(runtime))
+    check(entries == ["reward-memory"], f"runtime root holds {entries}")
+    extra = sorted(set(os.listdir(os.path.join(runtime, "reward-memory"))) - STORE_FILES)
+    check(extra == [], f"unexpected files under the runtime root: {extra}")
+
+    elapsed = time.monotonic() - started
+    if args.keep:
+        log(f"kept {base}")
+    else:
+        shutil.rmtree(base, ignore_errors=True)
+    if failures:
+        log(f"{len(failures)} check(s) failed in {elapsed:.1f} s (seed {seed})")
+        return 1
+    log(f"ok: {killed} SIGKILLs, integrity ok, {len(acknowledged)} acknowledged records "
+        f"exact, reruns idempotent, no staging leftovers ({elapsed:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

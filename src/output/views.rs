@@ -1,0 +1,1023 @@
+//! One view per packet kind, keyed by `schema_version`: the lines a packet adds to the
+//! markdown summary (its reasons) and its `--detail` report.
+//!
+//! To show a new packet kind, write a `<kind>_summary` and a `<kind>_detail` function
+//! below and add one [`PacketView`] to [`VIEWS`] (see `docs/output.md`). A summary
+//! function must return nothing for every state whose markdown the recorded reference
+//! runs pin (the conformance check catches a slip). Views only read the packet and the
+//! run's [`Notes`]; they never compute a decision of their own.
+
+use crate::Notes;
+use crate::wire::json::{Map, Value};
+
+use super::report::{Report, show};
+
+/// A `- label: value` line added to the markdown summary.
+pub type Line = (String, String);
+
+/// How a person sees one packet kind.
+pub struct PacketView {
+    /// The packet's `schema_version`.
+    pub schema_version: &'static str,
+    /// Lines added under the pinned summary lines (reasons, labels). Empty for the states
+    /// the reference's markdown pins.
+    pub summary: fn(&Map) -> Vec<Line>,
+    /// The `--detail` report, printed under the summary.
+    pub detail: fn(&Map, &Notes, &mut Report),
+}
+
+/// Every packet kind with a view of its own. A kind that is not listed gets
+/// [`generic_detail`] and no summary lines beyond the shared `error` line.
+pub const VIEWS: &[PacketView] = &[
+    PacketView {
+        schema_version: "reward_memory_error_v0",
+        summary: none,
+        detail: error_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_architecture_v0",
+        summary: none,
+        detail: architecture_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_corpus_registry_v0",
+        summary: none,
+        detail: corpus_registry_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_corpus_health_v0",
+        summary: none,
+        detail: health_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_candidate_review_v0",
+        summary: none,
+        detail: candidate_review_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_pilot_meta_route_v0",
+        summary: none,
+        detail: route_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_experiment_status_v1",
+        summary: experiment_summary,
+        detail: experiment_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_ingest_receipt_v0",
+        summary: ingest_summary,
+        detail: ingest_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_evaluation_v0",
+        summary: evaluation_summary,
+        detail: evaluation_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_dogfood_batch_v1",
+        summary: none,
+        detail: dogfood_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_operator_control_v0",
+        summary: none,
+        detail: operator_control_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_projection_v0",
+        summary: projection_summary,
+        detail: projection_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_observation_v0",
+        summary: observation_summary,
+        detail: observation_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_projection_validation_v0",
+        summary: none,
+        detail: validation_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_recall_v0",
+        summary: recall_summary,
+        detail: recall_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_application_v0",
+        summary: application_summary,
+        detail: application_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_rank_prior_v0",
+        summary: rank_prior_summary,
+        detail: rank_prior_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_rank_prior_effect_v0",
+        summary: effect_summary,
+        detail: effect_detail,
+    },
+];
+
+/// The view registered for `schema_version`.
+pub fn find(schema_version: &str) -> Option<&'static PacketView> {
+    VIEWS.iter().find(|v| v.schema_version == schema_version)
+}
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+fn none(_: &Map) -> Vec<Line> {
+    Vec::new()
+}
+
+/// The value at a dotted path of nested objects.
+fn at<'a>(map: &'a Map, path: &str) -> Option<&'a Value> {
+    let mut parts = path.split('.');
+    let mut value = map.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_object()?.get(part)?;
+    }
+    Some(value)
+}
+
+/// [`show`] of the value at `path`.
+fn s(map: &Map, path: &str) -> String {
+    show(at(map, path))
+}
+
+/// `- key: value` fields for each dotted path that is present, labelled by the path's
+/// last key (the section title says where they come from).
+fn fields_of(map: &Map, paths: &[&str]) -> Vec<(String, String)> {
+    paths
+        .iter()
+        .filter(|p| at(map, p).is_some())
+        .map(|p| {
+            let key = p.rsplit('.').next().unwrap_or(p);
+            (key.to_owned(), s(map, p))
+        })
+        .collect()
+}
+
+fn items<'a>(map: &'a Map, path: &str) -> &'a [Value] {
+    at(map, path).and_then(Value::as_array).unwrap_or_default()
+}
+
+fn objects<'a>(map: &'a Map, path: &str) -> impl Iterator<Item = &'a Map> {
+    items(map, path).iter().filter_map(Value::as_object)
+}
+
+fn strings(map: &Map, path: &str) -> Vec<String> {
+    items(map, path).iter().map(|v| show(Some(v))).collect()
+}
+
+fn is_false(map: &Map, path: &str) -> bool {
+    at(map, path) == Some(&Value::Bool(false))
+}
+
+// ---------------------------------------------------------------------------------------
+// Views
+// ---------------------------------------------------------------------------------------
+
+fn error_detail(_: &Map, _: &Notes, _: &mut Report) {}
+
+/// Any packet without a view of its own: its top-level fields.
+pub fn generic_detail(packet: &Map, _: &Notes, report: &mut Report) {
+    let pairs = packet
+        .iter()
+        .filter(|(_, v)| match v {
+            Value::Object(m) => m.contains_key("status"),
+            Value::Array(a) => a.iter().all(|i| !matches!(i, Value::Object(_))),
+            _ => true,
+        })
+        .map(|(k, v)| (k.to_owned(), show(Some(v))));
+    report.section("Packet").fields(pairs);
+}
+
+fn architecture_detail(p: &Map, _: &Notes, report: &mut Report) {
+    let rows = objects(p, "memory_classes")
+        .map(|c| vec![s(c, "class_id"), s(c, "authority"), s(c, "durability")])
+        .collect();
+    report
+        .section("Memory classes")
+        .table(&["class", "authority", "durability"], rows);
+    report
+        .section("Precedence (highest first)")
+        .numbered(strings(p, "precedence"));
+    let delegation = report.section("Pilot/meta delegation");
+    delegation.fields(fields_of(
+        p,
+        &[
+            "pilot_meta_delegation.decisions",
+            "pilot_meta_delegation.pilot_requires",
+            "pilot_meta_delegation.meta_triggers",
+        ],
+    ));
+    report
+        .section("Lifecycle states")
+        .text(&strings(p, "lifecycle_states").join(" -> "));
+}
+
+fn corpus_registry_detail(p: &Map, _: &Notes, report: &mut Report) {
+    let rows = objects(p, "corpora")
+        .map(|c| {
+            vec![
+                s(c, "corpus_id"),
+                s(c, "class_id"),
+                s(c, "provider_id"),
+                s(c, "owner_ref"),
+                s(c, "read_authority"),
+                s(c, "write_authority"),
+                s(c, "freshness.mode"),
+                s(c, "lifecycle.state"),
+            ]
+        })
+        .collect();
+    report.section("Corpora").table(
+        &[
+            "corpus",
+            "class",
+            "provider",
+            "owner",
+            "read",
+            "write",
+            "freshness",
+            "state",
+        ],
+        rows,
+    );
+    let coverage = at(p, "class_coverage")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(class, corpora)| vec![class.to_owned(), show(Some(corpora))])
+                .collect()
+        })
+        .unwrap_or_default();
+    report
+        .section("Class coverage")
+        .table(&["class", "corpora"], coverage);
+}
+
+fn health_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Corpus").fields(fields_of(
+        p,
+        &[
+            "corpus_id",
+            "class_id",
+            "health_state",
+            "reason_codes",
+            "may_apply_memory",
+            "scope_check.project_matches",
+            "scope_check.surface_matches",
+            "freshness_check.lifecycle_state",
+            "freshness_check.source_revision_matches",
+            "freshness_check.freshness_window_satisfied",
+        ],
+    ));
+    let rows = at(p, "pipeline")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(stage, v)| vec![stage.to_owned(), show(Some(v))])
+                .collect()
+        })
+        .unwrap_or_default();
+    report
+        .section("Pipeline (in order)")
+        .table(&["stage", "value"], rows);
+}
+
+fn candidate_review_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Review").fields(fields_of(
+        p,
+        &[
+            "status",
+            "requested_decision",
+            "effective_decision",
+            "guard_passed",
+            "review.reviewer_ref",
+            "review.review_ref",
+            "review.reasoning_summary",
+            "persistence_next_step",
+        ],
+    ));
+    report.section("Record").fields(fields_of(
+        p,
+        &[
+            "record.candidate_ref",
+            "record.target_class",
+            "record.content_summary",
+            "record.source.source_kind",
+            "record.source.actor_role",
+            "record.scope.project_ref",
+            "record.scope.surface_ids",
+            "record.scope.revision_ref",
+            "record.lifecycle.state",
+            "record.lifecycle.retired_reason",
+            "record.lifecycle.supersedes_refs",
+        ],
+    ));
+}
+
+fn route_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Route").fields(fields_of(
+        p,
+        &[
+            "decision",
+            "case_ref",
+            "pilot_authorized",
+            "meta_review_required",
+            "live_reasoning_required",
+            "required_evidence",
+            "missing_required_evidence",
+        ],
+    ));
+    report.section("Reasons").list(strings(p, "reason_codes"));
+}
+
+fn experiment_summary(p: &Map) -> Vec<Line> {
+    match p.get("reason_code") {
+        Some(v @ Value::Str(_)) => vec![("reason_code".to_owned(), show(Some(v)))],
+        _ => Vec::new(),
+    }
+}
+
+fn experiment_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    let route = report.section("Route");
+    route.fields(
+        [(
+            "registry".to_owned(),
+            notes
+                .registry
+                .as_ref()
+                .map(|r| r.display().to_string())
+                .unwrap_or_default(),
+        )]
+        .into_iter()
+        .chain(fields_of(
+            p,
+            &[
+                "goal_id",
+                "agent_id",
+                "status",
+                "reason_code",
+                "enabled",
+                "experimental",
+                "configured_for_agent",
+                "config_schema_version",
+                "provider_id",
+                "corpus_ids",
+                "config_runtime_route.registry_role",
+                "config_runtime_route.readback_status",
+            ],
+        )),
+    );
+    let rows = objects(p, "surface_profiles")
+        .map(|sp| {
+            vec![
+                s(sp, "surface_id"),
+                s(sp, "adapter"),
+                s(sp, "corpus_count"),
+                s(sp, "recall_profile_id"),
+            ]
+        })
+        .collect::<Vec<_>>();
+    if !rows.is_empty() {
+        report
+            .section("Surfaces")
+            .table(&["surface", "adapter", "corpora", "recall profile"], rows);
+    }
+}
+
+fn ingest_summary(p: &Map) -> Vec<Line> {
+    if is_false(p, "guard.passed") {
+        vec![("guard.reason_codes".to_owned(), s(p, "guard.reason_codes"))]
+    } else {
+        Vec::new()
+    }
+}
+
+fn ingest_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    report.section("Record").fields(fields_of(
+        p,
+        &[
+            "status",
+            "reason_codes",
+            "candidate_ref",
+            "corpus_id",
+            "policy_id",
+            "surface_ids",
+            "activation_ref",
+            "provider_ref",
+        ],
+    ));
+    report.section("Guard").fields(fields_of(
+        p,
+        &["guard.passed", "guard.reason_codes", "guard.rule"],
+    ));
+    let provider = at(p, "write.provider")
+        .or_else(|| at(p, "experiment.provider_id"))
+        .map(|v| show(Some(v)))
+        .unwrap_or_default();
+    let written = if p.contains_key("write") {
+        ""
+    } else {
+        "not called (dry run or blocked before the provider)"
+    };
+    let mut provider_fields = vec![
+        ("provider".to_owned(), provider),
+        ("store".to_owned(), notes.store.clone().unwrap_or_default()),
+        ("write".to_owned(), written.to_owned()),
+    ];
+    provider_fields.extend(fields_of(
+        p,
+        &[
+            "write.namespace",
+            "write.status",
+            "write.reason_code",
+            "write.write_count",
+            "deduplicated",
+            "write.retry_disposition",
+            "write.provider_version",
+            "write.observed_at",
+        ],
+    ));
+    report.section("Provider").fields(provider_fields);
+    report.section("Readback").fields(fields_of(
+        p,
+        &[
+            "readback.status",
+            "readback.reason_code",
+            "readback.result_count",
+            "exact_readback_verified",
+            "memory_available_for_recall",
+            "execution_evidence.verified_result",
+            "execution_evidence.unknowns",
+        ],
+    ));
+    let mut route = fields_of(p, &["experiment.goal_id", "experiment.agent_id"]);
+    if let (false, Some(registry)) = (route.is_empty(), &notes.registry) {
+        route.insert(0, ("registry".to_owned(), registry.display().to_string()));
+    }
+    report.section("Route").fields(route);
+}
+
+fn evaluation_summary(p: &Map) -> Vec<Line> {
+    if p.get("ok") == Some(&Value::Bool(true)) {
+        return Vec::new();
+    }
+    let failed: Vec<String> = objects(p, "cases")
+        .filter(|c| c.get("passed") != Some(&Value::Bool(true)))
+        .map(|c| s(c, "case_id"))
+        .collect();
+    let mut lines = Vec::new();
+    if !failed.is_empty() {
+        lines.push(("failed_cases".to_owned(), failed.join(", ")));
+    }
+    lines.push((
+        "release_gate.reason_codes".to_owned(),
+        s(p, "release_gate.reason_codes"),
+    ));
+    lines
+}
+
+fn evaluation_detail(p: &Map, _: &Notes, report: &mut Report) {
+    let rows = objects(p, "cases")
+        .map(|c| {
+            vec![
+                s(c, "case_id"),
+                if c.get("passed") == Some(&Value::Bool(true)) {
+                    "passed".to_owned()
+                } else {
+                    "FAILED".to_owned()
+                },
+                s(c, "assertion_count"),
+                s(c, "failure_kind"),
+                s(c, "public_evidence_bytes"),
+            ]
+        })
+        .collect();
+    report.section("Cases").table(
+        &["case", "result", "assertions", "failure", "evidence bytes"],
+        rows,
+    );
+    report.section("Totals").fields(fields_of(
+        p,
+        &[
+            "metrics.case_count",
+            "metrics.passed_case_count",
+            "metrics.failed_case_count",
+            "metrics.assertion_count",
+            "metrics.latency_ms",
+            "metrics.model_tokens",
+            "metrics.provider_write_count",
+            "metrics.external_write_count",
+            "metrics.false_application_count",
+        ],
+    ));
+    report.section("Release gate").fields(fields_of(
+        p,
+        &[
+            "release_gate.status",
+            "release_gate.decision",
+            "release_gate.reason_codes",
+            "release_gate.claim_scope",
+            "release_gate.semantic_uplift_claim_allowed",
+            "release_gate.production_rollout_allowed",
+        ],
+    ));
+}
+
+fn dogfood_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Readiness").fields(fields_of(
+        p,
+        &[
+            "status",
+            "reason_codes",
+            "stage4_gate_verified",
+            "loopx_domains",
+            "application_dispositions",
+            "operator_controls",
+        ],
+    ));
+    let rows = objects(p, "receipts")
+        .map(|r| {
+            let utility = match at(r, "utility.observation.utility_label") {
+                Some(label @ Value::Str(_)) => show(Some(label)),
+                _ => {
+                    let status = s(r, "utility.evaluation.status");
+                    match at(r, "utility.evaluation.reason_code") {
+                        Some(code @ Value::Str(_)) => format!("{status} ({})", show(Some(code))),
+                        _ => status,
+                    }
+                }
+            };
+            vec![
+                s(r, "domain_id"),
+                s(r, "application.disposition"),
+                s(r, "module_outcome.verified"),
+                utility,
+                s(r, "cost.latency_ms"),
+                s(r, "cost.provider_call_count"),
+                s(r, "intervention.count"),
+            ]
+        })
+        .collect();
+    report.section("Receipts").table(
+        &[
+            "domain",
+            "disposition",
+            "verified",
+            "utility",
+            "latency ms",
+            "provider calls",
+            "interventions",
+        ],
+        rows,
+    );
+    report.section("Metrics").fields(fields_of(
+        p,
+        &[
+            "metrics.receipt_count",
+            "metrics.issue_fix_receipt_count",
+            "metrics.loopx_domain_count",
+            "metrics.applied_count",
+            "metrics.not_applied_count",
+            "metrics.refuted_count",
+            "metrics.utility_observation_count",
+            "metrics.utility_rejected_count",
+            "metrics.latency_ms",
+        ],
+    ));
+}
+
+fn operator_control_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Control").fields(fields_of(
+        p,
+        &[
+            "receipt.control_ref",
+            "receipt.action",
+            "receipt.effective_action",
+            "receipt.result_state",
+            "receipt.corpus_id",
+            "receipt.operator_ref",
+            "receipt.authority_ref",
+            "receipt.authority_verified",
+            "receipt.reasoning_summary",
+            "receipt.next_step",
+            "receipt.provider_write_performed",
+        ],
+    ));
+    report.section("Decision").fields(fields_of(
+        p,
+        &[
+            "decision.status",
+            "decision.effective_decision",
+            "decision.record.candidate_ref",
+            "decision.record.content_summary",
+            "decision.record.lifecycle.state",
+            "decision.persistence_next_step",
+        ],
+    ));
+}
+
+fn projection_summary(p: &Map) -> Vec<Line> {
+    if p.get("status") != Some(&Value::from("rejected")) {
+        return Vec::new();
+    }
+    let codes: Vec<String> = objects(p, "rejections")
+        .flat_map(|r| strings(r, "reason_codes"))
+        .collect();
+    vec![("rejections".to_owned(), codes.join(", "))]
+}
+
+/// The strongest evidence tier with support: the last non-zero entry of
+/// `evidence_strength`, whose keys run from weakest to strongest.
+fn strongest_tier(subject: &Map) -> String {
+    at(subject, "evidence_strength")
+        .and_then(Value::as_object)
+        .and_then(|m| {
+            m.iter()
+                .filter(|(_, n)| !matches!(n, Value::Int(0)))
+                .map(|(k, _)| k.to_owned())
+                .last()
+        })
+        .unwrap_or_else(|| "-".to_owned())
+}
+
+fn projection_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Projection").fields(fields_of(
+        p,
+        &[
+            "status",
+            "reducer_version",
+            "scope.agent_id",
+            "scope.project_id",
+            "scope.corpus_id",
+            "scope.surface_id",
+            "retrieval_snapshot_ref",
+            "policy_snapshot_ref",
+            "accepted_observation_count",
+            "duplicate_observation_count",
+            "conflicting_observation_count",
+            "rejected_observation_count",
+            "last_observed_at",
+        ],
+    ));
+    let rows = objects(p, "subjects")
+        .map(|subject| {
+            let support = at(subject, "support")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .filter(|(_, n)| !matches!(n, Value::Int(0)))
+                        .map(|(k, n)| format!("{k} {}", show(Some(n))))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default();
+            let review = match s(subject, "review.state").as_str() {
+                "none" => "none".to_owned(),
+                state => format!("{state} ({})", s(subject, "review.proposed_action")),
+            };
+            vec![
+                s(subject, "memory_ref_digests"),
+                s(subject, "attribution_level"),
+                s(subject, "effective_utility_label"),
+                s(subject, "utility_estimate"),
+                s(subject, "confidence"),
+                support,
+                strongest_tier(subject),
+                review,
+            ]
+        })
+        .collect();
+    report.section("Subjects").table(
+        &[
+            "memory",
+            "level",
+            "label",
+            "estimate",
+            "confidence",
+            "support",
+            "strongest tier",
+            "review",
+        ],
+        rows,
+    );
+    let proposals: Vec<Vec<String>> = objects(p, "review_proposals")
+        .map(|r| {
+            vec![
+                s(r, "memory_ref_digests"),
+                s(r, "state"),
+                s(r, "proposed_action"),
+                s(r, "reason_codes"),
+            ]
+        })
+        .collect();
+    if !proposals.is_empty() {
+        report
+            .section("Review proposals (read-only; nothing is applied)")
+            .table(
+                &["memory", "state", "proposed action", "reasons"],
+                proposals,
+            );
+    }
+    let rejections: Vec<String> = objects(p, "rejections")
+        .map(|r| s(r, "reason_codes"))
+        .collect();
+    report.section("Rejections").list(rejections);
+}
+
+fn observation_summary(p: &Map) -> Vec<Line> {
+    fields_of(
+        p,
+        &[
+            "utility_label",
+            "attribution_level",
+            "evidence_basis",
+            "confidence",
+        ],
+    )
+}
+
+fn observation_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Observation").fields(
+        fields_of(
+            p,
+            &[
+                "utility_label",
+                "attribution_level",
+                "evidence_basis",
+                "confidence",
+                "reason_codes",
+                "evidence_refs",
+                "memory_ref_digests",
+                "outcome_ref",
+                "scope.agent_id",
+                "scope.project_id",
+                "scope.corpus_id",
+                "scope.surface_id",
+                "retrieval_snapshot_ref",
+                "policy_snapshot_ref",
+                "evaluator_ref",
+                "evaluation_version",
+                "created_at",
+            ],
+        )
+        .into_iter()
+        .chain(fields_of(p, &["observation_id", "application_receipt_id"])),
+    );
+}
+
+fn validation_detail(p: &Map, _: &Notes, report: &mut Report) {
+    let section = report.section("Validation");
+    match p.get("error") {
+        Some(Value::Str(rule)) => section.fields([
+            ("status".to_owned(), s(p, "status")),
+            ("violated rule".to_owned(), rule.to_string()),
+        ]),
+        _ => section
+            .text("Every readback rule holds: the projection can be used as a read-only view."),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Recall, apply and the rank prior (docs/recall.md)
+// ---------------------------------------------------------------------------------------
+
+/// What an agent at a terminal needs next: how many results, the session to apply them
+/// with, and whether the rank prior moved anything (or why it stayed off).
+fn recall_summary(p: &Map) -> Vec<Line> {
+    let mut lines = fields_of(p, &["result_count"]);
+    if at(p, "recall_session_ref").is_some_and(|v| !v.is_null()) {
+        lines.extend(fields_of(p, &["recall_session_ref"]));
+    }
+    match at(p, "rank_prior_reason_code").and_then(Value::as_str) {
+        Some("rank_prior_not_requested") => {}
+        Some(_) => lines.extend(fields_of(p, &["rank_prior_reason_code"])),
+        None => lines.extend(fields_of(p, &["rank_prior.order_changed"])),
+    }
+    lines
+}
+
+fn ranked_rows(p: &Map, path: &str) -> Vec<Vec<String>> {
+    objects(p, path)
+        .map(|c| {
+            vec![
+                s(c, "final_rank"),
+                s(c, "semantic_rank"),
+                s(c, "memory_ref_digest"),
+                s(c, "relevance_score"),
+                s(c, "modifier"),
+                s(c, "rank_score"),
+                s(c, "reason_codes"),
+            ]
+        })
+        .collect()
+}
+
+const RANKED_HEADER: [&str; 7] = [
+    "rank",
+    "semantic rank",
+    "memory",
+    "relevance",
+    "modifier",
+    "rank score",
+    "reasons",
+];
+
+fn recall_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Recall").fields(fields_of(
+        p,
+        &[
+            "status",
+            "reason_code",
+            "reason_codes",
+            "corpus_id",
+            "surface_id",
+            "mode",
+            "provider_id",
+            "provider_call_count",
+            "result_readback_verified",
+            "recall_session_ref",
+            "recall_session_expires_at",
+            "recall_session_reason_code",
+        ],
+    ));
+    let rows = objects(p, "results")
+        .map(|r| {
+            vec![
+                s(r, "rank"),
+                s(r, "memory_ref"),
+                s(r, "memory_ref_digest"),
+                s(r, "relevance_score"),
+                s(r, "candidate_ref"),
+                s(r, "content_summary"),
+            ]
+        })
+        .collect();
+    report.section("Results").table(
+        &[
+            "rank",
+            "memory_ref",
+            "digest",
+            "relevance",
+            "candidate",
+            "summary",
+        ],
+        rows,
+    );
+    report.section("Rank prior").fields(fields_of(
+        p,
+        &[
+            "rank_prior_applied",
+            "rank_prior_reason_code",
+            "rank_prior.profile_id",
+            "rank_prior.order_changed",
+        ],
+    ));
+    let rows = ranked_rows(p, "rank_prior.candidates");
+    if !rows.is_empty() {
+        report
+            .section("Rank prior candidates")
+            .table(&RANKED_HEADER, rows);
+    }
+}
+
+fn application_summary(p: &Map) -> Vec<Line> {
+    fields_of(p, &["application_receipt_id"])
+}
+
+fn application_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Application").fields(fields_of(
+        p,
+        &[
+            "status",
+            "application_receipt_id",
+            "recall_session_ref",
+            "receipt.application_id",
+            "receipt.artifact_ref",
+            "receipt.outcome",
+            "receipt.memory_ref_digests",
+            "receipt.reasoning_summary",
+            "receipt.current_artifact_verified",
+            "receipt.corpus_id",
+            "receipt.surface_id",
+        ],
+    ));
+}
+
+fn rank_prior_summary(p: &Map) -> Vec<Line> {
+    fields_of(p, &["order_changed", "modified_count"])
+}
+
+fn rank_prior_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Rank prior").fields(fields_of(
+        p,
+        &[
+            "profile_id",
+            "profile_digest",
+            "reducer_identity",
+            "modifier_bounds",
+            "semantic_stage.semantic_floor",
+            "semantic_stage.candidate_pool",
+            "semantic_stage.input_count",
+            "semantic_stage.below_floor_count",
+            "semantic_stage.outside_pool_count",
+            "semantic_stage.pool_count",
+        ],
+    ));
+    report
+        .section("Candidates (final order)")
+        .table(&RANKED_HEADER, ranked_rows(p, "candidates"));
+    let reviews: Vec<String> = objects(p, "review_proposals")
+        .map(|r| format!("{}: {}", s(r, "memory_ref_digest"), s(r, "proposed_action")))
+        .collect();
+    if !reviews.is_empty() {
+        report
+            .section("Review proposals (nothing is removed)")
+            .list(reviews);
+    }
+}
+
+fn effect_summary(p: &Map) -> Vec<Line> {
+    fields_of(p, &["reason_code", "effect_version"])
+        .into_iter()
+        .filter(|(_, v)| v != "-")
+        .collect()
+}
+
+fn effect_detail(p: &Map, _: &Notes, report: &mut Report) {
+    report.section("Effect").fields(fields_of(
+        p,
+        &[
+            "status",
+            "reason_code",
+            "cause_code",
+            "provider_id",
+            "effect_ref",
+            "effect_version",
+            "table_digest",
+            "modifier_count",
+            "deduplicated",
+            "exact_readback_verified",
+            "ranking",
+            "provider_write_performed",
+        ],
+    ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Map {
+        crate::wire::json::parse(text)
+            .expect("valid")
+            .as_object()
+            .cloned()
+            .expect("object")
+    }
+
+    #[test]
+    fn every_view_has_a_distinct_schema_version() {
+        let mut seen = std::collections::BTreeSet::new();
+        for view in VIEWS {
+            assert!(seen.insert(view.schema_version), "{}", view.schema_version);
+        }
+    }
+
+    #[test]
+    fn strongest_tier_is_the_last_non_zero_strength() {
+        let subject = parse(
+            r#"{"evidence_strength": {"insufficient": 1, "evaluator_inference": 0,
+                "deterministic_effect": 2, "controlled_replay": 0, "owner_correction": 0}}"#,
+        );
+        assert_eq!(strongest_tier(&subject), "deterministic_effect");
+        assert_eq!(strongest_tier(&parse("{}")), "-");
+    }
+
+    #[test]
+    fn a_failed_evaluation_names_its_failed_cases_and_gate_reasons() {
+        let packet = parse(
+            r#"{"ok": false, "status": "failed",
+                "cases": [{"case_id": "a", "passed": true}, {"case_id": "b", "passed": false}],
+                "release_gate": {"reason_codes": ["case_failed:b"]}}"#,
+        );
+        assert_eq!(
+            evaluation_summary(&packet),
+            vec![
+                ("failed_cases".to_owned(), "b".to_owned()),
+                (
+                    "release_gate.reason_codes".to_owned(),
+                    "case_failed:b".to_owned()
+                ),
+            ]
+        );
+    }
+}

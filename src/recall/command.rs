@@ -1,0 +1,681 @@
+//! The `recall` and `apply` commands: the Stage-3 seam (§10.2–10.6) through the binary.
+//!
+//! `recall` builds the §10.2 request (from the goal's experiment route, or an explicit
+//! `--input`), runs §10.4 against the route's provider and prints the public packet with
+//! each result's relevance score and rank; it keeps the raw refs in a private recall
+//! session (see [`super::session`]) and, with `--rank-prior`, re-orders the results with
+//! the bounded utility prior. `apply` maps the agent's opaque refs back through that
+//! session and runs §10.5. Files, the clock and randomness go through [`crate::io`]; the
+//! rules live in the pure modules this one calls. Design: `docs/recall.md`.
+
+use crate::cli::{ApplyArgs, ApplyOutcome, RecallArgs};
+use crate::error::Error;
+use crate::experiment::{self, CorpusEntry, SurfaceRoute};
+use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
+use crate::obj;
+use crate::provider::DefaultFactory;
+use crate::utility::rank_prior::{self, Candidate, Partition, Profile, UtilityView, Verdict};
+use crate::wire::digest::short16;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::pystr;
+use crate::wire::text::{self, FieldError};
+use crate::wire::timestamp::parse_aware;
+use crate::{Context, io};
+
+use super::session::{self, SessionError, StoredSession};
+use super::{
+    APPLICATION_SCHEMA_VERSION, ProviderSource, RecallSession, application_receipt_id,
+    apply_recall, build_recall_request, execute_recall,
+};
+
+fn request_error(message: impl Into<String>) -> Error {
+    Error::from(FieldError(message.into()))
+}
+
+fn read_object(ctx: &Context, spec: &str, limit: u64) -> Result<Value, Error> {
+    Ok(io::read_input_object(&ctx.env, spec, limit)?)
+}
+
+// ---------------------------------------------------------------------------------------
+// The rank-prior setup of a recall
+// ---------------------------------------------------------------------------------------
+
+/// Everything `--rank-prior` needs, read and checked before any provider call.
+struct PriorSetup {
+    profile: Profile,
+    partition: Partition,
+    view: UtilityView,
+    verdict: Option<Verdict>,
+}
+
+fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Error> {
+    let (Some(profile), Some(projection), Some(partition)) =
+        (&args.rank_prior, &args.projection, &args.partition)
+    else {
+        return Ok(None);
+    };
+    let limit = args.input_limit.max_input_bytes;
+    let profile = Profile::from_value(&read_object(ctx, profile, limit)?)?;
+    let partition = Partition::from_value(&read_object(ctx, partition, limit)?)?;
+    let view = UtilityView::from_projection(&read_object(ctx, projection, limit)?)?;
+    rank_prior::check_partition(&view, &partition)?;
+    let verdict = match &args.evaluation {
+        Some(path) => Some(Verdict::from_value(&read_object(ctx, path, limit)?)?),
+        None => None,
+    };
+    Ok(Some(PriorSetup {
+        profile,
+        partition,
+        view,
+        verdict,
+    }))
+}
+
+/// The partition must name the recalled surface and one of the recallable corpora.
+fn check_prior_target(
+    prior: Option<&PriorSetup>,
+    surface_id: &str,
+    corpus_ids: &[String],
+) -> Result<(), Error> {
+    let Some(prior) = prior else {
+        return Ok(());
+    };
+    if prior.partition.scope.surface_id != surface_id {
+        return Err(request_error(
+            "partition scope surface_id must be the recalled surface",
+        ));
+    }
+    if !corpus_ids.contains(&prior.partition.scope.corpus_id) {
+        return Err(request_error(
+            "partition scope corpus_id must be a corpus this recall reads",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// recall
+// ---------------------------------------------------------------------------------------
+
+fn or_null(v: Option<&Value>) -> Value {
+    v.cloned().unwrap_or(Value::Null)
+}
+
+/// The §10.2 request and checkpoint for one configured corpus: the corpus's own scope,
+/// its declared source revision as current, and the route's read authority (the
+/// standing policy's `authority_source_ref`), as `ingest-event`'s readback builds them.
+fn configured_request(
+    entry: &CorpusEntry,
+    surface_id: &str,
+    mode: &str,
+    queries: &[Value],
+    limit: i64,
+    observed_at: &str,
+) -> Result<Map, Error> {
+    let corpus = &entry.corpus;
+    let scope = corpus
+        .get("scope")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let revision = corpus
+        .get("freshness")
+        .and_then(|f| f.get("source_revision"));
+    let mut request = obj! {
+        "workspace_ref" => or_null(scope.get("workspace_ref")),
+        "project_ref" => or_null(scope.get("project_ref")),
+    };
+    let mut checkpoint = obj! {
+        "verified" => true,
+        "corpus_id" => or_null(corpus.get("corpus_id")),
+        "workspace_ref" => or_null(scope.get("workspace_ref")),
+        "project_ref" => or_null(scope.get("project_ref")),
+    };
+    for f in IDENTITY_SCOPE_FIELDS {
+        if let Some(v) = scope.get(f).filter(|v| v.is_truthy()) {
+            request.insert(f, v.clone());
+            checkpoint.insert(f, v.clone());
+        }
+    }
+    let request = request.merged(&obj! {
+        "surface_id" => surface_id,
+        "revision_ref" => or_null(revision),
+        "mode" => mode,
+        "query_kind" => "business_recall",
+        "queries" => Value::Array(queries.to_vec().into()),
+        "limit" => limit,
+        "observed_at" => observed_at,
+        "freshness_context" => obj! {
+            "source_truth_current" => true,
+            "source_revision" => or_null(revision),
+            "age_seconds" => 0,
+        },
+        "conflict_state" => "clear",
+        "raw_content_captured" => false,
+    });
+    let checkpoint = checkpoint.merged(&obj! {
+        "surface_id" => surface_id,
+        "read_authority" => or_null(corpus.get("read_authority")),
+        "source_ref" => or_null(entry.standing_policy.get("authority_source_ref")),
+    });
+    Ok(build_recall_request(
+        &Value::Object(corpus.clone()),
+        &request,
+        Some(&Value::Object(checkpoint)),
+    )?)
+}
+
+fn route_for(
+    args: &RecallArgs,
+    ctx: &Context,
+    goal: &str,
+    agent: &str,
+) -> Result<SurfaceRoute, Error> {
+    let resolution = experiment::resolve(ctx, goal, agent)?;
+    let Some(config) = resolution.config else {
+        let status = pystr(resolution.status.get("status"));
+        return Err(request_error(format!(
+            "Reward Memory experiment is unavailable for this agent: {}",
+            if status.is_empty() {
+                "unavailable"
+            } else {
+                &status
+            }
+        )));
+    };
+    let surface_id = match (&args.surface_id, config.surfaces.as_slice()) {
+        (Some(s), _) => s.clone(),
+        (None, [only]) => only.surface_id.clone(),
+        (None, _) => {
+            return Err(request_error(
+                "--surface-id is required: the experiment config declares several surfaces",
+            ));
+        }
+    };
+    Ok(experiment::surface_route(&config, &surface_id, None)?)
+}
+
+fn configured_queries(args: &RecallArgs, route: &SurfaceRoute) -> Result<Vec<Value>, Error> {
+    if args.query.is_empty() {
+        return Err(request_error(
+            "the configured form needs --query and --query-summary",
+        ));
+    }
+    if args.query.len() != args.query_summary.len() {
+        return Err(request_error(
+            "give one --query-summary for each --query, in the same order",
+        ));
+    }
+    let max = usize::try_from(route.recall_profile.max_queries).unwrap_or(1);
+    if args.query.len() > max {
+        return Err(request_error(format!(
+            "the surface's recall profile allows at most {max} queries"
+        )));
+    }
+    Ok(args
+        .query
+        .iter()
+        .zip(&args.query_summary)
+        .map(|(q, s)| Value::Object(obj! {"query" => q.as_str(), "query_summary" => s.as_str()}))
+        .collect())
+}
+
+/// Runs the configured form: each corpus of the surface in configured order until one
+/// recall is not `empty` (§10.8's walk). Returns the session and its corpus id.
+fn recall_configured(
+    args: &RecallArgs,
+    ctx: &Context,
+    prior: Option<&PriorSetup>,
+) -> Result<RecallSession, Error> {
+    let (Some(goal), Some(agent)) = (args.goal_id.as_deref(), args.agent_id.as_deref()) else {
+        return Err(request_error(
+            "recall needs --input, or --goal-id and --agent-id with --query",
+        ));
+    };
+    let route = route_for(args, ctx, goal, agent)?;
+    let queries = configured_queries(args, &route)?;
+    let profile_limit = route.recall_profile.limit;
+    let limit = args.limit.unwrap_or(profile_limit);
+    if limit > profile_limit {
+        return Err(request_error(format!(
+            "--limit must not exceed the surface's recall profile limit ({profile_limit})"
+        )));
+    }
+    let observed_at = match &args.observed_at {
+        Some(t) => t.clone(),
+        None => io::utc_now_iso(),
+    };
+    check_prior_target(prior, &route.surface_id, &route.corpus_ids)?;
+    let factory = DefaultFactory::from_context(ctx);
+    let mut last: Option<RecallSession> = None;
+    for entry in &route.recall_corpora {
+        let request = configured_request(
+            entry,
+            &route.surface_id,
+            &route.recall_profile.mode,
+            &queries,
+            limit,
+            &observed_at,
+        )?;
+        let session = execute_recall(
+            &request,
+            &entry.provider_binding,
+            ProviderSource::Factory(&factory),
+        )?;
+        let empty = session.packet.get("status").and_then(Value::as_str) == Some("empty");
+        last = Some(session);
+        if !empty {
+            break;
+        }
+    }
+    last.ok_or_else(|| request_error("the surface has no recall corpus"))
+}
+
+/// Runs the explicit form: `{"corpus", "request", "read_authority_checkpoint",
+/// "provider_binding"}`.
+fn recall_explicit(
+    spec: &str,
+    ctx: &Context,
+    prior: Option<&PriorSetup>,
+    limit: u64,
+) -> Result<RecallSession, Error> {
+    let input = read_object(ctx, spec, limit)?;
+    let map = input.as_object().cloned().unwrap_or_default();
+    let allowed = [
+        "corpus",
+        "request",
+        "read_authority_checkpoint",
+        "provider_binding",
+    ];
+    let mut extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    if !extra.is_empty() {
+        extra.sort_unstable();
+        return Err(request_error(format!(
+            "recall input contains unsupported fields: {}",
+            extra.join(", ")
+        )));
+    }
+    let corpus = map.get("corpus").cloned().unwrap_or_default();
+    let request = text::object(map.get("request"), "request")?;
+    let binding = text::object(map.get("provider_binding"), "provider_binding")?;
+    let packet = build_recall_request(&corpus, request, map.get("read_authority_checkpoint"))?;
+    let corpus_id = pystr(packet.get("corpus").and_then(|c| c.get("corpus_id")));
+    let surface_id = pystr(packet.get("request").and_then(|r| r.get("surface_id")));
+    check_prior_target(prior, &surface_id, &[corpus_id])?;
+    let factory = DefaultFactory::from_context(ctx);
+    Ok(execute_recall(
+        &packet,
+        binding,
+        ProviderSource::Factory(&factory),
+    )?)
+}
+
+/// Applies the prior to a finished recall; returns the reason code when it stays off,
+/// else the ranking (and reorders/filters the session's items and results).
+fn apply_prior(
+    session: &mut RecallSession,
+    opaque: &mut Vec<String>,
+    prior: &PriorSetup,
+) -> Result<Value, &'static str> {
+    let packet = &session.packet;
+    if packet.get("status").and_then(Value::as_str) != Some("completed") {
+        return Err("recall_not_completed");
+    }
+    if pystr(packet.get("corpus_id")) != prior.partition.scope.corpus_id {
+        return Err("partition_corpus_not_recalled");
+    }
+    if let Some(reason) = prior
+        .verdict
+        .as_ref()
+        .and_then(|v| v.blocks(&prior.profile))
+    {
+        return Err(reason);
+    }
+    let mut candidates = Vec::with_capacity(session.items.len());
+    for item in &session.items {
+        let relevance = item.relevance.ok_or("relevance_scores_unavailable")?;
+        candidates.push(
+            Candidate::new(&short16(&item.memory_ref), relevance)
+                .map_err(|_| "relevance_scores_unusable")?,
+        );
+    }
+    let ranking = rank_prior::rank(&candidates, &prior.view, &prior.partition, &prior.profile)
+        .map_err(|_| "relevance_scores_unusable")?;
+    let results: Vec<Value> = session
+        .packet
+        .get("results")
+        .and_then(Value::as_array)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let mut items = Vec::new();
+    let mut kept_results = Vec::new();
+    let mut kept_opaque = Vec::new();
+    for ranked in &ranking.ranked {
+        if let Some(i) = candidates
+            .iter()
+            .position(|c| c.memory_ref_digest == ranked.memory_ref_digest)
+        {
+            items.push(session.items[i].clone());
+            kept_results.push(results.get(i).cloned().unwrap_or_default());
+            kept_opaque.push(opaque.get(i).cloned().unwrap_or_default());
+        }
+    }
+    let found = !items.is_empty();
+    session.items = items;
+    *opaque = kept_opaque;
+    let count = kept_results.len();
+    let packet = std::mem::take(&mut session.packet);
+    session.packet = packet.merged(&obj! {
+        "result_count" => count,
+        "results" => Value::Array(kept_results.into()),
+        "result_readback_verified" => found,
+    });
+    if !found {
+        session.packet = std::mem::take(&mut session.packet).merged(&obj! {
+            "status" => "empty",
+            "reason_code" => "rank_prior_semantic_stage_empty",
+        });
+    }
+    Ok(rank_prior::packet(
+        &ranking,
+        &prior.partition,
+        &prior.profile,
+    ))
+}
+
+/// Stores the session (mode 0600) and removes expired ones; returns the ref and expiry.
+fn store_session(
+    session: &RecallSession,
+    opaque: &[String],
+    ctx: &Context,
+    ttl: u64,
+) -> Result<(String, String), SessionError> {
+    let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
+    let dir = session::session_dir(&experiment::runtime_root(ctx));
+    io::create_private_dir_all(&dir).map_err(store)?;
+    io::remove_expired_files(&dir);
+    let created = io::utc_now_iso();
+    let random = io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
+    let session_ref = session::session_ref(&random);
+    let expires = session::expiry(&created, ttl)
+        .ok_or_else(|| SessionError::Store("the clock reading is not a timestamp".to_owned()))?;
+    let bytes = session::encode(session, opaque, &session_ref, &created, &expires);
+    let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
+        .ok()
+        .map(std::time::SystemTime::from);
+    io::replace_private_file(
+        &session::session_path(&dir, &session_ref),
+        bytes.as_bytes(),
+        expires_time,
+    )
+    .map_err(store)?;
+    Ok((session_ref, expires))
+}
+
+/// Runs `recall`.
+pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
+    if !(1..=session::MAX_TTL_SECONDS).contains(&args.session_ttl) {
+        return Err(SessionError::Ttl.into());
+    }
+    let prior = load_prior(args, ctx)?;
+    let mut session = match &args.input {
+        Some(spec) => recall_explicit(spec, ctx, prior.as_ref(), args.input_limit.max_input_bytes)?,
+        None => recall_configured(args, ctx, prior.as_ref())?,
+    };
+    let mut opaque: Vec<String> = session
+        .packet
+        .get("results")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .map(|x| pystr(x.get("memory_ref")))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let (prior_packet, prior_reason) = match &prior {
+        None => (Value::Null, Value::from("rank_prior_not_requested")),
+        Some(prior) => match apply_prior(&mut session, &mut opaque, prior) {
+            Ok(packet) => (packet, Value::Null),
+            Err(reason) => (Value::Null, Value::from(reason)),
+        },
+    };
+    let applied = !prior_packet.is_null();
+    let results: Vec<Value> = session
+        .packet
+        .get("results")
+        .and_then(Value::as_array)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default()
+        .into_iter()
+        .zip(&session.items)
+        .enumerate()
+        .map(|(i, (result, item))| {
+            let base = result.as_object().cloned().unwrap_or_default();
+            Value::Object(base.merged(&obj! {
+                "memory_ref_digest" => short16(&item.memory_ref),
+                "relevance_score" => item.relevance,
+                "rank" => i + 1,
+            }))
+        })
+        .collect();
+    let completed = session.packet.get("status").and_then(Value::as_str) == Some("completed")
+        && !session.items.is_empty();
+    // The session is a convenience for `apply`: failing to store it never fails the
+    // recall (fail-open); the packet says why there is none.
+    let (session_ref, expires, session_reason) = if !completed {
+        (
+            Value::Null,
+            Value::Null,
+            Value::from("recall_not_completed"),
+        )
+    } else {
+        match store_session(&session, &opaque, ctx, args.session_ttl) {
+            Ok((r, e)) => (Value::from(r), Value::from(e), Value::Null),
+            Err(_) => (
+                Value::Null,
+                Value::Null,
+                Value::from("recall_session_store_unavailable"),
+            ),
+        }
+    };
+    let packet = session.packet.merged(&obj! {
+        "results" => Value::Array(results.into()),
+        "recall_session_ref" => session_ref,
+        "recall_session_expires_at" => expires,
+        "recall_session_reason_code" => session_reason,
+        "rank_prior_applied" => applied,
+        "rank_prior_reason_code" => prior_reason,
+        "rank_prior" => prior_packet,
+    });
+    Ok(Value::Object(packet))
+}
+
+// ---------------------------------------------------------------------------------------
+// apply
+// ---------------------------------------------------------------------------------------
+
+/// The agent's decision, from flags or `--input`.
+struct Decision {
+    session_ref: String,
+    application_id: String,
+    artifact_ref: String,
+    outcome: &'static str,
+    memory_refs: Vec<String>,
+    reasoning_summary: String,
+    current_artifact_verified: bool,
+}
+
+fn outcome_name(outcome: ApplyOutcome) -> &'static str {
+    match outcome {
+        ApplyOutcome::Applied => "applied",
+        ApplyOutcome::Ignored => "ignored",
+        ApplyOutcome::Refuted => "refuted",
+    }
+}
+
+fn decision_from_input(spec: &str, ctx: &Context, limit: u64) -> Result<Decision, Error> {
+    let input = read_object(ctx, spec, limit)?;
+    let map = input.as_object().cloned().unwrap_or_default();
+    let allowed = [
+        "recall_session_ref",
+        "application_id",
+        "artifact_ref",
+        "outcome",
+        "memory_refs",
+        "reasoning_summary",
+        "current_artifact_verified",
+    ];
+    let mut extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    if !extra.is_empty() {
+        extra.sort_unstable();
+        return Err(request_error(format!(
+            "apply input contains unsupported fields: {}",
+            extra.join(", ")
+        )));
+    }
+    let string = |k: &str| -> Result<String, Error> {
+        map.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| request_error(format!("{k} must be a string")))
+    };
+    let outcome = match string("outcome")?.as_str() {
+        "applied" => "applied",
+        "ignored" => "ignored",
+        "refuted" => "refuted",
+        _ => return Err(request_error("outcome must be applied, ignored or refuted")),
+    };
+    let memory_refs = match map.get("memory_refs") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| request_error("memory_refs must be a list of strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(request_error("memory_refs must be a list of strings")),
+    };
+    let verified = match map.get("current_artifact_verified") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(request_error("current_artifact_verified must be a boolean")),
+    };
+    Ok(Decision {
+        session_ref: string("recall_session_ref")?,
+        application_id: string("application_id")?,
+        artifact_ref: string("artifact_ref")?,
+        outcome,
+        memory_refs,
+        reasoning_summary: string("reasoning_summary")?,
+        current_artifact_verified: verified,
+    })
+}
+
+fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, Error> {
+    let missing = |flag: &str| request_error(format!("apply needs {flag} (or --input)"));
+    Ok(Decision {
+        session_ref: args
+            .recall_session
+            .clone()
+            .ok_or_else(|| missing("--recall-session"))?,
+        application_id: args
+            .application_id
+            .clone()
+            .ok_or_else(|| missing("--application-id"))?,
+        artifact_ref: args
+            .artifact_ref
+            .clone()
+            .ok_or_else(|| missing("--artifact-ref"))?,
+        outcome: outcome_name(args.outcome.ok_or_else(|| missing("--outcome"))?),
+        memory_refs: args.memory_ref.clone(),
+        reasoning_summary: args
+            .reasoning_summary
+            .clone()
+            .ok_or_else(|| missing("--reasoning-summary"))?,
+        current_artifact_verified: args.current_artifact_verified,
+    })
+}
+
+fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error> {
+    if !session::is_session_ref(session_ref) {
+        return Err(SessionError::InvalidRef.into());
+    }
+    let dir = session::session_dir(&experiment::runtime_root(ctx));
+    let path = session::session_path(&dir, session_ref);
+    let bytes = match io::read_optional_file(&path) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(SessionError::NotFound(session_ref.to_owned()).into()),
+        Err(_) => return Err(SessionError::Unreadable(session_ref.to_owned()).into()),
+    };
+    let stored = session::decode(&bytes, session_ref)?;
+    let now = parse_aware(&io::utc_now_iso())
+        .map_err(|_| SessionError::Unreadable(session_ref.to_owned()))?;
+    stored.check_live(now)?;
+    Ok(stored)
+}
+
+/// Runs `apply`.
+pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
+    let decision = match &args.input {
+        Some(spec) => decision_from_input(spec, ctx, args.input_limit.max_input_bytes)?,
+        None => decision_from_flags(args)?,
+    };
+    text::token(
+        Some(&Value::from(decision.application_id.as_str())),
+        "application_id",
+    )?;
+    text::token(
+        Some(&Value::from(decision.artifact_ref.as_str())),
+        "artifact_ref",
+    )?;
+    let summary =
+        text::public_safe_text(Some(&Value::from(decision.reasoning_summary.as_str())), 500)
+            .ok_or_else(|| request_error("reasoning_summary must be compact public-safe text"))?;
+    if decision.outcome == "applied" {
+        if decision.memory_refs.is_empty() {
+            return Err(request_error(
+                "outcome applied needs at least one --memory-ref from the recall's results",
+            ));
+        }
+        if !decision.current_artifact_verified {
+            return Err(request_error(
+                "outcome applied needs --current-artifact-verified: verify the artifact after applying the memory",
+            ));
+        }
+    }
+    let stored = load_session(&decision.session_ref, ctx)?;
+    let raw = stored.raw_refs(&decision.memory_refs)?;
+    let base = Value::Null;
+    let reply = Value::Object(obj! {
+        "output" => Value::Null,
+        "outcome" => decision.outcome,
+        "memory_refs" => crate::wire::json::str_list(&raw),
+        "current_artifact_verified" => decision.current_artifact_verified,
+        "reasoning_summary" => summary.as_str(),
+    });
+    let callback =
+        move |_: &Value, _: &[super::RecallItem]| -> Result<Value, String> { Ok(reply.clone()) };
+    let packet = apply_recall(
+        &base,
+        &stored.session,
+        &decision.application_id,
+        Some(&decision.artifact_ref),
+        Some(&callback),
+    )?;
+    let receipt = packet
+        .get("receipt")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let receipt_id = application_receipt_id(&receipt)?;
+    debug_assert_eq!(
+        packet.get("schema_version").and_then(Value::as_str),
+        Some(APPLICATION_SCHEMA_VERSION)
+    );
+    Ok(Value::Object(packet.merged(&obj! {
+        "application_receipt_id" => receipt_id,
+        "recall_session_ref" => stored.session_ref.as_str(),
+    })))
+}

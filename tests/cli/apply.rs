@@ -1,0 +1,207 @@
+//! `apply`: the session it maps refs through, and every way a decision is refused.
+
+use serde_json::{Value, json};
+
+use crate::recall::{ingest_memories, loop_setup, mask, recall, routed};
+use crate::support::{Run, Scratch};
+
+macro_rules! snap_masked {
+    ($name:expr, $run:expr) => {{
+        let run: Run = $run;
+        let text = mask(&run.transcript());
+        crate::support::snapshot_settings().bind(|| {
+            insta::assert_snapshot!($name, text);
+        });
+    }};
+}
+
+/// A loop scratch after one recall: the scratch, the session ref and the recall packet.
+fn recalled() -> (Scratch, String, Value) {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let packet = recall(&s, &[]).json();
+    let session = packet["recall_session_ref"]
+        .as_str()
+        .expect("session")
+        .to_owned();
+    (s, session, packet)
+}
+
+fn apply(s: &Scratch, session: &str, outcome: &str, refs: &[&str], extra: &[&str]) -> Run {
+    let mut args = vec![
+        "apply",
+        "--recall-session",
+        session,
+        "--application-id",
+        "application:t",
+        "--artifact-ref",
+        "pr:t",
+        "--outcome",
+        outcome,
+        "--reasoning-summary",
+        "Decision of the test",
+        "--format",
+        "json",
+    ];
+    for r in refs {
+        args.extend(["--memory-ref", r]);
+    }
+    args.extend_from_slice(extra);
+    routed(s, &args)
+}
+
+#[test]
+fn decisions_are_refused_with_clear_errors() {
+    let (s, session, packet) = recalled();
+    let first = packet["results"][0]["memory_ref"].as_str().expect("ref");
+    let verified = ["--current-artifact-verified"];
+    let cases: Vec<(&str, Run)> = vec![
+        (
+            "apply_unknown_session",
+            apply(
+                &s,
+                "rms_00000000000000000000000000000000",
+                "ignored",
+                &[],
+                &[],
+            ),
+        ),
+        (
+            "apply_malformed_session_ref",
+            apply(&s, "../../registry", "ignored", &[], &[]),
+        ),
+        (
+            "apply_ref_not_from_this_recall",
+            apply(
+                &s,
+                &session,
+                "applied",
+                &["provider-00000000000000000000"],
+                &verified,
+            ),
+        ),
+        (
+            "apply_raw_provider_ref_refused",
+            apply(
+                &s,
+                &session,
+                "applied",
+                &["embedded://reward-memory/issue-fix/x.json"],
+                &verified,
+            ),
+        ),
+        (
+            "apply_applied_without_refs",
+            apply(&s, &session, "applied", &[], &verified),
+        ),
+        (
+            "apply_applied_unverified",
+            apply(&s, &session, "applied", &[first], &[]),
+        ),
+    ];
+    for (name, run) in cases {
+        assert_eq!(run.code, 2, "{name}: {}", run.stdout);
+        assert_eq!(run.json()["status"], "invalid_request", "{name}");
+        snap_masked!(name, run);
+    }
+}
+
+#[test]
+fn an_expired_session_is_refused() {
+    let (s, session, _) = recalled();
+    let path = s
+        .path
+        .join("rt/reward-memory/recall-sessions")
+        .join(format!("{session}.json"));
+    let text = std::fs::read_to_string(&path).expect("session");
+    let re = regex::Regex::new(r#""expires_at":"[^"]+""#).expect("pattern");
+    let past = re.replace(&text, r#""expires_at":"2001-01-01T00:00:00.000000+00:00""#);
+    std::fs::write(&path, past.as_bytes()).expect("rewrite");
+    let run = apply(&s, &session, "ignored", &[], &[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.json()["error"],
+        format!(
+            "recall session {session} expired at 2001-01-01T00:00:00.000000+00:00: run recall again"
+        )
+    );
+    snap_masked!("apply_expired_session", run);
+    // The file's modification time is its expiry; the next recall removes expired ones.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(978_307_200))
+        .expect("set mtime");
+    drop(file);
+    recall(&s, &[]);
+    assert!(!path.exists());
+}
+
+#[test]
+fn ignored_and_input_forms_produce_receipts_with_ids() {
+    let (s, session, packet) = recalled();
+    let second = packet["results"][1]["memory_ref"].as_str().expect("ref");
+    let ignored = apply(&s, &session, "ignored", &[second], &[]);
+    assert_eq!(ignored.code, 0, "{}", ignored.stdout);
+    let out = ignored.json();
+    assert_eq!(out["receipt"]["outcome"], "ignored");
+    assert!(
+        out["application_receipt_id"]
+            .as_str()
+            .expect("id")
+            .starts_with("rma_")
+    );
+    s.write(
+        "apply.json",
+        &json!({
+            "recall_session_ref": session,
+            "application_id": "application:t",
+            "artifact_ref": "pr:t",
+            "outcome": "ignored",
+            "memory_refs": [second],
+            "reasoning_summary": "Decision of the test",
+        })
+        .to_string(),
+    );
+    let from_input = routed(&s, &["apply", "--input", "apply.json", "--format", "json"]);
+    assert_eq!(from_input.json(), out, "the two forms agree");
+    s.write(
+        "apply.json",
+        &json!({"recall_session_ref": session, "outcome": "maybe"}).to_string(),
+    );
+    let bad = routed(&s, &["apply", "--input", "apply.json", "--format", "json"]);
+    assert_eq!(bad.code, 2);
+}
+
+#[test]
+fn markdown_shows_an_apply_refusal_and_says_it_on_stderr() {
+    let (s, _, _) = recalled();
+    let run = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            "rms_00000000000000000000000000000000",
+            "--application-id",
+            "application:t",
+            "--artifact-ref",
+            "pr:t",
+            "--outcome",
+            "ignored",
+            "--reasoning-summary",
+            "Decision of the test",
+        ],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stdout.contains("- error: `recall session rms_"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.starts_with("reward-memory: recall session rms_"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,258 @@
+//! Reasons in the default (markdown) view: every kind of refusal or reasoned outcome shows
+//! what a person needs to act, and an exit-2 packet adds one `reward-memory: ...` line on
+//! stderr. `--format json` stays the packet alone.
+
+use serde_json::json;
+
+use crate::snap;
+use crate::support::{Run, Scratch, fixtures_dir, pretty, read_json};
+
+fn fixture(rel: &str) -> String {
+    fixtures_dir().join(rel).to_string_lossy().into_owned()
+}
+
+/// Runs `args` in markdown, asserting the exit status, that the markdown holds `line`,
+/// and that stderr is exactly `stderr` (one line, or nothing).
+fn markdown(args: &[&str], code: i32, line: &str, stderr: Option<&str>) -> Run {
+    let out = Scratch::new().run(args, None);
+    assert_eq!(out.code, code, "{}", out.transcript());
+    assert!(
+        out.stdout.starts_with("# Reward Memory\n\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(line),
+        "missing {line:?}:\n{}",
+        out.stdout
+    );
+    match stderr {
+        Some(expected) => assert_eq!(out.stderr, format!("{expected}\n")),
+        None => assert!(out.stderr.is_empty(), "{}", out.stderr),
+    }
+    out
+}
+
+#[test]
+fn invalid_request_shows_the_error_and_says_it_on_stderr() {
+    let out = markdown(
+        &["utility-project", "--input", "nope.json"],
+        2,
+        "- error: `cannot read input JSON: [Errno 2] No such file or directory: 'nope.json'`\n",
+        Some(
+            "reward-memory: cannot read input JSON: [Errno 2] No such file or directory: 'nope.json'",
+        ),
+    );
+    snap!("reasons_invalid_request", out);
+}
+
+#[test]
+fn invalid_request_in_json_prints_nothing_on_stderr() {
+    let out = Scratch::new().run(
+        &[
+            "utility-project",
+            "--input",
+            "nope.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2);
+    assert_eq!(out.json()["schema_version"], "reward_memory_error_v0");
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn guard_blocked_ingest_shows_the_guard_reasons() {
+    let input = fixture("ingest_event/valid/guard-blocked-stale-source.json");
+    let out = markdown(
+        &["ingest-event", "--input", &input],
+        0,
+        "- status: `guard_blocked`\n- guard.reason_codes: `source_freshness_not_current`\n",
+        None,
+    );
+    snap!("reasons_ingest_guard_blocked", out);
+}
+
+#[test]
+fn provider_failure_shows_its_reason_code() {
+    let scratch = Scratch::new();
+    let embedded = fixtures_dir().join("ingest_event/embedded");
+    let registry = embedded
+        .join("registry.json")
+        .to_string_lossy()
+        .into_owned();
+    let root = scratch.path.join("runtime").to_string_lossy().into_owned();
+    let run = |event: &str| {
+        let event = embedded.join(event).to_string_lossy().into_owned();
+        let args = [
+            "--registry",
+            &registry,
+            "--runtime-root",
+            &root,
+            "ingest-event",
+            "--input",
+            &event,
+            "--goal-id",
+            "embedded-demo",
+            "--agent-id",
+            "pilot",
+            "--execute",
+        ];
+        // The registry's goal repo is relative to the repository root.
+        let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("reward-memory");
+        let output = cmd
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("HOME", scratch.path.join(".home"))
+            .env_remove("LOOPX_REGISTRY")
+            .args(args)
+            .output()
+            .expect("binary runs");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    assert_eq!(
+        run("event.json"),
+        (
+            Some(0),
+            "# Reward Memory\n\n- status: `activated`\n- reason_codes: ``\n\n".to_owned()
+        )
+    );
+    assert_eq!(
+        run("event-conflict.json"),
+        (
+            Some(0),
+            "# Reward Memory\n\n- status: `provider_unavailable`\n\
+             - reason_codes: `provider_sync_revision_conflict`\n\n"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn rejected_projection_shows_the_rejection_reasons() {
+    let input = fixture("utility_project/invalid/both-snapshots-mismatch.json");
+    let out = markdown(
+        &["utility-project", "--input", &input],
+        2,
+        "- status: `rejected`\n- rejections: `policy_snapshot_mismatch, retrieval_snapshot_mismatch`\n",
+        Some("reward-memory: rejected: policy_snapshot_mismatch, retrieval_snapshot_mismatch"),
+    );
+    snap!("reasons_utility_project_rejected", out);
+}
+
+#[test]
+fn invalid_projection_shows_the_violated_rule() {
+    let input = fixture("utility_validate/invalid/wrong-reducer-identity.json");
+    let out = markdown(
+        &["utility-validate", "--input", &input],
+        2,
+        "- status: `invalid`\n- error: `projection.reducer_identity is invalid`\n",
+        Some("reward-memory: invalid: projection.reducer_identity is invalid"),
+    );
+    snap!("reasons_utility_validate_invalid", out);
+}
+
+#[test]
+fn observation_shows_its_label_level_basis_and_confidence() {
+    let input = fixture("utility_observe/valid/harmful-owner-correction-int-confidence.json");
+    let out = markdown(
+        &["utility-observe", "--input", &input],
+        0,
+        "- utility_label: `harmful`\n- attribution_level: `item`\n\
+         - evidence_basis: `owner_correction`\n- confidence: `1.0`\n",
+        None,
+    );
+    snap!("reasons_utility_observe", out);
+}
+
+#[test]
+fn refused_observation_shows_the_violated_rule() {
+    let input = fixture("utility_observe/invalid/helpful-with-insufficient-evidence.json");
+    markdown(
+        &["utility-observe", "--input", &input],
+        2,
+        "- error: `insufficient evidence must produce unknown utility`\n",
+        Some("reward-memory: insufficient evidence must produce unknown utility"),
+    );
+}
+
+#[test]
+fn dogfood_hold_shows_its_reasons_and_says_them_on_stderr() {
+    let input = fixture("dogfood_evaluate/valid/hold-two-loopx-domains-required.json");
+    let out = markdown(
+        &["dogfood-evaluate", "--input", &input],
+        2,
+        "- status: `hold`\n- reason_codes: `two_loopx_domains_required`\n",
+        Some("reward-memory: hold: two_loopx_domains_required"),
+    );
+    snap!("reasons_dogfood_hold", out);
+}
+
+#[test]
+fn invalid_experiment_config_shows_its_reason_code() {
+    let scratch = Scratch::new();
+    let registry = read_json(&fixtures_dir().join("experiment_status/valid/registry.json"));
+    scratch.write("registry.json", &pretty(&registry));
+    scratch.write(
+        "project/.loopx/config/reward-memory/experiment.json",
+        &pretty(&json!({"schema_version": "reward_memory_experiment_config_v0"})),
+    );
+    let out = scratch.run(
+        &[
+            "--registry",
+            "registry.json",
+            "experiment-status",
+            "--goal-id",
+            "reward-memory-goal",
+            "--agent-id",
+            "pilot",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0);
+    assert!(
+        out.stdout.contains(
+            "- status: `config_invalid`\n- reason_code: `config_unavailable_or_invalid`\n"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn operator_control_refusal_shows_the_error() {
+    let input = fixture("operator_control/invalid/edit-checkpoint-missing.json");
+    markdown(
+        &[
+            "operator-control",
+            "--input",
+            &input,
+            "--action",
+            "edit",
+            "--control-ref",
+            "control:x",
+            "--reasoning-summary",
+            "x",
+            "--edited-content-summary",
+            "y",
+        ],
+        2,
+        "- status: `invalid_request`\n- error: `operator_checkpoint must be an object`\n",
+        Some("reward-memory: operator_checkpoint must be an object"),
+    );
+}
+
+#[test]
+fn route_check_out_of_range_shows_the_error() {
+    markdown(
+        &["route-check", "--surface-count", "21"],
+        2,
+        "- error: `surface_count must be between 1 and 20`\n",
+        Some("reward-memory: surface_count must be between 1 and 20"),
+    );
+}

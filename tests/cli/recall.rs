@@ -1,0 +1,674 @@
+//! `recall`: the explicit form (fixtures), the configured form on the embedded store, the
+//! private session, and the whole attribution loop through the binary: ingest → recall →
+//! apply → utility-observe → utility-project → recall --rank-prior (order changed) →
+//! rank-prior --execute (exact readback, idempotent).
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use serde_json::{Value, json};
+
+use crate::ingest_event::conforms;
+use crate::snap;
+use crate::support::{
+    Run, Scratch, assert_invalid_request, file_stem as stem, fixture_files, fixtures_dir, pretty,
+    read_json, run_with_file,
+};
+
+/// Masks what varies between runs: session refs, clock readings, latency.
+pub fn mask(text: &str) -> String {
+    let rules = [
+        (r"rms_[0-9a-f]{32}", "rms_[session]"),
+        (
+            r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00",
+            "[timestamp]",
+        ),
+        (r#""latency_ms": \d+"#, r#""latency_ms": "[ms]""#),
+    ];
+    let mut out = text.to_owned();
+    for (pattern, replacement) in rules {
+        let re = regex::Regex::new(pattern).expect("valid pattern");
+        out = re.replace_all(&out, replacement).into_owned();
+    }
+    out
+}
+
+macro_rules! snap_masked {
+    ($name:expr, $run:expr) => {{
+        let run: Run = $run;
+        let text = mask(&run.transcript());
+        crate::support::snapshot_settings().bind(|| {
+            insta::assert_snapshot!($name, text);
+        });
+    }};
+}
+
+fn recall_file(path: &std::path::Path) -> Run {
+    let args = ["recall", "--input", "input.json", "--format", "json"];
+    run_with_file(path, "input.json", &args)
+}
+
+#[test]
+fn valid_explicit_requests_recall_fail_open() {
+    let files = fixture_files("recall", "valid");
+    assert!(!files.is_empty());
+    for path in files {
+        let run = recall_file(&path);
+        assert_eq!(run.code, 0, "{}: {}", path.display(), run.stdout);
+        conforms("reward_memory_recall_v0", &run);
+        let packet = run.json();
+        assert_eq!(packet["recall_session_ref"], Value::Null);
+        assert_eq!(packet["rank_prior_applied"], false);
+        snap_masked!(format!("recall_valid_{}", stem(&path)), run);
+    }
+}
+
+#[test]
+fn invalid_explicit_requests_print_an_invalid_request_packet() {
+    let files = fixture_files("recall", "invalid");
+    assert!(!files.is_empty());
+    for path in files {
+        let run = recall_file(&path);
+        assert_invalid_request(&run, &path);
+        snap!(format!("recall_invalid_{}", stem(&path)), run);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The embedded loop
+// ---------------------------------------------------------------------------------------
+
+/// A scratch dir with the embedded example route (registry repo `project`), the loop's
+/// three memory events, profile, partition and observation template.
+pub fn loop_setup() -> Scratch {
+    let s = Scratch::new();
+    let embedded = fixtures_dir().join("ingest_event/embedded");
+    let mut registry = read_json(&embedded.join("registry.json"));
+    registry["goals"][0]["repo"] = json!("project");
+    s.write("registry.json", &pretty(&registry));
+    let config_rel = "project/.loopx/config/reward-memory/experiment.json";
+    s.write(config_rel, &pretty(&read_json(&embedded.join(config_rel))));
+    for name in [
+        "event-a.json",
+        "event-b.json",
+        "event-c.json",
+        "profile.json",
+        "partition.json",
+        "observe.json",
+    ] {
+        s.write(
+            name,
+            &pretty(&read_json(&fixtures_dir().join("recall/loop").join(name))),
+        );
+    }
+    s
+}
+
+/// `--registry registry.json --runtime-root rt <args>`.
+pub fn routed(s: &Scratch, args: &[&str]) -> Run {
+    let mut all = vec!["--registry", "registry.json", "--runtime-root", "rt"];
+    all.extend_from_slice(args);
+    s.run(&all, None)
+}
+
+/// Ingests the three loop memories with `--execute`.
+pub fn ingest_memories(s: &Scratch) {
+    for event in ["event-a.json", "event-b.json", "event-c.json"] {
+        let run = routed(
+            s,
+            &[
+                "ingest-event",
+                "--input",
+                event,
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--execute",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(run.json()["status"], "activated", "{}", run.stdout);
+    }
+}
+
+/// The configured recall of the loop (`test commits`), plus `extra` flags.
+pub fn recall(s: &Scratch, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "recall",
+        "--goal-id",
+        "embedded-demo",
+        "--agent-id",
+        "pilot",
+        "--query",
+        "test commits",
+        "--query-summary",
+        "review habits",
+        "--observed-at",
+        "2026-07-16T01:00:00+00:00",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    routed(s, &args)
+}
+
+fn candidates(packet: &Value) -> Vec<String> {
+    packet["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["candidate_ref"].as_str().expect("string").to_owned())
+        .collect()
+}
+
+#[test]
+fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() {
+    let s = loop_setup();
+    ingest_memories(&s);
+
+    // recall: two memories match; the commits memory ranks first on relevance.
+    let first = recall(&s, &[]);
+    assert_eq!(first.code, 0, "{}", first.stdout);
+    conforms("reward_memory_recall_v0", &first);
+    assert!(!first.stdout.contains("embedded://"), "no raw provider ref");
+    let packet = first.json();
+    assert_eq!(packet["status"], "completed");
+    let semantic = candidates(&packet);
+    assert_eq!(semantic.len(), 2);
+    let r0 = packet["results"][0]["relevance_score"]
+        .as_f64()
+        .expect("score");
+    let r1 = packet["results"][1]["relevance_score"]
+        .as_f64()
+        .expect("score");
+    assert!(0.0 < r1 && r1 <= r0 && r0 < 1.0, "{r0} {r1}");
+    assert_eq!(packet["results"][1]["rank"], 2);
+    let session = packet["recall_session_ref"]
+        .as_str()
+        .expect("session")
+        .to_owned();
+    let file = s
+        .path
+        .join("rt/reward-memory/recall-sessions")
+        .join(format!("{session}.json"));
+    let meta = std::fs::metadata(&file).expect("session file");
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o600,
+        "the session is private"
+    );
+    let dir_mode = std::fs::metadata(file.parent().expect("dir"))
+        .expect("session dir")
+        .permissions()
+        .mode();
+    assert_eq!(dir_mode & 0o777, 0o700);
+    assert!(
+        meta.modified().expect("mtime") > std::time::SystemTime::now(),
+        "the modification time is the expiry"
+    );
+    snap_masked!("recall_loop_first", first);
+
+    // apply: the agent used the second memory (the test-suite habit).
+    let memory_ref = packet["results"][1]["memory_ref"].as_str().expect("ref");
+    let applied = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            &session,
+            "--application-id",
+            "application:loop-1",
+            "--artifact-ref",
+            "pr:loop-1",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            memory_ref,
+            "--reasoning-summary",
+            "Ran the focused test suite before pushing",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(applied.code, 0, "{}", applied.stdout);
+    conforms("reward_memory_application_v0", &applied);
+    let application = applied.json();
+    assert_eq!(application["status"], "applied");
+    assert_eq!(
+        application["receipt"]["memory_ref_digests"],
+        json!([packet["results"][1]["memory_ref_digest"]])
+    );
+    snap_masked!("recall_loop_apply", applied);
+
+    // utility-observe accepts the receipt unchanged.
+    let mut observe = read_json(&fixtures_dir().join("recall/loop/observe.json"));
+    observe["application_receipt"] = application["receipt"].clone();
+    observe["evaluator_proposal"]["memory_ref_digests"] =
+        application["receipt"]["memory_ref_digests"].clone();
+    s.write("observe-filled.json", &pretty(&observe));
+    let observed = s.run(
+        &[
+            "utility-observe",
+            "--input",
+            "observe-filled.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(observed.code, 0, "{}", observed.stdout);
+    let observation = observed.json();
+    assert_eq!(
+        observation["application_receipt_id"],
+        application["application_receipt_id"]
+    );
+
+    // utility-project reduces it (the ledger append joins here once it lands).
+    let mut project = read_json(&fixtures_dir().join("recall/loop/partition.json"));
+    project["observations"] = json!([observation]);
+    s.write("project.json", &pretty(&project));
+    let projected = s.run(
+        &[
+            "utility-project",
+            "--input",
+            "project.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(projected.json()["status"], "ready", "{}", projected.stdout);
+    s.write("projection.json", &projected.stdout);
+
+    // recall --rank-prior: the applied, helpful memory now ranks first.
+    let prior_flags = [
+        "--rank-prior",
+        "profile.json",
+        "--projection",
+        "projection.json",
+        "--partition",
+        "partition.json",
+    ];
+    let second = recall(&s, &prior_flags);
+    assert_eq!(second.code, 0, "{}", second.stdout);
+    conforms("reward_memory_recall_v0", &second);
+    let reranked = second.json();
+    assert_eq!(reranked["rank_prior_applied"], true);
+    assert_eq!(reranked["rank_prior"]["order_changed"], true);
+    let mut expected = semantic.clone();
+    expected.reverse();
+    assert_eq!(candidates(&reranked), expected);
+    assert_eq!(
+        reranked["rank_prior"]["candidates"][0]["reason_codes"],
+        json!(["positive_utility_boost"])
+    );
+    snap_masked!("recall_loop_rank_prior", second);
+
+    // The default stays off: the same recall without --rank-prior keeps the old order.
+    assert_eq!(candidates(&recall(&s, &[]).json()), semantic);
+
+    // Utility cannot rescue a memory below the semantic floor: with a floor between the
+    // two relevances the boosted memory is dropped, and apply refuses its ref.
+    let mut strict = read_json(&s.path.join("profile.json"));
+    strict["semantic_floor"] = json!((r0 + r1) / 2.0);
+    s.write("profile-floor.json", &pretty(&strict));
+    let floored = recall(
+        &s,
+        &[
+            "--rank-prior",
+            "profile-floor.json",
+            "--projection",
+            "projection.json",
+            "--partition",
+            "partition.json",
+        ],
+    )
+    .json();
+    assert_eq!(candidates(&floored), semantic[..1].to_vec());
+    assert_eq!(
+        floored["rank_prior"]["semantic_stage"]["below_floor_count"],
+        1
+    );
+    let dropped = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            floored["recall_session_ref"].as_str().expect("session"),
+            "--application-id",
+            "application:loop-2",
+            "--artifact-ref",
+            "pr:loop-2",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            memory_ref,
+            "--reasoning-summary",
+            "Tried the dropped memory",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(dropped.code, 2, "{}", dropped.stdout);
+
+    // rank-prior --execute: a versioned effect in the store, read back exactly.
+    let request = json!({
+        "profile": read_json(&s.path.join("profile.json")),
+        "partition": read_json(&s.path.join("partition.json")),
+        "projection": projected.json(),
+        "recall": packet,
+    });
+    s.write("rank-prior.json", &pretty(&request));
+    let pure = s.run(
+        &[
+            "rank-prior",
+            "--input",
+            "rank-prior.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(pure.json()["order_changed"], true, "{}", pure.stdout);
+    let execute = [
+        "rank-prior",
+        "--input",
+        "rank-prior.json",
+        "--execute",
+        "--goal-id",
+        "embedded-demo",
+        "--agent-id",
+        "pilot",
+        "--format",
+        "json",
+    ];
+    let effect = routed(&s, &execute);
+    conforms("memory_utility_rank_prior_effect_v0", &effect);
+    let receipt = effect.json();
+    assert_eq!(receipt["status"], "applied", "{}", effect.stdout);
+    assert_eq!(receipt["exact_readback_verified"], true);
+    assert_eq!(receipt["effect_version"], 1);
+    assert_eq!(receipt["provider_write_performed"], true);
+    snap_masked!("rank_prior_effect_applied_embedded", effect);
+    let retry = routed(&s, &execute).json();
+    assert_eq!(
+        (
+            &retry["status"],
+            &retry["effect_version"],
+            &retry["deduplicated"]
+        ),
+        (&json!("applied"), &json!(1), &json!(true))
+    );
+    assert_eq!(retry["provider_write_performed"], false);
+    let db = rusqlite::Connection::open(s.path.join("rt/reward-memory/embedded.sqlite3"))
+        .expect("store");
+    let rows: i64 = db
+        .query_row("SELECT count(*) FROM rank_prior_effects", [], |r| r.get(0))
+        .expect("effects");
+    assert_eq!(rows, 1);
+    let payload: Vec<u8> = db
+        .query_row("SELECT payload FROM rank_prior_effects", [], |r| r.get(0))
+        .expect("payload");
+    assert_eq!(
+        format!(
+            "sha256:{}",
+            reward_memory::wire::digest::sha256_hex(&String::from_utf8(payload).expect("utf8"))
+        ),
+        receipt["table_digest"].as_str().expect("digest")
+    );
+    let memories: i64 = db
+        .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
+        .expect("resources");
+    assert_eq!(memories, 3, "utility is never written into memory rows");
+}
+
+#[test]
+fn an_unwritable_session_store_does_not_fail_the_recall() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    s.write("rt/reward-memory/recall-sessions", "not a directory");
+    let run = recall(&s, &[]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let packet = run.json();
+    assert_eq!(packet["status"], "completed");
+    assert_eq!(packet["recall_session_ref"], Value::Null);
+    assert_eq!(
+        packet["recall_session_reason_code"],
+        "recall_session_store_unavailable"
+    );
+}
+
+#[test]
+fn a_projection_of_another_partition_is_refused_before_recall() {
+    let s = loop_setup();
+    let mut other = read_json(&fixtures_dir().join("recall/loop/partition.json"));
+    other["observations"] = json!([]);
+    other["policy_snapshot_ref"] = json!("policy:other");
+    s.write("project.json", &pretty(&other));
+    let projection = s.run(
+        &[
+            "utility-project",
+            "--input",
+            "project.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    s.write("projection.json", &projection.stdout);
+    let run = recall(
+        &s,
+        &[
+            "--rank-prior",
+            "profile.json",
+            "--projection",
+            "projection.json",
+            "--partition",
+            "partition.json",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(run.json()["status"], "invalid_request");
+    assert!(!s.path.join("rt").exists(), "no provider was called");
+    snap_masked!("recall_rank_prior_other_partition", run);
+}
+
+#[test]
+fn an_unqualified_evaluation_keeps_the_prior_off() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let mut project = read_json(&fixtures_dir().join("recall/loop/partition.json"));
+    project["observations"] = json!([]);
+    s.write("project.json", &pretty(&project));
+    let projection = s.run(
+        &[
+            "utility-project",
+            "--input",
+            "project.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    s.write("projection.json", &projection.stdout);
+    let digest = recall(
+        &s,
+        &[
+            "--rank-prior",
+            "profile.json",
+            "--projection",
+            "projection.json",
+            "--partition",
+            "partition.json",
+        ],
+    )
+    .json()["rank_prior"]["profile_digest"]
+        .clone();
+    let with_verdict = |verdict: &str, profile_digest: &Value| {
+        s.write(
+            "evaluation.json",
+            &json!({
+                "schema_version": "memory_utility_ranking_evaluation_v0",
+                "verdict": verdict,
+                "profile_digest": profile_digest,
+            })
+            .to_string(),
+        );
+        recall(
+            &s,
+            &[
+                "--rank-prior",
+                "profile.json",
+                "--projection",
+                "projection.json",
+                "--partition",
+                "partition.json",
+                "--evaluation",
+                "evaluation.json",
+            ],
+        )
+        .json()
+    };
+    let qualified = with_verdict("qualified", &digest);
+    assert_eq!(qualified["rank_prior_applied"], true);
+    let held = with_verdict("not_qualified", &digest);
+    assert_eq!(held["rank_prior_applied"], false);
+    assert_eq!(
+        held["rank_prior_reason_code"],
+        "ranking_evaluation_not_qualified"
+    );
+    let other = with_verdict("qualified", &json!("murp_other"));
+    assert_eq!(
+        other["rank_prior_reason_code"],
+        "ranking_evaluation_profile_mismatch"
+    );
+    s.write("evaluation.json", r#"{"verdict": "qualified"}"#);
+    let malformed = recall(
+        &s,
+        &[
+            "--rank-prior",
+            "profile.json",
+            "--projection",
+            "projection.json",
+            "--partition",
+            "partition.json",
+            "--evaluation",
+            "evaluation.json",
+        ],
+    );
+    assert_eq!(malformed.code, 2);
+    assert_eq!(
+        malformed.json()["error"],
+        "evaluation must be a memory_utility_ranking_evaluation_v0 packet"
+    );
+}
+
+#[test]
+fn configured_recall_request_errors_are_clear() {
+    let s = loop_setup();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "recall_configured_without_query",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+            ],
+        ),
+        (
+            "recall_configured_summary_count",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                "a",
+            ],
+        ),
+        (
+            "recall_configured_limit_above_profile",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                "a",
+                "--query-summary",
+                "a",
+                "--limit",
+                "8",
+            ],
+        ),
+        (
+            "recall_configured_session_ttl_zero",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                "a",
+                "--query-summary",
+                "a",
+                "--session-ttl",
+                "0",
+            ],
+        ),
+        (
+            "recall_configured_agent_not_enabled",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "meta",
+                "--query",
+                "a",
+                "--query-summary",
+                "a",
+            ],
+        ),
+    ];
+    for (name, args) in cases {
+        let mut with_format = args.to_vec();
+        with_format.extend(["--format", "json"]);
+        let run = routed(&s, &with_format);
+        assert_eq!(run.code, 2, "{name}: {}", run.stdout);
+        assert_eq!(run.json()["status"], "invalid_request", "{name}");
+        snap_masked!(*name, run);
+    }
+}
+
+#[test]
+fn detail_reports_a_guard_blocked_recall_under_the_summary() {
+    let path = fixtures_dir().join("recall/valid/guard-blocked-other-workspace.json");
+    let plain = run_with_file(&path, "input.json", &["recall", "--input", "input.json"]);
+    assert!(
+        plain.stdout.contains(
+            "- reason_codes: `workspace_scope_mismatch, read_authority_workspace_ref_mismatch`"
+        ),
+        "{}",
+        plain.stdout
+    );
+    let detail = run_with_file(
+        &path,
+        "input.json",
+        &["recall", "--input", "input.json", "--detail"],
+    );
+    let rest = detail
+        .stdout
+        .strip_prefix(&plain.stdout)
+        .expect("the summary comes first");
+    assert!(rest.starts_with("## "), "{rest}");
+    snap!("recall_detail_guard_blocked", detail);
+}
