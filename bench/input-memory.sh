@@ -58,7 +58,7 @@ PY
 declare -A extra=(
     [operator-control]="--action retire --control-ref control:bench --reasoning-summary bench"
 )
-commands=${COMMANDS:-ingest-event dogfood-evaluate operator-control utility-project utility-observe utility-validate}
+commands=${COMMANDS:-ingest-event dogfood-evaluate operator-control utility-project utility-observe utility-validate recall apply rank-prior}
 
 printf '%-18s %-22s %9s %12s %8s %5s  %s\n' command shape "input MB" "peak RSS MiB" ratio exit "error (if any)"
 for cmd in $commands; do

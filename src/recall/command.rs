@@ -279,8 +279,10 @@ fn recall_explicit(
     prior: Option<&PriorSetup>,
     limit: u64,
 ) -> Result<RecallSession, Error> {
-    let input = read_object(ctx, spec, limit)?;
-    let map = input.as_object().cloned().unwrap_or_default();
+    let map = match read_object(ctx, spec, limit)? {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let allowed = [
         "corpus",
         "request",
@@ -514,8 +516,10 @@ fn outcome_name(outcome: ApplyOutcome) -> &'static str {
 }
 
 fn decision_from_input(spec: &str, ctx: &Context, limit: u64) -> Result<Decision, Error> {
-    let input = read_object(ctx, spec, limit)?;
-    let map = input.as_object().cloned().unwrap_or_default();
+    let map = match read_object(ctx, spec, limit)? {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let allowed = [
         "recall_session_ref",
         "application_id",
