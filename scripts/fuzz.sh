@@ -17,7 +17,7 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 all=(json_roundtrip timestamp ingest_event dogfood_evaluate operator_control
-    utility_project utility_observe utility_validate)
+    utility_project utility_observe utility_validate rank_prior)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
@@ -44,6 +44,7 @@ seed operator_control fixtures/operator_control/**/*.json
 seed utility_project fixtures/utility_project/**/*.json
 seed utility_observe fixtures/utility_observe/**/*.json
 seed utility_validate fixtures/utility_validate/**/*.json
+seed rank_prior fixtures/rank_prior/**/*.json
 mkdir -p fuzz/corpus/timestamp
 grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | sort -u |
     while read -r ts; do

@@ -43,8 +43,8 @@ pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
-pub use rank_prior_command::command as rank_prior_command;
 pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
+pub use rank_prior_command::{command as rank_prior_command, rank_input as rank_prior_input};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 

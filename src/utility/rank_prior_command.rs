@@ -339,6 +339,15 @@ pub fn command(args: &RankPriorArgs, ctx: &Context) -> Result<Value, Error> {
     if args.execute {
         return execute(args, ctx, &request);
     }
+    rank_request(&request)
+}
+
+/// `rank-prior` without `--execute` on an already parsed input: pure.
+pub fn rank_input(input: &Value) -> Result<Value, Error> {
+    rank_request(&parse_request(input)?)
+}
+
+fn rank_request(request: &Request) -> Result<Value, Error> {
     let Some(candidates) = &request.candidates else {
         return Err(field(
             "rank-prior input needs candidates or recall (only --execute works without them)",
