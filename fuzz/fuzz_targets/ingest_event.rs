@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::cli::{FormatArg, IngestEventArgs, InputLimitArg};
+use reward_memory::cli::{FormatArg, IngestEventArgs, InputLimitArg, RouteArgs};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
@@ -17,14 +17,15 @@ fuzz_target!(|data: &[u8]| {
             max_input_bytes: u64::MAX,
         },
         format: FormatArg { format: None },
+        route: RouteArgs::default(),
     };
     let ctx = reward_memory::Context {
         env: reward_memory::io::Env::default(),
         registry: None,
         runtime_root: None,
     };
-    if let Ok(packet) = reward_memory::ingest::command_on(source, &args, &ctx) {
-        print_both(&packet);
+    if let Ok(outcome) = reward_memory::ingest::command_on(source, &args, &ctx) {
+        print_both(&outcome.packet);
     }
 });
 
