@@ -3,6 +3,7 @@
 # contract-sized inputs, plus synthetic inputs past the 1024-delivery cap.
 #
 # Usage: bench/utility-project.sh            (from the repository root)
+#        LOOPX_BIN=/path/to/loopx bench/utility-project.sh   (a LoopX CLI with the command)
 #        LOOPX_REFERENCE_CMD="python3 /path/to/driver.py" bench/utility-project.sh
 #        LOOPX_REFERENCE=/path/to/dir bench/utility-project.sh
 #
@@ -139,6 +140,9 @@ run_all "reward-memory $(git -C "$root" rev-parse --short HEAD 2>/dev/null || ec
 
 runs=${REF_RUNS:-5}
 echo "(reference bytecode: PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}; modules without a cached .pyc are recompiled on every run when it is set)"
+if [[ -z "${LOOPX_REFERENCE_CMD:-}" && -n "${LOOPX_BIN:-}" ]]; then
+    LOOPX_REFERENCE_CMD="$LOOPX_BIN reward-memory utility-project"
+fi
 if [[ -n "${LOOPX_REFERENCE_CMD:-}" ]]; then
     read -r -a ref_cmd <<<"$LOOPX_REFERENCE_CMD"
     run_all "reference ($LOOPX_REFERENCE_CMD)" 1 "${ref_cmd[@]}"
@@ -149,5 +153,5 @@ elif [[ -n "${LOOPX_REFERENCE:-}" ]]; then
     run_all "reference (python3 -m loopx, PYTHONPATH=$LOOPX_REFERENCE)" 1 \
         env PYTHONPATH="$LOOPX_REFERENCE" python3 -m loopx reward-memory utility-project
 else
-    echo "(set LOOPX_REFERENCE_CMD or LOOPX_REFERENCE to time the reference; see the header)"
+    echo "(set LOOPX_BIN, LOOPX_REFERENCE_CMD or LOOPX_REFERENCE to time the reference; see the header)"
 fi

@@ -82,7 +82,7 @@ fn member(v: Option<&Value>, allowed: &[&str], message: &str) -> FieldResult<Str
 /// other non-list value is rejected.
 fn bounded_tokens(v: Option<&Value>, label: &str, maximum: usize) -> FieldResult<Vec<String>> {
     let items = match v {
-        Some(Value::Array(items)) => items.as_slice(),
+        Some(Value::Array(items)) => &items[..],
         Some(other) if other.is_truthy() => {
             return Err(fail(format!("{label} must be a bounded token list")));
         }
@@ -340,7 +340,8 @@ pub fn build_candidate(proposal: &Map, authority_checkpoint: Option<&Value>) -> 
         TARGET_CLASSES,
         "target_class must be a durable reusable memory class",
     )?;
-    let mut lifecycle = obj! {"state" => "candidate", "supersedes_refs" => Value::Array(vec![])};
+    let mut lifecycle =
+        obj! {"state" => "candidate", "supersedes_refs" => Value::Array(Box::default())};
     if let Some(expires_at) = optional_timestamp(proposal.get("expires_at"), "expires_at")? {
         lifecycle.insert("expires_at", expires_at);
     }
@@ -385,6 +386,131 @@ pub fn build_candidate(proposal: &Map, authority_checkpoint: Option<&Value>) -> 
     })
 }
 
+/// How large one field of a stored candidate record may be.
+#[derive(Clone, Copy)]
+enum Bound {
+    /// A scalar, or a string of at most this many characters.
+    Text(usize),
+    /// Absent/null, or a list of at most this many strings of at most 200 characters.
+    Tokens(usize),
+    /// An object whose keys are all listed, each within its own bound.
+    Object(&'static [(&'static str, Bound)]),
+}
+
+const TOKEN_CHARS: usize = 200;
+const TOKEN: Bound = Bound::Text(TOKEN_CHARS);
+
+/// The candidate record (`reward_memory_candidate_v0`) as the builder and the review
+/// step make it, with the builder's limits: 500 characters of summary, 240 of
+/// `source_ref`, 200 per token, 12 surfaces, action scopes or superseded refs.
+const RECORD_BOUNDS: &[(&str, Bound)] = &[
+    ("schema_version", TOKEN),
+    ("target_class", TOKEN),
+    ("content_summary", Bound::Text(500)),
+    (
+        "source",
+        Bound::Object(&[
+            ("source_kind", TOKEN),
+            ("source_ref", Bound::Text(240)),
+            ("actor_ref", TOKEN),
+            ("actor_role", TOKEN),
+        ]),
+    ),
+    (
+        "scope",
+        Bound::Object(&[
+            ("workspace_ref", TOKEN),
+            ("project_ref", TOKEN),
+            ("surface_ids", Bound::Tokens(MAX_SURFACES)),
+            ("revision_ref", TOKEN),
+            ("user_ref", TOKEN),
+            ("peer_ref", TOKEN),
+            ("session_ref", TOKEN),
+        ]),
+    ),
+    (
+        "reasoning",
+        Bound::Object(&[("summary", Bound::Text(500)), ("confidence", TOKEN)]),
+    ),
+    (
+        "guard_context",
+        Bound::Object(&[
+            ("source_freshness", TOKEN),
+            ("conflict_state", TOKEN),
+            ("current_artifact_verified", TOKEN),
+        ]),
+    ),
+    ("requested_action_scopes", Bound::Tokens(MAX_ACTION_SCOPES)),
+    (
+        "lifecycle",
+        Bound::Object(&[
+            ("state", TOKEN),
+            ("supersedes_refs", Bound::Tokens(MAX_ACTION_SCOPES)),
+            ("expires_at", TOKEN),
+            ("retired_reason", TOKEN),
+        ]),
+    ),
+    ("privacy", Bound::Object(&[("raw_content_captured", TOKEN)])),
+    ("candidate_ref", TOKEN),
+];
+
+/// At most this many keys outside [`RECORD_BOUNDS`] are echoed, each holding a scalar or
+/// a string of at most 500 characters.
+const MAX_EXTRA_KEYS: usize = 12;
+
+fn within(value: &Value, bound: Bound) -> bool {
+    let short = |s: &str, max: usize| s.len() <= max || s.chars().count() <= max;
+    match (bound, value) {
+        (_, Value::Null) => true,
+        (Bound::Text(max), Value::Str(s)) => short(s, max),
+        (Bound::Text(_), Value::Bool(_) | Value::Int(_) | Value::Float(_)) => true,
+        (Bound::Tokens(max), Value::Array(items)) => {
+            items.len() <= max
+                && items
+                    .iter()
+                    .all(|item| matches!(item, Value::Str(s) if short(s, TOKEN_CHARS)))
+        }
+        (Bound::Object(fields), Value::Object(map)) => map.iter().all(|(k, v)| {
+            fields
+                .iter()
+                .find(|(name, _)| *name == k)
+                .is_some_and(|(_, bound)| within(v, *bound))
+        }),
+        _ => false,
+    }
+}
+
+/// Checks that a stored record stays inside the candidate contract's bounds, so that a
+/// packet echoing it (the operator-control decision) cannot carry more than the contract
+/// allows: every candidate field within `RECORD_BOUNDS` (a record the builder produced
+/// always is), and at most `MAX_EXTRA_KEYS` other keys holding short scalars. The
+/// values themselves are the review step's business; only their size is checked here.
+pub fn check_record_bounds(record: &Map) -> FieldResult<()> {
+    let mut extra = 0usize;
+    for (key, value) in record.iter() {
+        let ok = match RECORD_BOUNDS.iter().find(|(name, _)| *name == key) {
+            Some((_, bound)) => within(value, *bound),
+            None => {
+                extra += 1;
+                extra <= MAX_EXTRA_KEYS
+                    && within(&Value::from(key), TOKEN)
+                    && within(value, Bound::Text(500))
+            }
+        };
+        if !ok {
+            let label = if RECORD_BOUNDS.iter().any(|(name, _)| *name == key) {
+                key
+            } else {
+                "extra field"
+            };
+            return Err(fail(format!(
+                "reviewed record {label} is outside the candidate contract bounds"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The record under review and whether its guard passed, from either a candidate packet
 /// or an earlier review packet.
 fn review_target(target: &Map) -> FieldResult<(Map, bool)> {
@@ -412,9 +538,9 @@ fn supersedes_list(v: Option<&Value>) -> FieldResult<Vec<Value>> {
     match v {
         Some(value) if !value.is_truthy() => Ok(Vec::new()),
         None => Ok(Vec::new()),
-        Some(Value::Array(items)) => Ok(items.clone()),
-        Some(Value::Str(s)) => Ok(s.chars().map(|c| Value::Str(c.to_string())).collect()),
-        Some(Value::Object(m)) => Ok(m.keys().map(|k| Value::Str(k.to_owned())).collect()),
+        Some(Value::Array(items)) => Ok(items.to_vec()),
+        Some(Value::Str(s)) => Ok(s.chars().map(|c| Value::from(c.to_string())).collect()),
+        Some(Value::Object(m)) => Ok(m.keys().map(Value::from).collect()),
         // The reference crashes with a TypeError on a number or `true`.
         Some(_) => Err(fail("lifecycle.supersedes_refs must be a list")),
     }
@@ -466,7 +592,7 @@ pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
     let retired = |reason: &str| {
         obj! {
             "state" => "retired",
-            "supersedes_refs" => Value::Array(supersedes.clone()),
+            "supersedes_refs" => Value::Array(supersedes.clone().into()),
             "retired_reason" => reason,
         }
     };
@@ -479,7 +605,7 @@ pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
             "accept" => {
                 let mut next = obj! {
                     "state" => "active",
-                    "supersedes_refs" => Value::Array(supersedes.clone()),
+                    "supersedes_refs" => Value::Array(supersedes.clone().into()),
                 };
                 if let Some(e) = &expires_at {
                     next.insert("expires_at", e.clone());
@@ -554,7 +680,7 @@ pub fn issue_fix_candidate(event: &Map, authority_checkpoint: Option<&Value>) ->
     let issue_ref = compact(event.get("issue_ref"), "issue_ref", 160)?;
     let requested = match event.get("requested_action_scopes") {
         Some(v) if v.is_truthy() => v.clone(),
-        _ => Value::Array(vec![]),
+        _ => Value::Array(Box::default()),
     };
     let proposal = obj! {
         "target_class" => field(event, "target_class"),
@@ -563,7 +689,7 @@ pub fn issue_fix_candidate(event: &Map, authority_checkpoint: Option<&Value>) ->
         "scope" => obj! {
             "workspace_ref" => field(event, "workspace_ref"),
             "project_ref" => field(event, "repository_ref"),
-            "surface_ids" => Value::Array(vec![field(event, "surface_id")]),
+            "surface_ids" => Value::from(vec![field(event, "surface_id")]),
             "revision_ref" => field(event, "revision_ref"),
         },
         "reasoning" => field(event, "reasoning"),
@@ -788,7 +914,7 @@ mod tests {
         );
         assert_eq!(
             packet.at("authority_checkpoint").get("action_scopes"),
-            Some(&Value::Array(vec![]))
+            Some(&Value::Array(Box::default()))
         );
     }
 
@@ -873,11 +999,11 @@ mod tests {
             "scope.surface_ids must contain module-qualified tokens"
         );
         assert_eq!(
-            with_surfaces(Value::Array(vec![])),
+            with_surfaces(Value::Array(Box::default())),
             "scope.surface_ids must contain module-qualified tokens"
         );
         assert_eq!(
-            with_surfaces(Value::Array(vec![Value::Null])),
+            with_surfaces(Value::Array(vec![Value::Null].into())),
             "scope.surface_ids must be a compact public-safe token"
         );
     }

@@ -3,7 +3,8 @@
 //! Global options (`--format`, `--registry`, `--runtime-root`) come before the subcommand;
 //! every subcommand also takes its own `--format`, which wins, and the subcommands that
 //! read the registry route (`experiment-status`, `ingest-event`) also take `--registry` and
-//! `--runtime-root` after their name. `--detail` is accepted anywhere. Nothing here
+//! `--runtime-root` after their name. Every command that reads `--input` also takes
+//! `--max-input-bytes` ([`InputLimitArg`]). `--detail` is accepted anywhere. Nothing here
 //! validates domain values beyond what the reference's argument parser checks. Besides
 //! the clap types, this module owns what is derived from them alone: the one-line
 //! argument error, shell completions and the man page.
@@ -262,7 +263,28 @@ pub struct InputArgs {
     #[arg(long, value_name = "FILE")]
     pub input: String,
     #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
     pub format: FormatArg,
+}
+
+/// Default of `--max-input-bytes`: 64 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The `--max-input-bytes` option of every command that reads `--input`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct InputLimitArg {
+    /// Largest JSON input accepted (--input and every other JSON file the command reads),
+    /// in bytes (default 64 MiB). A larger file is refused before it is read, and
+    /// standard input is not read past the limit: the command prints an invalid_request
+    /// packet and exits 2. Parsing needs at most 12 bytes of memory per input byte
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = DEFAULT_MAX_INPUT_BYTES,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_input_bytes: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -422,6 +444,8 @@ pub struct IngestEventArgs {
     #[arg(long)]
     pub execute: bool,
     #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
     pub route: RouteArgs,
@@ -450,6 +474,8 @@ pub struct OperatorControlArgs {
     /// Replacement content summary for an edit
     #[arg(long)]
     pub edited_content_summary: Option<String>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
 }
@@ -512,6 +538,8 @@ pub struct RecallArgs {
     /// ranking_evaluation_profile_mismatch)
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub evaluation: Option<String>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
@@ -589,6 +617,8 @@ pub struct PartitionArgs {
     /// Reducer version to project with (default memory_utility_reducer_v0)
     #[arg(long, value_name = "VERSION")]
     pub reducer_version: Option<String>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
 }
 
 /// `utility-ledger append`.
@@ -644,6 +674,8 @@ pub struct ApplyArgs {
     #[arg(long)]
     pub current_artifact_verified: bool,
     #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
     pub route: RouteArgs,
@@ -697,6 +729,8 @@ pub struct RankPriorArgs {
     /// Allowlisted agent id of that goal (--execute)
     #[arg(long, requires = "execute")]
     pub agent_id: Option<String>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
@@ -753,6 +787,8 @@ pub struct RankEvaluateArgs {
     /// Also write an SVG chart of nDCG@k per arm (and per sweep point) to this file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
 }

@@ -151,7 +151,7 @@ fn counter(map: &Map, key: &str) -> FieldResult<Value> {
 fn digits_of(v: &Value) -> String {
     match v {
         Value::Int(n) => n.to_string(),
-        Value::BigInt(d) => d.clone(),
+        Value::BigInt(d) => d.to_string(),
         _ => "0".to_owned(),
     }
 }
@@ -189,7 +189,7 @@ fn sum_counts<'a>(values: impl Iterator<Item = &'a Value>) -> Value {
     let total = values.fold("0".to_owned(), |acc, v| add_decimal(&acc, &digits_of(v)));
     total
         .parse::<i64>()
-        .map_or(Value::BigInt(total), Value::Int)
+        .map_or(Value::BigInt(total.into()), Value::Int)
 }
 
 /// The fail-open utility sub-flow: any failure is `Rejected`, never an error.
@@ -636,7 +636,6 @@ fn list<'a>(source: &'a Value, key: &str) -> FieldResult<&'a [Value]> {
     source
         .get(key)
         .and_then(Value::as_array)
-        .map(Vec::as_slice)
         .ok_or_else(|| FieldError(format!("{key} must be a list")))
 }
 
@@ -650,9 +649,17 @@ fn objects<'a>(items: &'a [Value], message: &str) -> FieldResult<Vec<&'a Map>> {
 /// Runs the subcommand: reads `{observations, operator_controls}`, builds every receipt,
 /// runs the Stage-4 suite once and evaluates the batch.
 pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input)?;
-    let observations = list(&source, "observations")?;
-    let controls = list(&source, "operator_controls")?;
+    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    evaluate_input(&source, || {
+        evaluation::gate_ready(&evaluation::run_evaluation(&io::monotonic_nanos))
+    })
+}
+
+/// The command on an already parsed input; `stage4_ready` runs the Stage-4 gate once
+/// every receipt has been built.
+pub fn evaluate_input(source: &Value, stage4_ready: impl FnOnce() -> bool) -> Result<Value, Error> {
+    let observations = list(source, "observations")?;
+    let controls = list(source, "operator_controls")?;
     let observations = objects(observations, "each observation must be an object")?;
     let controls = objects(controls, "each operator control must be an object")?;
     let receipts: Vec<DogfoodReceipt> = observations
@@ -660,8 +667,7 @@ pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
         .map(build_receipt)
         .collect::<FieldResult<_>>()?;
     let controls: Vec<Map> = controls.into_iter().cloned().collect();
-    let stage4 = evaluation::run_evaluation(&io::monotonic_nanos);
-    let batch = build_batch(&receipts, &controls, evaluation::gate_ready(&stage4))?;
+    let batch = build_batch(&receipts, &controls, stage4_ready())?;
     Ok(Value::Object(batch))
 }
 
@@ -672,10 +678,10 @@ mod tests {
     #[test]
     fn decimal_sums_grow_past_i64() {
         assert_eq!(add_decimal("999", "1"), "1000");
-        let huge = Value::BigInt("9223372036854775808".to_owned());
+        let huge = Value::BigInt("9223372036854775808".into());
         assert_eq!(
             sum_counts([Value::Int(1), huge].iter()),
-            Value::BigInt("9223372036854775809".to_owned())
+            Value::BigInt("9223372036854775809".into())
         );
         assert_eq!(
             sum_counts([Value::Int(2), Value::Int(3)].iter()),

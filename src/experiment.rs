@@ -139,7 +139,7 @@ pub fn goal_policy(goal: &Map) -> FieldResult<GoalPolicy> {
     let items: Vec<Value> = match raw.get("enabled_agents") {
         None => Vec::new(),
         Some(v) if !v.is_truthy() => Vec::new(),
-        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Array(items)) => items.to_vec(),
         // The reference iterates a string by characters ("pilot" → p, i, l, o, t) and an
         // object by keys; both are refused here rather than silently widened.
         Some(_) => {
@@ -290,7 +290,7 @@ fn policy_matches_corpus(policy: &Map, corpus: &Map) -> bool {
             .iter()
             .all(|s| corpus_surfaces.contains(s))
         && policy.get("allowed_target_classes")
-            == Some(&Value::Array(vec![
+            == Some(&Value::from(vec![
                 corpus.get("class_id").cloned().unwrap_or_default(),
             ]))
 }
@@ -612,7 +612,7 @@ pub fn parse_config(bytes: &[u8]) -> FieldResult<ExperimentConfig> {
             "reward-memory experiment config is unavailable",
         ));
     }
-    if value.get("schema_version") != Some(&Value::Str(CONFIG_SCHEMA_VERSION.to_owned())) {
+    if value.get("schema_version") != Some(&Value::from(CONFIG_SCHEMA_VERSION)) {
         return Err(FieldError::new(
             "reward-memory experiment config must use reward_memory_experiment_config_v1",
         ));
@@ -717,12 +717,11 @@ pub fn find_goal<'a>(
     goal_id: &str,
     agent_id: &str,
 ) -> FieldResult<(&'a Map, String)> {
-    let agent = normalize_agent_id(Some(&Value::Str(agent_id.to_owned())))
+    let agent = normalize_agent_id(Some(&Value::from(agent_id)))
         .ok_or_else(|| FieldError::new("agent_id must be a public-safe registered agent id"))?;
     let goals: &[Value] = registry
         .get("goals")
         .and_then(Value::as_array)
-        .map(Vec::as_slice)
         .unwrap_or(&[]);
     let goal = goals
         .iter()
@@ -747,9 +746,9 @@ pub fn find_goal<'a>(
 /// boolean id matched `True`; such goals are never selected here.
 fn goal_id_of(v: Option<&Value>) -> Option<String> {
     match v {
-        Some(Value::Str(s)) => Some(s.clone()),
+        Some(Value::Str(s)) => Some(s.to_string()),
         Some(Value::Int(i)) => Some(i.to_string()),
-        Some(Value::BigInt(s)) => Some(s.clone()),
+        Some(Value::BigInt(s)) => Some(s.to_string()),
         _ => None,
     }
 }
@@ -870,7 +869,7 @@ pub fn resolve_for_goal(
         "corpus_count" => config.corpora.len(),
         "corpus_ids" => crate::wire::json::str_list(&corpus_ids),
         "surface_ids" => crate::wire::json::str_list(&surface_ids),
-        "surface_profiles" => Value::Array(profiles),
+        "surface_profiles" => Value::Array(profiles.into()),
         "automatic_ingest" => config.automation.automatic_ingest,
         "automatic_recall" => config.automation.automatic_recall,
         "fail_open" => config.automation.fail_open,
@@ -895,7 +894,7 @@ pub fn resolve_for_goal(
 /// (§8.1): the one place that reads the registry and config files.
 pub fn resolve(ctx: &Context, goal_id: &str, agent_id: &str) -> Result<Resolution, Error> {
     // The agent id is checked before the registry is read.
-    normalize_agent_id(Some(&Value::Str(agent_id.to_owned())))
+    normalize_agent_id(Some(&Value::from(agent_id)))
         .ok_or_else(|| FieldError::new("agent_id must be a public-safe registered agent id"))?;
     let path = registry_path(ctx);
     let bytes = crate::io::read_path(&path).map_err(ExperimentError::RegistryUnreadable)?;
@@ -927,7 +926,7 @@ mod tests {
     use super::*;
 
     fn s(text: &str) -> Value {
-        Value::Str(text.to_owned())
+        Value::from(text)
     }
 
     #[test]
@@ -1050,7 +1049,7 @@ mod tests {
         if let Value::Object(m) = &mut raw
             && let Some(Value::Array(surfaces)) = m.get_mut("surfaces")
         {
-            surfaces.truncate(1);
+            *surfaces = surfaces[..1].into();
         }
         assert_eq!(
             normalize_config(&raw).expect_err("unassigned").0,

@@ -329,7 +329,7 @@ mod tests {
             packet
                 .get("reason_codes")
                 .and_then(Value::as_array)
-                .cloned()
+                .map(<[Value]>::to_vec)
                 .unwrap_or_default(),
         )
     }

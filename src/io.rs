@@ -4,8 +4,9 @@
 //! Input documents are read as bytes, decoded as UTF-8 and parsed with the
 //! Python-compatible parser, so that every failure carries the reference's wording
 //! (`cannot read input JSON: [Errno 2] No such file or directory: 'x.json'`, Python's
-//! codec and decoder messages). Output goes through [`write_stdout`], which ends quietly
-//! on a closed pipe.
+//! codec and decoder messages). Every read is bounded by `--max-input-bytes`: a larger
+//! file is refused before it is read and stdin is not read past the limit. Output goes
+//! through [`write_stdout`], which ends quietly on a closed pipe.
 //!
 //! Staging: a provider whose client only reads files (the `ov` CLI) gets the exact bytes
 //! through [`stage_bytes`], in a private directory (0700, file 0600) under the runtime
@@ -27,6 +28,11 @@ pub enum InputError {
     Parse(String),
     #[error("input JSON must contain one object")]
     NotObject,
+    /// The input is larger than `--max-input-bytes`; nothing past the limit was read.
+    #[error(
+        "input JSON is larger than the {limit}-byte limit; send a smaller input or raise --max-input-bytes"
+    )]
+    TooLarge { limit: u64 },
 }
 
 /// What the process knows about its surroundings, captured once at start-up.
@@ -172,19 +178,44 @@ fn py_os_error(err: &std::io::Error, shown: &str) -> String {
     }
 }
 
-/// Reads raw bytes from a path (`-` = stdin), with Python-style error text.
-pub fn read_bytes(env: &Env, spec: &str) -> Result<Vec<u8>, InputError> {
+/// Reads at most `limit` bytes from `source`; one byte more is a [`InputError::TooLarge`].
+fn read_limited(
+    source: impl std::io::Read,
+    limit: u64,
+    shown: &str,
+    size_hint: usize,
+) -> Result<Vec<u8>, InputError> {
+    let mut buf = Vec::with_capacity(size_hint);
+    source
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| InputError::Read(py_os_error(&e, shown)))?;
+    if u64::try_from(buf.len()).unwrap_or(u64::MAX) > limit {
+        return Err(InputError::TooLarge { limit });
+    }
+    Ok(buf)
+}
+
+/// Reads raw bytes from a path (`-` = stdin), at most `limit` of them, with
+/// Python-style error text. A regular file larger than `limit` is refused before any
+/// read; standard input is not read past `limit + 1` bytes.
+pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputError> {
     if spec == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut buf)
-            .map_err(|e| InputError::Read(py_os_error(&e, "<stdin>")))?;
-        return Ok(buf);
+        return read_limited(std::io::stdin().lock(), limit, "<stdin>", 0);
     }
     let path = env.expand_user(spec);
     let shown = path.to_string_lossy().into_owned();
+    let file = std::fs::File::open(&path).map_err(|e| InputError::Read(py_os_error(&e, &shown)))?;
     // A directory opens fine on Linux but fails to read with EISDIR, as in Python.
-    std::fs::read(&path).map_err(|e| InputError::Read(py_os_error(&e, &shown)))
+    let size = file
+        .metadata()
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |m| m.len());
+    if size > limit {
+        return Err(InputError::TooLarge { limit });
+    }
+    read_limited(file, limit, &shown, usize::try_from(size).unwrap_or(0))
 }
 
 /// Parses bytes as one JSON document (any top-level type).
@@ -193,9 +224,9 @@ pub fn parse_document(bytes: &[u8]) -> Result<Value, InputError> {
     json::parse(text).map_err(|e| InputError::Parse(e.message))
 }
 
-/// Reads `--input` and requires one JSON object.
-pub fn read_input_object(env: &Env, spec: &str) -> Result<Value, InputError> {
-    let value = parse_document(&read_bytes(env, spec)?)?;
+/// Reads `--input` (at most `limit` bytes) and requires one JSON object.
+pub fn read_input_object(env: &Env, spec: &str, limit: u64) -> Result<Value, InputError> {
+    let value = parse_document(&read_bytes(env, spec, limit)?)?;
     if value.as_object().is_some() {
         Ok(value)
     } else {
@@ -458,7 +489,7 @@ mod tests {
     #[test]
     fn missing_file_error_reads_like_python() {
         let env = Env::default();
-        let err = read_bytes(&env, "definitely-absent.json").expect_err("absent");
+        let err = read_bytes(&env, "definitely-absent.json", 10).expect_err("absent");
         assert_eq!(
             err.to_string(),
             "cannot read input JSON: [Errno 2] No such file or directory: 'definitely-absent.json'"
@@ -506,6 +537,19 @@ mod tests {
         assert!(!dead.exists() && !unparsable.exists() && !old_own.exists());
         assert!(own.exists() && other.exists());
         assert_eq!(clear_stale_staging(&root.path().join("absent")), 0);
+    }
+
+    #[test]
+    fn reads_up_to_the_limit_and_refuses_one_byte_more() {
+        let bytes = b"{\"a\": 1}";
+        assert_eq!(
+            read_limited(&bytes[..], 8, "<stdin>", 0).map(|b| b.len()),
+            Ok(8)
+        );
+        assert_eq!(
+            read_limited(&bytes[..], 7, "<stdin>", 0),
+            Err(InputError::TooLarge { limit: 7 })
+        );
     }
 
     #[test]

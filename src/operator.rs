@@ -6,7 +6,9 @@
 //! and scope binding, operator checkpoint), the decision built through the shared
 //! candidate-review step, the receipt, and the receipt validator used by
 //! `dogfood-evaluate`. It writes nothing: persisting the decision is the corpus owner's
-//! job. Pure apart from [`command`], which only reads `--input`.
+//! job. The decision echoes the reviewed record only inside the candidate contract's
+//! bounds ([`crate::candidate::check_record_bounds`]). Pure apart from [`command`], which
+//! only reads `--input`; [`control_input`] is the same on a parsed input.
 
 use crate::Context;
 use crate::candidate::{self, REVIEW_SCHEMA_VERSION};
@@ -122,7 +124,6 @@ fn scope_matches(record: &Map, corpus: &Map) -> bool {
         .get("scope")
         .and_then(|s| s.get("surface_ids"))
         .and_then(Value::as_array)
-        .map(Vec::as_slice)
         .unwrap_or_default();
     let base = str_eq(
         scope.get("workspace_ref"),
@@ -291,6 +292,8 @@ pub fn build_operator_control(
         .and_then(|l| l.get("state"))
         .cloned()
         .unwrap_or(Value::Null);
+    // The decision echoes the record: keep it inside the candidate contract's bounds.
+    candidate::check_record_bounds(record)?;
     let receipt = obj! {
         "schema_version" => OPERATOR_CONTROL_SCHEMA_VERSION,
         "control_ref" => control_ref,
@@ -382,20 +385,25 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
 
 /// Runs the subcommand: reads `{reviewed_record, corpus, operator_checkpoint}`.
 pub fn command(args: &OperatorControlArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input)?;
-    let reviewed_record = object(source.get("reviewed_record"), "reviewed_record")?;
-    let corpus = source
-        .get("corpus")
-        .filter(|v| v.as_object().is_some())
-        .ok_or_else(|| fail("corpus must be an object"))?;
-    let checkpoint = object(source.get("operator_checkpoint"), "operator_checkpoint")?;
+    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     let request = ControlRequest {
         action: args.action.into(),
         control_ref: &args.control_ref,
         reasoning_summary: &args.reasoning_summary,
         edited_content_summary: args.edited_content_summary.as_deref(),
     };
-    let packet = build_operator_control(reviewed_record, corpus, checkpoint, &request)?;
+    control_input(&source, &request)
+}
+
+/// The command on an already parsed `{reviewed_record, corpus, operator_checkpoint}`.
+pub fn control_input(source: &Value, request: &ControlRequest<'_>) -> Result<Value, Error> {
+    let reviewed_record = object(source.get("reviewed_record"), "reviewed_record")?;
+    let corpus = source
+        .get("corpus")
+        .filter(|v| v.as_object().is_some())
+        .ok_or_else(|| fail("corpus must be an object"))?;
+    let checkpoint = object(source.get("operator_checkpoint"), "operator_checkpoint")?;
+    let packet = build_operator_control(reviewed_record, corpus, checkpoint, request)?;
     Ok(Value::Object(packet))
 }
 

@@ -82,7 +82,7 @@ pub fn reason_lines(map: &Map) -> Vec<views::Line> {
     if map.get("ok") == Some(&Value::Bool(false))
         && let Some(Value::Str(error)) = map.get("error")
     {
-        lines.push(("error".to_owned(), error.clone()));
+        lines.push(("error".to_owned(), error.to_string()));
     }
     if let Some(view) = views::find(&schema_version(map)) {
         lines.extend((view.summary)(map));
@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn markdown_ends_with_an_empty_line_and_keeps_key_order() {
         let packet = Value::Object(crate::obj! {
-            "reason_codes" => Value::Array(vec![]),
+            "reason_codes" => Value::Array(Box::default()),
             "status" => "activated",
             "ok" => true,
         });
@@ -243,7 +243,7 @@ mod tests {
             "ok" => false,
             "schema_version" => "reward_memory_dogfood_batch_v1",
             "status" => "hold",
-            "reason_codes" => Value::Array(vec!["a".into(), "b".into()]),
+            "reason_codes" => Value::from(vec!["a", "b"]),
         });
         assert_eq!(refusal(&packet).as_deref(), Some("hold: a, b"));
     }

@@ -382,7 +382,7 @@ pub fn registry_packet(corpora: &[Map], status: &str) -> Value {
         "status" => status,
         "registry_role" => "stateless_read_model_not_memory_source_of_truth",
         "corpus_count" => corpora.len(),
-        "corpora" => Value::Array(corpora_values),
+        "corpora" => Value::Array(corpora_values.into()),
         "class_coverage" => coverage,
         "maintenance_contract" => obj! {
             "inventory_owner" => "provider_or_canonical_source_owner",

@@ -79,7 +79,7 @@ fn case_ref(v: Option<&Value>) -> FieldResult<String> {
     if raw.starts_with('/') || raw.starts_with('~') {
         return Err(error());
     }
-    public_safe_text(Some(&Value::Str(raw)), 240).ok_or_else(error)
+    public_safe_text(Some(&Value::Str(raw.into())), 240).ok_or_else(error)
 }
 
 impl RouteObservation {

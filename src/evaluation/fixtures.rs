@@ -128,7 +128,7 @@ pub fn corpus() -> Value {
             "surface_ids" => vec![SURFACE],
         },
         "freshness" => obj! {"mode" => "revision_bound", "source_revision" => REVISION},
-        "lifecycle" => obj! {"state" => "active", "supersedes" => Value::Array(Vec::new())},
+        "lifecycle" => obj! {"state" => "active", "supersedes" => Value::Array(Box::default())},
         "retrieval" => obj! {
             "index_required" => true,
             "readback_required" => true,

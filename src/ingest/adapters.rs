@@ -100,7 +100,7 @@ fn hard_policy_checkpoint(
                 .get("requested_action_scopes")
                 .filter(|v| v.is_truthy())
                 .cloned()
-                .unwrap_or(Value::Array(Vec::new())),
+                .unwrap_or(Value::Array(Box::default())),
         })
     })
 }
@@ -221,7 +221,7 @@ pub fn ingest_scoped_feedback_event(
             "user_ref" => field("user_ref"),
             "peer_ref" => field("peer_ref"),
             "session_ref" => field("session_ref"),
-            "surface_ids" => Value::Array(vec![field("surface_id")]),
+            "surface_ids" => Value::Array(vec![field("surface_id")].into()),
             "revision_ref" => field("revision_ref"),
         },
         "reasoning" => field("reasoning"),
@@ -230,7 +230,7 @@ pub fn ingest_scoped_feedback_event(
             .get("requested_action_scopes")
             .filter(|v| v.is_truthy())
             .cloned()
-            .unwrap_or(Value::Array(Vec::new())),
+            .unwrap_or(Value::Array(Box::default())),
         "raw_content_captured" => field("raw_content_captured"),
     };
     let candidate = build_candidate(&proposal, checkpoint.as_ref())?;

@@ -36,7 +36,7 @@ fn get<'a>(m: &'a Map, path: &[&str]) -> Option<&'a Value> {
 
 fn str_set(v: Option<&Value>) -> Vec<Value> {
     match v {
-        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Array(items)) => items.to_vec(),
         _ => Vec::new(),
     }
 }
@@ -268,7 +268,7 @@ pub fn prepare(
         .get("scope")
         .and_then(Value::as_object)
         .ok_or_else(|| FieldError::new("candidate scope must be an object"))?;
-    let surfaces = Value::Array(str_set(scope.get("surface_ids").filter(|v| v.is_truthy())));
+    let surfaces = Value::from(str_set(scope.get("surface_ids").filter(|v| v.is_truthy())));
     let guard = policy_guard(candidate_packet, &corpus, &policy)?;
     let passed = guard.get("passed") == Some(&Value::Bool(true));
     let corpus_id = or_null(corpus.get("corpus_id"));
@@ -488,7 +488,7 @@ pub fn readback(
         "revision_ref" => or_null(scope.get("revision_ref")),
         "mode" => "function_boundary",
         "query_kind" => "ingest_verification",
-        "queries" => Value::Array(vec![Value::Object(obj! {
+        "queries" => Value::from(vec![Value::Object(obj! {
             "query" => format!("{} {summary}", prepared.candidate_ref),
             "query_summary" => READBACK_QUERY_SUMMARY,
         })]),
@@ -726,7 +726,7 @@ mod tests {
         );
         assert_eq!(
             receipt.get("write").and_then(|w| w.get("status")),
-            Some(&Value::Str("planned".to_owned()))
+            Some(&Value::from("planned"))
         );
     }
 
@@ -793,7 +793,9 @@ mod tests {
             receipt
                 .get("execution_evidence")
                 .and_then(|e| e.get("verified_result")),
-            Some(&Value::Str("ingest_exact_readback_verified".to_owned())),
+            Some(&Value::Str(
+                "ingest_exact_readback_verified".to_owned().into()
+            )),
             "the recall itself verified a record; only the digest differs"
         );
     }

@@ -36,8 +36,18 @@ const CONFIGURED_FORM_FIELDS: &[&str] = &["adapter", "event", "observed_at"];
 /// Runs the subcommand. The outcome's notes say where the provider keeps records and
 /// which registry routed the event, for the `--detail` view.
 pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let source = crate::io::read_input_object(&ctx.env, &args.input)?;
-    let source = source.as_object().cloned().unwrap_or_default();
+    let source =
+        crate::io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    command_on(source, args, ctx)
+}
+
+/// The command on an already parsed input (`args.input` is not read again). Without
+/// `--goal-id`/`--agent-id` this is the pure dry run.
+pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Result<Outcome, Error> {
+    let source = match source {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let goal_id = args.goal_id.as_deref().filter(|s| !s.is_empty());
     let agent_id = args.agent_id.as_deref().filter(|s| !s.is_empty());
     let configured = goal_id.is_some() || agent_id.is_some();
@@ -108,7 +118,7 @@ pub fn command(args: &IngestEventArgs, ctx: &Context) -> Result<Outcome, Error> 
     };
     let (adapter, corpus, standing_policy, binding) = match &route {
         Some(route) => (
-            Value::Str(route.adapter.clone()),
+            Value::from(&route.adapter),
             Value::Object(route.ingest.corpus.clone()),
             Value::Object(route.ingest.standing_policy.clone()),
             Value::Object(route.ingest.provider_binding.clone()),

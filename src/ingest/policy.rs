@@ -82,7 +82,11 @@ fn strs(items: &[String]) -> Value {
 /// Validates and normalizes a standing policy (§9.5), in the reference's check order.
 pub fn normalize_standing_policy(policy: &Value) -> FieldResult<Map> {
     let raw = text::strict_object(Some(policy), "standing_policy", POLICY_FIELDS)?;
-    if raw.get("schema_version") != Some(&Value::Str(STANDING_POLICY_SCHEMA_VERSION.to_owned())) {
+    if raw.get("schema_version")
+        != Some(&Value::Str(
+            STANDING_POLICY_SCHEMA_VERSION.to_owned().into(),
+        ))
+    {
         return Err(FieldError::new(
             "standing_policy must use reward_memory_standing_policy_v0",
         ));

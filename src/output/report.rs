@@ -226,7 +226,7 @@ fn one_line(text: &str) -> String {
 pub fn show(value: Option<&Value>) -> String {
     match value {
         None | Some(Value::Null) => "-".to_owned(),
-        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Str(s)) => s.to_string(),
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Array(items)) if items.is_empty() => "-".to_owned(),
         Some(Value::Array(items)) => items
@@ -295,6 +295,6 @@ mod tests {
             crate::wire::json::parse(r#"[1.0, true, null, "x", {"status": "ok"}]"#).expect("valid");
         assert_eq!(show(Some(&v)), "1.0, true, -, x, ok");
         assert_eq!(show(None), "-");
-        assert_eq!(show(Some(&Value::Array(vec![]))), "-");
+        assert_eq!(show(Some(&Value::Array(Box::default()))), "-");
     }
 }

@@ -195,10 +195,7 @@ fn fields_of(map: &Map, paths: &[&str]) -> Vec<(String, String)> {
 }
 
 fn items<'a>(map: &'a Map, path: &str) -> &'a [Value] {
-    at(map, path)
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+    at(map, path).and_then(Value::as_array).unwrap_or_default()
 }
 
 fn objects<'a>(map: &'a Map, path: &str) -> impl Iterator<Item = &'a Map> {
@@ -661,7 +658,7 @@ fn operator_control_detail(p: &Map, _: &Notes, report: &mut Report) {
 }
 
 fn projection_summary(p: &Map) -> Vec<Line> {
-    if p.get("status") != Some(&Value::Str("rejected".to_owned())) {
+    if p.get("status") != Some(&Value::from("rejected")) {
         return Vec::new();
     }
     let codes: Vec<String> = objects(p, "rejections")
@@ -814,7 +811,7 @@ fn validation_detail(p: &Map, _: &Notes, report: &mut Report) {
     match p.get("error") {
         Some(Value::Str(rule)) => section.fields([
             ("status".to_owned(), s(p, "status")),
-            ("violated rule".to_owned(), rule.clone()),
+            ("violated rule".to_owned(), rule.to_string()),
         ]),
         _ => section
             .text("Every readback rule holds: the projection can be used as a read-only view."),

@@ -337,7 +337,7 @@ impl Sync {
         let refs: Vec<Value> = self
             .result_refs
             .iter()
-            .map(|r| Value::Str(opaque_provider_ref(&self.provider, &self.namespace, r)))
+            .map(|r| Value::from(opaque_provider_ref(&self.provider, &self.namespace, r)))
             .collect();
         obj! {
             "schema_version" => "context_provider_sync_v0",
@@ -355,7 +355,7 @@ impl Sync {
             "pending_count" => self.pending_count,
             "reconciliation_performed" => self.reconciliation_performed,
             "retry_disposition" => self.retry_disposition.as_str(),
-            "result_refs" => Value::Array(refs),
+            "result_refs" => Value::Array(refs.into()),
             "telemetry" => obj! {"latency_ms" => self.latency_ms},
             "external_writes_performed" => self.write_count > 0,
             "raw_provider_payload_captured" => false,
@@ -394,7 +394,7 @@ impl Retrieval {
             "read_performed" => self.read_performed,
             "requested_limit" => self.requested_limit,
             "result_count" => self.items.len(),
-            "results" => Value::Array(results),
+            "results" => Value::Array(results.into()),
             "telemetry" => obj! {
                 "latency_ms" => self.latency_ms,
                 "result_cap_applied" => self.requested_limit > 0 && self.items.len() >= self.requested_limit,

@@ -215,7 +215,7 @@ impl OpenVikingProvider {
                 ));
             }
         };
-        let version = public_safe_text(Some(&Value::Str(output)), 80)
+        let version = public_safe_text(Some(&Value::Str(output.into())), 80)
             .ok_or(OpenVikingError::UnusableVersion)?;
         let (found, minimum) = match (
             version_triple(&version),
@@ -936,7 +936,7 @@ fn non_empty_or(value: String, default: &str) -> String {
 }
 
 fn safe(text: &str, limit: usize) -> Option<String> {
-    public_safe_text(Some(&Value::Str(text.to_owned())), limit)
+    public_safe_text(Some(&Value::from(text)), limit)
 }
 
 /// The first `x.y.z` triple of `text` as integers.
@@ -1037,11 +1037,11 @@ fn is_generated_row(row: &Map) -> bool {
 /// The text content of a read answer (§11.3 read content).
 pub fn content(value: &Value) -> String {
     match value {
-        Value::Str(text) => text.clone(),
+        Value::Str(text) => text.to_string(),
         Value::Object(map) => {
             for key in ["content", "text"] {
                 if let Some(Value::Str(text)) = map.get(key) {
-                    return text.clone();
+                    return text.to_string();
                 }
             }
             ["result", "data"]

@@ -50,7 +50,7 @@ fn receipt(
         .map_or_else(|| "business_recall".to_owned(), py_str_value);
     let query_evidence = match packet.get("query_evidence") {
         Some(v @ Value::Array(_)) => v.clone(),
-        _ => Value::Array(Vec::new()),
+        _ => Value::Array(Box::default()),
     };
     let calls = match packet.get("provider_call_count") {
         Some(Value::Int(i)) => *i,
@@ -58,8 +58,8 @@ fn receipt(
     };
     Ok(obj! {
         "schema_version" => APPLICATION_RECEIPT_SCHEMA_VERSION,
-        "application_id" => text::token(Some(&Value::Str(application_id.to_owned())), "application_id")?,
-        "artifact_ref" => text::optional_token(artifact_ref.map(|s| Value::Str(s.to_owned())).as_ref(), "artifact_ref")?,
+        "application_id" => text::token(Some(&Value::from(application_id)), "application_id")?,
+        "artifact_ref" => text::optional_token(artifact_ref.map(Value::from).as_ref(), "artifact_ref")?,
         "corpus_id" => packet.get("corpus_id").cloned().unwrap_or_default(),
         "surface_id" => packet.get("surface_id").cloned().unwrap_or_default(),
         "mode" => packet.get("mode").cloned().unwrap_or_default(),
@@ -67,7 +67,7 @@ fn receipt(
         "query_evidence" => query_evidence,
         "outcome" => outcome,
         "memory_ref_digests" => crate::wire::json::str_list(&digests),
-        "reasoning_summary" => text::compact(Some(&Value::Str(reasoning_summary.to_owned())), "reasoning_summary", 500)?,
+        "reasoning_summary" => text::compact(Some(&Value::from(reasoning_summary)), "reasoning_summary", 500)?,
         "current_artifact_verified" => current_artifact_verified,
         "result_readback_verified" => packet.get("result_readback_verified").is_some_and(Value::is_truthy),
         "provider_call_count" => calls,
@@ -104,7 +104,7 @@ fn checked_decision(
     let refs = match decision.get("memory_refs") {
         None => Vec::new(),
         Some(v) if !v.is_truthy() => Vec::new(),
-        Some(Value::Array(items)) => items.clone(),
+        Some(Value::Array(items)) => items.to_vec(),
         Some(_) => return Err(()),
     };
     let memory_refs: Vec<String> = refs
@@ -406,7 +406,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
             "{digests_label} must contain only canonical opaque memory digests"
         )));
     }
-    if Value::Array(normalized.into_iter().map(Value::Str).collect())
+    if Value::Array(normalized.into_iter().map(Value::from).collect())
         != Value::Array(digests.clone())
     {
         return Err(FieldError(format!(

@@ -32,8 +32,8 @@ fn request_error(message: impl Into<String>) -> Error {
     Error::from(FieldError(message.into()))
 }
 
-fn read_object(ctx: &Context, spec: &str) -> Result<Value, Error> {
-    Ok(io::read_input_object(&ctx.env, spec)?)
+fn read_object(ctx: &Context, spec: &str, limit: u64) -> Result<Value, Error> {
+    Ok(io::read_input_object(&ctx.env, spec, limit)?)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -54,12 +54,13 @@ fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Er
     else {
         return Ok(None);
     };
-    let profile = Profile::from_value(&read_object(ctx, profile)?)?;
-    let partition = Partition::from_value(&read_object(ctx, partition)?)?;
-    let view = UtilityView::from_projection(&read_object(ctx, projection)?)?;
+    let limit = args.input_limit.max_input_bytes;
+    let profile = Profile::from_value(&read_object(ctx, profile, limit)?)?;
+    let partition = Partition::from_value(&read_object(ctx, partition, limit)?)?;
+    let view = UtilityView::from_projection(&read_object(ctx, projection, limit)?)?;
     rank_prior::check_partition(&view, &partition)?;
     let verdict = match &args.evaluation {
-        Some(path) => Some(Verdict::from_value(&read_object(ctx, path)?)?),
+        Some(path) => Some(Verdict::from_value(&read_object(ctx, path, limit)?)?),
         None => None,
     };
     Ok(Some(PriorSetup {
@@ -141,7 +142,7 @@ fn configured_request(
         "revision_ref" => or_null(revision),
         "mode" => mode,
         "query_kind" => "business_recall",
-        "queries" => Value::Array(queries.to_vec()),
+        "queries" => Value::Array(queries.to_vec().into()),
         "limit" => limit,
         "observed_at" => observed_at,
         "freshness_context" => obj! {
@@ -276,9 +277,12 @@ fn recall_explicit(
     spec: &str,
     ctx: &Context,
     prior: Option<&PriorSetup>,
+    limit: u64,
 ) -> Result<RecallSession, Error> {
-    let input = read_object(ctx, spec)?;
-    let map = input.as_object().cloned().unwrap_or_default();
+    let map = match read_object(ctx, spec, limit)? {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let allowed = [
         "corpus",
         "request",
@@ -346,7 +350,7 @@ fn apply_prior(
         .packet
         .get("results")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .unwrap_or_default();
     let mut items = Vec::new();
     let mut kept_results = Vec::new();
@@ -368,7 +372,7 @@ fn apply_prior(
     let packet = std::mem::take(&mut session.packet);
     session.packet = packet.merged(&obj! {
         "result_count" => count,
-        "results" => Value::Array(kept_results),
+        "results" => Value::Array(kept_results.into()),
         "result_readback_verified" => found,
     });
     if !found {
@@ -420,7 +424,7 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
     }
     let prior = load_prior(args, ctx)?;
     let mut session = match &args.input {
-        Some(spec) => recall_explicit(spec, ctx, prior.as_ref())?,
+        Some(spec) => recall_explicit(spec, ctx, prior.as_ref(), args.input_limit.max_input_bytes)?,
         None => recall_configured(args, ctx, prior.as_ref())?,
     };
     let mut opaque: Vec<String> = session
@@ -445,7 +449,7 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
         .packet
         .get("results")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .unwrap_or_default()
         .into_iter()
         .zip(&session.items)
@@ -480,7 +484,7 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
         }
     };
     let packet = session.packet.merged(&obj! {
-        "results" => Value::Array(results),
+        "results" => Value::Array(results.into()),
         "recall_session_ref" => session_ref,
         "recall_session_expires_at" => expires,
         "recall_session_reason_code" => session_reason,
@@ -514,9 +518,11 @@ fn outcome_name(outcome: ApplyOutcome) -> &'static str {
     }
 }
 
-fn decision_from_input(spec: &str, ctx: &Context) -> Result<Decision, Error> {
-    let input = read_object(ctx, spec)?;
-    let map = input.as_object().cloned().unwrap_or_default();
+fn decision_from_input(spec: &str, ctx: &Context, limit: u64) -> Result<Decision, Error> {
+    let map = match read_object(ctx, spec, limit)? {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
     let allowed = [
         "recall_session_ref",
         "application_id",
@@ -620,7 +626,7 @@ fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error
 /// Runs `apply`.
 pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
     let decision = match &args.input {
-        Some(spec) => decision_from_input(spec, ctx)?,
+        Some(spec) => decision_from_input(spec, ctx, args.input_limit.max_input_bytes)?,
         None => decision_from_flags(args)?,
     };
     text::token(

@@ -56,7 +56,7 @@ pub fn execution_evidence(
             && r.get("schema_version").and_then(Value::as_str)
                 == Some("reward_memory_application_receipt_v0")
             && r.get("query_kind").and_then(Value::as_str) == Some("business_recall")
-            && r.get("query_evidence") == Some(&Value::Array(query_evidence.clone()))
+            && r.get("query_evidence") == Some(&Value::Array(query_evidence.clone().into()))
             && r.get("provider_call_count") == Some(&Value::Int(calls))
             && recall_ok
             && r.get("outcome").and_then(Value::as_str) == Some("applied")
@@ -93,7 +93,7 @@ pub fn execution_evidence(
         "unknowns" => crate::wire::json::str_list(&unknowns),
         "minimum_evidence" => obj! {
             "query_kind" => kind,
-            "query_evidence" => Value::Array(query_evidence),
+            "query_evidence" => Value::Array(query_evidence.into()),
             "provider_call_count" => calls,
             "exact_readback_verified" => exact,
             "application_receipt" => receipt.cloned(),

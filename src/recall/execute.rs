@@ -152,10 +152,10 @@ pub fn execute_recall(
         "surface_id" => request.get("surface_id").cloned().unwrap_or_default(),
         "mode" => request.get("mode").cloned().unwrap_or_default(),
         "query_kind" => request.get("query_kind").cloned().unwrap_or_default(),
-        "query_evidence" => request.get("query_evidence").cloned().unwrap_or(Value::Array(Vec::new())),
+        "query_evidence" => request.get("query_evidence").cloned().unwrap_or(Value::Array(Box::default())),
         "provider_id" => binding.get("provider_id").cloned().unwrap_or_default(),
         "result_count" => 0,
-        "results" => Value::Array(Vec::new()),
+        "results" => Value::Array(Box::default()),
         "result_readback_verified" => false,
         "provider_call_count" => 0,
         "automatic_recall" => false,
@@ -170,7 +170,7 @@ pub fn execute_recall(
         return Ok(RecallSession {
             packet: base.merged(&obj! {
                 "status" => "guard_blocked",
-                "reason_codes" => reasons.unwrap_or(Value::Array(Vec::new())),
+                "reason_codes" => reasons.unwrap_or(Value::Array(Box::default())),
             }),
             items: Vec::new(),
         });
@@ -194,7 +194,7 @@ pub fn execute_recall(
     let queries: &[Value] = request
         .get("queries")
         .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice);
+        .unwrap_or(&[]);
     let mut results: Vec<RecallItem> = Vec::new();
     let mut calls = 0usize;
     let mut unavailable: Option<String> = None;
@@ -287,7 +287,7 @@ pub fn execute_recall(
             "status" => if found { "completed" } else { "empty" },
             "reason_code" => (!found).then_some("no_active_exact_corpus_results"),
             "result_count" => results.len(),
-            "results" => Value::Array(public),
+            "results" => Value::Array(public.into()),
             "result_readback_verified" => found,
             "provider_call_count" => calls,
         }),

@@ -25,7 +25,7 @@ pub fn scope_matches(scope: &Map, corpus: &Map) -> bool {
     let corpus_surfaces = corpus_scope
         .get("surface_ids")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .unwrap_or_default();
     let surfaces_ok = match scope.get("surface_ids") {
         None => true,
@@ -98,8 +98,7 @@ pub fn build_active_record(review: &Map, corpus: &Value, activated_at: &str) -> 
             "candidate revision must match the selected corpus",
         ));
     }
-    let (activated, _) =
-        timestamp_field(Some(&Value::Str(activated_at.to_owned())), "observed_at")?;
+    let (activated, _) = timestamp_field(Some(&Value::from(activated_at)), "observed_at")?;
     let candidate_ref = text::token(record.get("candidate_ref"), "candidate_ref")?;
     let corpus_id = corpus.get("corpus_id").cloned().unwrap_or_default();
     let activation = activation_ref(&Value::Object(obj! {

@@ -230,7 +230,7 @@ pub fn build_recall_request(
         "surface_id" => surface.as_str(),
         "revision_ref" => revision_ref,
         "mode" => mode.as_str(),
-        "queries" => Value::Array(queries.clone()),
+        "queries" => Value::Array(queries.clone().into()),
         "limit" => limit.clone(),
         "observed_at" => observed_at,
         "conflict_state" => conflict_state.as_str(),
@@ -254,7 +254,10 @@ pub fn build_recall_request(
         ));
     }
     normalized.insert("query_kind", query_kind);
-    normalized.insert("query_evidence", Value::Array(query_evidence(&queries)));
+    normalized.insert(
+        "query_evidence",
+        Value::Array(query_evidence(&queries).into()),
+    );
     if !matches!(limit, Value::Int(l) if (1..=MAX_RESULTS).contains(&l)) {
         return Err(FieldError(format!(
             "limit must be between 1 and {MAX_RESULTS}"

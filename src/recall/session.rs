@@ -141,7 +141,7 @@ pub fn encode(
         "created_at" => created_at,
         "expires_at" => expires_at,
         "recall" => session.packet.clone(),
-        "items" => Value::Array(items),
+        "items" => Value::Array(items.into()),
         }),
         DOCUMENT,
     )

@@ -182,10 +182,7 @@ fn a_guard_blocked_request_never_calls_the_provider() {
         "project_ref" => "project:exact", "surface_id" => "agent_workflow.turn_admission", "read_authority" => "module_scoped",
     })))
     .expect("valid request");
-    assert_eq!(
-        packet.get("status"),
-        Some(&Value::Str("guard_blocked".to_owned()))
-    );
+    assert_eq!(packet.get("status"), Some(&Value::from("guard_blocked")));
     assert_eq!(
         packet.get("guard").and_then(|g| g.get("reason_codes")),
         Some(&json::str_list(&[
@@ -198,10 +195,7 @@ fn a_guard_blocked_request_never_calls_the_provider() {
     let provider = hits();
     let s = execute_recall(&packet, &binding(), ProviderSource::Injected(&provider)).expect("runs");
     assert_eq!(provider.calls.get(), 0);
-    assert_eq!(
-        s.packet.get("status"),
-        Some(&Value::Str("guard_blocked".to_owned()))
-    );
+    assert_eq!(s.packet.get("status"), Some(&Value::from("guard_blocked")));
     assert!(s.packet.contains_key("reason_codes") && !s.packet.contains_key("reason_code"));
 }
 
@@ -214,7 +208,7 @@ fn provider_failures_fail_open_with_setup_hints() {
     let s = session(&failing);
     assert_eq!(
         s.packet.get("reason_code"),
-        Some(&Value::Str("provider_execution_failed".to_owned()))
+        Some(&Value::from("provider_execution_failed"))
     );
     assert_eq!(
         s.packet.get("setup_hints"),
@@ -228,21 +222,18 @@ fn provider_failures_fail_open_with_setup_hints() {
     let s = session(&down);
     assert_eq!(
         s.packet.get("status"),
-        Some(&Value::Str("provider_unavailable".to_owned()))
+        Some(&Value::from("provider_unavailable"))
     );
     assert_eq!(
         s.packet.get("reason_code"),
-        Some(&Value::Str("provider_search_failed".to_owned()))
+        Some(&Value::from("provider_search_failed"))
     );
     let base = Value::Object(obj! {"plan" => "base"});
     let app = apply_recall(&base, &s, "recall:test", None, None).expect("fails open");
-    assert_eq!(
-        app.get("status"),
-        Some(&Value::Str("not_available".to_owned()))
-    );
+    assert_eq!(app.get("status"), Some(&Value::from("not_available")));
     assert_eq!(
         app.get("receipt").and_then(|r| r.get("reasoning_summary")),
-        Some(&Value::Str("recall_provider_unavailable".to_owned()))
+        Some(&Value::from("recall_provider_unavailable"))
     );
 }
 
@@ -263,10 +254,7 @@ fn an_unknown_provider_id_is_an_error_outside_fail_open() {
     assert_eq!(err.to_string(), "unsupported context provider: mystery");
     // The embedded id is known: an absent store is an empty recall.
     let s = execute_recall(&req, &binding(), ProviderSource::Factory(&factory)).expect("runs");
-    assert_eq!(
-        s.packet.get("status"),
-        Some(&Value::Str("empty".to_owned()))
-    );
+    assert_eq!(s.packet.get("status"), Some(&Value::from("empty")));
 }
 
 #[test]
@@ -283,13 +271,12 @@ fn expired_wrong_scope_and_inactive_records_are_skipped() {
         item("embedded://rm/example/c.json", &retired),
     ]);
     let s = session(&provider);
-    assert_eq!(
-        s.packet.get("status"),
-        Some(&Value::Str("empty".to_owned()))
-    );
+    assert_eq!(s.packet.get("status"), Some(&Value::from("empty")));
     assert_eq!(
         s.packet.get("reason_code"),
-        Some(&Value::Str("no_active_exact_corpus_results".to_owned()))
+        Some(&Value::Str(
+            "no_active_exact_corpus_results".to_owned().into()
+        ))
     );
 }
 
@@ -322,7 +309,7 @@ fn invalid_application_decisions_fail_open() {
     };
     let app =
         apply_recall(&base, &s, "recall:test", Some("pr:1"), Some(&foreign)).expect("fails open");
-    assert_eq!(app.get("status"), Some(&Value::Str("failed".to_owned())));
+    assert_eq!(app.get("status"), Some(&Value::from("failed")));
     assert_eq!(app.get("output"), Some(&base));
     let raising =
         |_: &Value, _: &[RecallItem]| -> Result<Value, String> { Err("model crashed".to_owned()) };
@@ -370,12 +357,12 @@ fn recall_request_mutations_match_the_reference() {
     let corpora = data
         .get("corpora")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .expect("corpora");
     let cases = data
         .get("cases")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .expect("cases");
     assert!(cases.len() > 800);
     let mut diverged = 0usize;
@@ -502,7 +489,7 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
     let cases = data
         .get("cases")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .expect("cases");
     assert!(cases.len() > 250);
     let mut diverged = 0usize;
@@ -514,7 +501,7 @@ fn recall_execution_over_mutated_records_matches_the_reference() {
                 let path = case
                     .get("path")
                     .and_then(Value::as_array)
-                    .cloned()
+                    .map(<[Value]>::to_vec)
                     .unwrap_or_default();
                 let value = if case.get("delete") == Some(&Value::Bool(true)) {
                     None

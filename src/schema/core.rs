@@ -25,6 +25,20 @@ const_string!(
     "issue_fix_reward_memory_candidate_adapter_v0"
 );
 const_string!(RouteVersion, "reward_memory_pilot_meta_route_v0");
+const_string!(DelegationVersion, "reward_memory_pilot_meta_delegation_v0");
+const_string!(EvidenceAlways, "always");
+const_string!(
+    EvidenceWhenUserVisible,
+    "when_user_visible_behavior_changes"
+);
+const_string!(
+    EvidenceWhenQualityClaimed,
+    "when_retrieval_or_memory_quality_is_claimed"
+);
+const_string!(
+    EvidenceWhenHotPath,
+    "when_hot_path_or_storage_behavior_changes"
+);
 
 /// Printed for every invalid request (exit 2).
 #[derive(JsonSchema)]
@@ -82,10 +96,62 @@ pub struct ArchitecturePacket {
     pub safety_invariants: Vec<String>,
     pub existing_capability_reuse: BTreeMap<String, serde_json::Value>,
     pub provider_alignment: BTreeMap<String, serde_json::Value>,
-    pub pilot_meta_delegation: BTreeMap<String, serde_json::Value>,
+    pub pilot_meta_delegation: PilotMetaDelegation,
     pub stage_boundaries: BTreeMap<String, String>,
     pub external_writes_performed: AlwaysFalse,
     pub raw_memory_captured: AlwaysFalse,
+}
+
+/// What a change must satisfy to be a pilot fix, in contract order.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PilotRequirement {
+    ConfirmedBugSemantics,
+    SingleBoundedSurface,
+    NoSemanticContractChange,
+    NoGenericBoundaryForSpecificPolicy,
+    NamedReproduction,
+    NamedValidation,
+    LowOrMediumEdgeCaseComplexity,
+    AllRelevanceGatedEvidencePresent,
+}
+
+/// What sends a change to the meta design gate, in contract order.
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MetaTrigger {
+    ByDesignOrUncertainSemantics,
+    SemanticContractChange,
+    CrossSurfaceChange,
+    GenericBoundaryForSpecificPolicy,
+    HighEdgeCaseComplexity,
+}
+
+/// When each kind of evidence is required before a pilot fix.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct RelevanceGatedEvidence {
+    pub effect: EvidenceAlways,
+    pub ux: EvidenceWhenUserVisible,
+    pub benchmark: EvidenceWhenQualityClaimed,
+    pub performance_cost: EvidenceWhenHotPath,
+}
+
+/// `reward_memory_pilot_meta_delegation_v0`: the pilot/meta delegation contract inside the
+/// architecture packet, which `route-check` applies to one change.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PilotMetaDelegation {
+    pub schema_version: DelegationVersion,
+    /// The eight pilot requirements, in contract order.
+    pub pilot_requires: Vec<PilotRequirement>,
+    /// The five meta triggers, in contract order.
+    pub meta_triggers: Vec<MetaTrigger>,
+    pub relevance_gated_evidence: RelevanceGatedEvidence,
+    /// `pilot_fix`, `meta_design_gate`, `hold_for_evidence`.
+    pub decisions: Vec<RouteDecision>,
+    /// Delegation never lets one agent act with another's authority.
+    pub no_cross_agent_authority: AlwaysTrue,
 }
 
 /// Scope of a normalized corpus.

@@ -49,6 +49,7 @@ pub fn all() -> Vec<SchemaFile> {
         file::<core::HealthPacket>("reward_memory_corpus_health_v0"),
         file::<core::CandidateReviewPacket>("reward_memory_candidate_review_v0"),
         file::<core::RoutePacket>("reward_memory_pilot_meta_route_v0"),
+        file::<core::PilotMetaDelegation>("reward_memory_pilot_meta_delegation_v0"),
         file::<stage45::EvaluationPacket>("reward_memory_evaluation_v0"),
         file::<stage45::DogfoodInput>("reward_memory_dogfood_evaluate_input"),
         file::<stage45::DogfoodBatchPacket>("reward_memory_dogfood_batch_v1"),

@@ -51,8 +51,8 @@ pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
-pub use rank_prior_command::command as rank_prior_command;
 pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
+pub use rank_prior_command::{command as rank_prior_command, rank_input as rank_prior_input};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 
@@ -97,7 +97,12 @@ fn request_error(message: impl Into<String>) -> Error {
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    project_input(&input)
+}
+
+/// `utility-project` on an already parsed input.
+pub fn project_input(input: &Value) -> Result<Value, Error> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     if let Some(message) = key_error(
@@ -156,7 +161,12 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> 
 
 /// `utility-observe`: builds one observation from the four inputs and `created_at`.
 pub fn observe_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    observe_input(&input)
+}
+
+/// `utility-observe` on an already parsed input.
+pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     let keys = [
@@ -197,20 +207,25 @@ pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
 
 /// `utility-validate`: runs the readback validator on one projection packet.
 pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    Ok(validate_input(&input))
+}
+
+/// `utility-validate` on an already parsed input.
+pub fn validate_input(input: &Value) -> Outcome {
     let result = if input.get("schema_version").and_then(Value::as_str)
         == Some(ledger::packets::PROJECTION_SCHEMA_VERSION)
     {
-        ledger::validate::validate_ledger_projection(&input)
+        ledger::validate::validate_ledger_projection(input)
     } else {
-        validate_projection(&input)
+        validate_projection(input)
     };
     let exit = if result.is_ok() {
         Exit::Success
     } else {
         Exit::NotOk
     };
-    Ok(Outcome::new(validation_packet(&result), exit))
+    Outcome::new(validation_packet(&result), exit)
 }
 
 #[cfg(test)]

@@ -293,10 +293,12 @@ impl Observation {
 
     /// `muo_` + SHA-256 of the canonical JSON of the 12 identity fields.
     pub fn computed_id(&self) -> String {
-        let full = self.to_map(true);
-        let identity: Map = IDENTITY_FIELDS
-            .iter()
-            .filter_map(|k| full.get(k).map(|v| ((*k).to_owned(), v.clone())))
+        // Canonical JSON sorts the keys, so the identity fields can stay in map order.
+        let identity: Map = self
+            .to_map(true)
+            .into_entries()
+            .into_iter()
+            .filter(|(k, _)| IDENTITY_FIELDS.contains(&k.as_str()))
             .collect();
         digest::prefixed_canonical("muo_", &Value::Object(identity))
     }
@@ -1137,7 +1139,7 @@ mod tests {
     fn stage2_proposal() -> Value {
         let mut proposal = stage2().proposal();
         if let Value::Object(m) = &mut proposal {
-            m.insert("evidence_refs", Value::Array(Vec::new()));
+            m.insert("evidence_refs", Value::Array(Box::default()));
         }
         proposal
     }
@@ -1262,7 +1264,7 @@ mod tests {
             ),
             (
                 "confidence",
-                Value::BigInt("1".repeat(400)),
+                Value::BigInt("1".repeat(400).into()),
                 ObservationReason::Malformed,
             ),
             (

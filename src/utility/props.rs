@@ -180,8 +180,8 @@ proptest! {
         all.extend(sets.iter().map(|s| s.build().to_value()));
         let only_items = item_view(&project(&item_values));
         let mixed = item_view(&project(&all));
-        prop_assert_eq!(text(&Value::Array(only_items.0)), text(&Value::Array(mixed.0)));
-        prop_assert_eq!(text(&Value::Array(only_items.1)), text(&Value::Array(mixed.1)));
+        prop_assert_eq!(text(&Value::Array(only_items.0.into())), text(&Value::Array(mixed.0.into())));
+        prop_assert_eq!(text(&Value::Array(only_items.1.into())), text(&Value::Array(mixed.1.into())));
     }
 
     #[test]

@@ -320,7 +320,7 @@ impl UtilityView {
         let subjects = projection
             .get("subjects")
             .and_then(Value::as_array)
-            .map_or(&[][..], Vec::as_slice);
+            .unwrap_or(&[][..]);
         let parsed = subjects
             .iter()
             .map(subject_from_packet)
@@ -578,7 +578,7 @@ impl Profile {
             "profile_id" => self.profile_id.as_str(),
             "semantic_floor" => self.semantic_floor,
             "candidate_pool" => self.candidate_pool,
-            "modifier_bounds" => Value::Array(vec![Value::Float(self.lower), Value::Float(self.upper)]),
+            "modifier_bounds" => Value::Array((vec![Value::Float(self.lower), Value::Float(self.upper)]).into()),
             "min_evidence_basis" => self.min_evidence_basis.as_str(),
             "allow_evaluator_inference" => self.allow_evaluator_inference,
             "min_support" => self.min_support,
@@ -1022,11 +1022,11 @@ pub fn packet(ranking: &Ranking, partition: &Partition, profile: &Profile) -> Va
             "outside_pool_count" => ranking.outside_pool_count,
             "pool_count" => ranking.ranked.len(),
         },
-        "modifier_bounds" => Value::Array(vec![Value::Float(profile.lower), Value::Float(profile.upper)]),
+        "modifier_bounds" => Value::Array((vec![Value::Float(profile.lower), Value::Float(profile.upper)]).into()),
         "modified_count" => moved,
         "order_changed" => ranking.order_changed(),
-        "candidates" => Value::Array(candidates),
-        "review_proposals" => Value::Array(reviews),
+        "candidates" => Value::Array(candidates.into()),
+        "review_proposals" => Value::Array(reviews.into()),
         "read_only" => true,
         "automatic_deletion" => false,
         "grants_new_action_authority" => false,

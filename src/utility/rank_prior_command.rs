@@ -209,7 +209,7 @@ fn effect_payload(request: &Request) -> String {
         "profile_digest" => request.profile.digest(),
         "profile" => request.profile.to_value(),
         "default_modifier" => 1.0,
-        "modifiers" => Value::Array(rows),
+        "modifiers" => Value::Array(rows.into()),
     }))
 }
 
@@ -334,11 +334,20 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
 
 /// Runs `rank-prior`.
 pub fn command(args: &RankPriorArgs, ctx: &Context) -> Result<Value, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input)?;
+    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     let request = parse_request(&input)?;
     if args.execute {
         return execute(args, ctx, &request);
     }
+    rank_request(&request)
+}
+
+/// `rank-prior` without `--execute` on an already parsed input: pure.
+pub fn rank_input(input: &Value) -> Result<Value, Error> {
+    rank_request(&parse_request(input)?)
+}
+
+fn rank_request(request: &Request) -> Result<Value, Error> {
     let Some(candidates) = &request.candidates else {
         return Err(field(
             "rank-prior input needs candidates or recall (only --execute works without them)",

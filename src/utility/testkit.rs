@@ -120,7 +120,7 @@ impl Spec {
             "confidence" => self.confidence,
             "reason_codes" => json::str_list(&["stage2_fixture"]),
             "evidence_refs" => if self.evidence_ref.is_empty() {
-                Value::Array(Vec::new())
+                Value::Array(Box::default())
             } else {
                 json::str_list(&[self.evidence_ref.as_str()])
             },
@@ -180,5 +180,5 @@ pub fn subjects(projection: &Value) -> &[Value] {
     projection
         .get("subjects")
         .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+        .unwrap_or(&[])
 }

@@ -1321,7 +1321,7 @@ mod tests {
                 "review",
                 Value::Object(crate::obj! {
                     "state" => "none", "proposed_action" => "none",
-                    "reason_codes" => Value::Array(vec![]), "quarantine_proposed" => false,
+                    "reason_codes" => Value::Array(Box::default()), "quarantine_proposed" => false,
                     "automatic_deletion" => false, "action_authority_granted" => false,
                 }),
             );

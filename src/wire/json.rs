@@ -6,18 +6,51 @@
 //! key's position) and reports errors with Python's wording and positions, and the printers
 //! that reproduce `json.dumps` byte for byte for every separator, `sort_keys` and
 //! `ensure_ascii` combination the contracts use. It does no I/O.
+//!
+//! Values are compact (24 bytes; text of up to 24 bytes inline; arrays and small objects
+//! in exact-size slices; objects of [`Map::INDEXED_AT`] keys or more with a hash index), so
+//! parsing is linear in the input and a parsed document takes at most
+//! [`MEMORY_PER_INPUT_BYTE`] bytes per input byte: the parser counts what it allocates and
+//! refuses a document that would take more, and refuses nesting past 512 levels.
 
 use std::fmt::Write as _;
 
+use compact_str::CompactString;
+use indexmap::IndexMap;
+
 use crate::wire::pyfmt;
 
-/// An ordered JSON object: keys keep their insertion order.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Text held by a [`Value`]: strings of up to 24 bytes live inline, longer ones in one
+/// exact heap allocation.
+pub type Text = CompactString;
+
+/// An ordered JSON object: keys keep their insertion order; a repeated key keeps its
+/// first position and takes the last value, like a Python dict.
+///
+/// Small objects are one exact-size slice searched linearly; past [`Map::INDEXED_AT`]
+/// entries the map carries a hash index, so building or reading a large object stays
+/// linear.
+#[derive(Debug, Clone, Default)]
 pub struct Map {
-    entries: Vec<(String, Value)>,
+    repr: Repr,
+}
+
+#[derive(Debug, Clone)]
+enum Repr {
+    Small(Box<[(Text, Value)]>),
+    Indexed(Box<IndexMap<Text, Value>>),
+}
+
+impl Default for Repr {
+    fn default() -> Self {
+        Repr::Small(Box::default())
+    }
 }
 
 /// A JSON value with Python's distinctions: integers of any size apart from floats.
+///
+/// 24 bytes: containers are exact-size slices and short text is stored inline, so a
+/// parsed document stays a small multiple of its text.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Value {
     #[default]
@@ -27,97 +60,206 @@ pub enum Value {
     Int(i64),
     /// An integer outside `i64`, kept as its canonical decimal text (optional `-`, no
     /// leading zeros).
-    BigInt(String),
+    BigInt(Box<str>),
     Float(f64),
-    Str(String),
-    Array(Vec<Value>),
+    Str(Text),
+    Array(Box<[Value]>),
     Object(Map),
 }
 
+impl PartialEq for Map {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().zip(other.iter()).all(|(a, b)| a == b)
+    }
+}
+
 impl Map {
+    /// Entry count from which a map keeps a hash index beside its ordered entries.
+    pub const INDEXED_AT: usize = 24;
+
     pub fn new() -> Self {
         Self::default()
     }
 
-    pub fn with_capacity(n: usize) -> Self {
-        Self {
-            entries: Vec::with_capacity(n),
+    /// An empty map; the capacity hint is accepted for symmetry with `Vec`.
+    pub fn with_capacity(_n: usize) -> Self {
+        Self::default()
+    }
+
+    /// Builds a map from ordered pairs with dict semantics for repeated keys, in time
+    /// linear in the number of pairs.
+    pub fn from_pairs(pairs: Vec<(Text, Value)>) -> Self {
+        if pairs.len() >= Self::INDEXED_AT {
+            let mut index = IndexMap::with_capacity(pairs.len());
+            for (k, v) in pairs {
+                index.insert(k, v);
+            }
+            return Self::from_index(index);
+        }
+        let mut out: Vec<(Text, Value)> = Vec::with_capacity(pairs.len());
+        for (k, v) in pairs {
+            // Lengths first: most keys differ in length, and that needs no memcmp.
+            match out
+                .iter_mut()
+                .find(|(key, _)| key.len() == k.len() && *key == k)
+            {
+                Some(slot) => slot.1 = v,
+                None => out.push((k, v)),
+            }
+        }
+        Map {
+            repr: Repr::Small(out.into_boxed_slice()),
         }
     }
 
+    fn from_index(mut index: IndexMap<Text, Value>) -> Self {
+        if index.len() < Self::INDEXED_AT {
+            return Map {
+                repr: Repr::Small(index.into_iter().collect()),
+            };
+        }
+        index.shrink_to_fit();
+        Map {
+            repr: Repr::Indexed(Box::new(index)),
+        }
+    }
+
+    /// True when the map carries a hash index (at least [`Map::INDEXED_AT`] entries).
+    pub fn is_indexed(&self) -> bool {
+        matches!(self.repr, Repr::Indexed(_))
+    }
+
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.repr {
+            Repr::Small(entries) => entries.len(),
+            Repr::Indexed(index) => index.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        match &self.repr {
+            Repr::Small(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Repr::Indexed(index) => index.get(key),
+        }
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.entries
-            .iter_mut()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
+        match &mut self.repr {
+            Repr::Small(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),
+            Repr::Indexed(index) => index.get_mut(key),
+        }
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
-        self.entries.iter().any(|(k, _)| k == key)
+        self.get(key).is_some()
     }
 
     /// Inserts like a Python dict: an existing key keeps its position and takes the value.
-    pub fn insert(&mut self, key: impl Into<String>, value: impl Into<Value>) {
+    pub fn insert(&mut self, key: impl Into<Text>, value: impl Into<Value>) {
         let key = key.into();
         let value = value.into();
         if let Some(slot) = self.get_mut(&key) {
             *slot = value;
-        } else {
-            self.entries.push((key, value));
+            return;
+        }
+        match &mut self.repr {
+            Repr::Small(entries) => {
+                let mut grown = std::mem::take(entries).into_vec();
+                if grown.len() + 1 >= Self::INDEXED_AT {
+                    let mut index: IndexMap<Text, Value> = grown.into_iter().collect();
+                    index.insert(key, value);
+                    self.repr = Repr::Indexed(Box::new(index));
+                } else {
+                    grown.reserve_exact(1);
+                    grown.push((key, value));
+                    *entries = grown.into_boxed_slice();
+                }
+            }
+            Repr::Indexed(index) => {
+                index.insert(key, value);
+            }
         }
     }
 
     /// Builder form of [`Map::insert`].
-    pub fn with(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+    pub fn with(mut self, key: impl Into<Text>, value: impl Into<Value>) -> Self {
         self.insert(key, value);
         self
     }
 
+    /// Removes a key, keeping the order of the others.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let idx = self.entries.iter().position(|(k, _)| k == key)?;
-        Some(self.entries.remove(idx).1)
+        match &mut self.repr {
+            Repr::Small(entries) => {
+                let idx = entries.iter().position(|(k, _)| k == key)?;
+                let mut rest = std::mem::take(entries).into_vec();
+                let (_, value) = rest.remove(idx);
+                *entries = rest.into_boxed_slice();
+                Some(value)
+            }
+            Repr::Indexed(index) => index.shift_remove(key),
+        }
     }
 
     /// The shallow merge Python writes as `self | other`.
     pub fn merged(mut self, other: &Map) -> Map {
-        for (k, v) in &other.entries {
-            self.insert(k.clone(), v.clone());
+        for (k, v) in other.iter() {
+            self.insert(k, v.clone());
         }
         self
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|(k, _)| k.as_str())
+        self.iter().map(|(k, _)| k)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    pub fn iter(&self) -> MapIter<'_> {
+        match &self.repr {
+            Repr::Small(entries) => MapIter::Small(entries.iter()),
+            Repr::Indexed(index) => MapIter::Indexed(index.iter()),
+        }
     }
 
-    pub fn into_entries(self) -> Vec<(String, Value)> {
-        self.entries
+    /// The ordered entries, consuming the map.
+    pub fn into_entries(self) -> Vec<(Text, Value)> {
+        match self.repr {
+            Repr::Small(entries) => entries.into_vec(),
+            Repr::Indexed(index) => index.into_iter().collect(),
+        }
     }
 }
 
-impl FromIterator<(String, Value)> for Map {
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
-        let mut map = Map::new();
-        for (k, v) in iter {
-            map.insert(k, v);
+/// Iterator over a [`Map`]'s entries in order.
+pub enum MapIter<'a> {
+    Small(std::slice::Iter<'a, (Text, Value)>),
+    Indexed(indexmap::map::Iter<'a, Text, Value>),
+}
+
+impl<'a> Iterator for MapIter<'a> {
+    type Item = (&'a str, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            MapIter::Small(it) => it.next().map(|(k, v)| (k.as_str(), v)),
+            MapIter::Indexed(it) => it.next().map(|(k, v)| (k.as_str(), v)),
         }
-        map
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            MapIter::Small(it) => it.size_hint(),
+            MapIter::Indexed(it) => it.size_hint(),
+        }
+    }
+}
+
+impl<K: Into<Text>> FromIterator<(K, Value)> for Map {
+    fn from_iter<I: IntoIterator<Item = (K, Value)>>(iter: I) -> Self {
+        Map::from_pairs(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
     }
 }
 
@@ -143,12 +285,12 @@ impl From<u32> for Value {
 }
 impl From<usize> for Value {
     fn from(v: usize) -> Self {
-        i64::try_from(v).map_or_else(|_| Value::BigInt(v.to_string()), Value::Int)
+        i64::try_from(v).map_or_else(|_| Value::BigInt(v.to_string().into()), Value::Int)
     }
 }
 impl From<u64> for Value {
     fn from(v: u64) -> Self {
-        i64::try_from(v).map_or_else(|_| Value::BigInt(v.to_string()), Value::Int)
+        i64::try_from(v).map_or_else(|_| Value::BigInt(v.to_string().into()), Value::Int)
     }
 }
 impl From<f64> for Value {
@@ -158,27 +300,32 @@ impl From<f64> for Value {
 }
 impl From<&str> for Value {
     fn from(v: &str) -> Self {
-        Value::Str(v.to_owned())
+        Value::Str(Text::new(v))
     }
 }
 impl From<String> for Value {
     fn from(v: String) -> Self {
-        Value::Str(v)
+        Value::Str(Text::from(v))
     }
 }
 impl From<&String> for Value {
     fn from(v: &String) -> Self {
-        Value::Str(v.clone())
+        Value::Str(Text::new(v))
     }
 }
-impl From<Map> for Value {
-    fn from(v: Map) -> Self {
-        Value::Object(v)
+impl From<Text> for Value {
+    fn from(v: Text) -> Self {
+        Value::Str(v)
     }
 }
 impl<T: Into<Value>> From<Vec<T>> for Value {
     fn from(v: Vec<T>) -> Self {
         Value::Array(v.into_iter().map(Into::into).collect())
+    }
+}
+impl From<Map> for Value {
+    fn from(v: Map) -> Self {
+        Value::Object(v)
     }
 }
 impl<T: Into<Value>> From<Option<T>> for Value {
@@ -194,7 +341,7 @@ impl Value {
             _ => None,
         }
     }
-    pub fn as_array(&self) -> Option<&Vec<Value>> {
+    pub fn as_array(&self) -> Option<&[Value]> {
         match self {
             Value::Array(a) => Some(a),
             _ => None,
@@ -250,11 +397,11 @@ impl Value {
 #[macro_export]
 macro_rules! obj {
     () => { $crate::wire::json::Map::new() };
-    ($($k:expr => $v:expr),+ $(,)?) => {{
-        let mut m = $crate::wire::json::Map::new();
-        $( m.insert($k, $crate::wire::json::Value::from($v)); )+
-        m
-    }};
+    ($($k:expr => $v:expr),+ $(,)?) => {
+        $crate::wire::json::Map::from_pairs(vec![
+            $( ($crate::wire::json::Text::from($k), $crate::wire::json::Value::from($v)) ),+
+        ])
+    };
 }
 
 /// Builds a [`Value::Array`] of strings.
@@ -262,7 +409,7 @@ pub fn str_list<S: AsRef<str>>(items: &[S]) -> Value {
     Value::Array(
         items
             .iter()
-            .map(|s| Value::Str(s.as_ref().to_owned()))
+            .map(|s| Value::Str(Text::new(s.as_ref())))
             .collect(),
     )
 }
@@ -318,7 +465,7 @@ impl DumpOptions {
 
 /// Prints `value` as `json.dumps` would with `opts`.
 pub fn dumps(value: &Value, opts: DumpOptions) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(256);
     write_value(&mut out, value, opts, 0);
     out
 }
@@ -334,6 +481,9 @@ pub fn to_pretty_line(value: &Value) -> String {
 pub fn canonical(value: &Value) -> String {
     dumps(value, DumpOptions::CANONICAL)
 }
+
+/// Objects with at most this many keys are sorted for printing without allocating.
+const SORT_ON_STACK: usize = 32;
 
 fn newline_indent(out: &mut String, opts: DumpOptions, level: usize) {
     if let Some(width) = opts.indent {
@@ -377,11 +527,7 @@ fn write_value(out: &mut String, value: &Value, opts: DumpOptions, level: usize)
                 return;
             }
             out.push('{');
-            let mut entries: Vec<(&str, &Value)> = map.iter().collect();
-            if opts.sort_keys {
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-            }
-            for (i, (k, v)) in entries.into_iter().enumerate() {
+            let mut write_entry = |i: usize, k: &str, v: &Value| {
                 if i > 0 {
                     out.push_str(opts.item_sep);
                 }
@@ -389,6 +535,28 @@ fn write_value(out: &mut String, value: &Value, opts: DumpOptions, level: usize)
                 write_string(out, k, opts.ensure_ascii);
                 out.push_str(opts.key_sep);
                 write_value(out, v, opts, level + 1);
+            };
+            if !opts.sort_keys {
+                for (i, (k, v)) in map.iter().enumerate() {
+                    write_entry(i, k, v);
+                }
+            } else if map.len() <= SORT_ON_STACK {
+                // Small objects are sorted on the stack: no allocation per object.
+                let mut entries = [("", &Value::Null); SORT_ON_STACK];
+                for (slot, entry) in entries.iter_mut().zip(map.iter()) {
+                    *slot = entry;
+                }
+                let entries = &mut entries[..map.len()];
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    write_entry(i, k, v);
+                }
+            } else {
+                let mut entries: Vec<(&str, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    write_entry(i, k, v);
+                }
             }
             newline_indent(out, opts, level);
             out.push('}');
@@ -411,30 +579,71 @@ pub fn json_float(f: f64) -> String {
     }
 }
 
+/// Bytes `json.dumps` escapes with `ensure_ascii=False`: `"`, `\\` and controls.
+const ESCAPE_RAW: [bool; 256] = escape_table(false);
+/// Bytes `json.dumps` escapes with `ensure_ascii=True`: also everything past `~`.
+const ESCAPE_ASCII: [bool; 256] = escape_table(true);
+
+const fn escape_table(ensure_ascii: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] =
+            b < 0x20 || b == b'"' as usize || b == b'\\' as usize || (ensure_ascii && b > 0x7e);
+        b += 1;
+    }
+    table
+}
+
 /// Writes a JSON string literal with Python's escaping rules.
+///
+/// Runs of bytes that need no escape are copied at once; only `"`, `\\`, control
+/// characters and (with `ensure_ascii`) everything outside `' '..='~'` are escaped.
 pub fn write_string(out: &mut String, s: &str, ensure_ascii: bool) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+    let bytes = s.as_bytes();
+    let needs_escape = if ensure_ascii {
+        &ESCAPE_ASCII
+    } else {
+        &ESCAPE_RAW
+    };
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !needs_escape[usize::from(b)] {
+            i += 1;
+            continue;
+        }
+        out.push_str(&s[run..i]);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            0..0x20 | 0x7f => {
+                let _ = write!(out, "\\u{b:04x}");
             }
-            c if ensure_ascii && (c as u32) > 0x7e => {
+            _ => {
+                // ensure_ascii and a non-ASCII character: its UTF-16 units.
+                let c = s[i..].chars().next().unwrap_or('\u{fffd}');
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
                     let _ = write!(out, "\\u{unit:04x}");
                 }
+                i += c.len_utf8();
+                run = i;
+                continue;
             }
-            c => out.push(c),
         }
+        i += 1;
+        run = i;
     }
+    out.push_str(&s[run..]);
     out.push('"');
 }
 
@@ -496,12 +705,7 @@ pub fn decode_utf8(bytes: &[u8]) -> Result<&str, ParseError> {
 
 /// Parses a document as Python's `json.loads` does.
 pub fn parse(text: &str) -> Result<Value, ParseError> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        depth: 0,
-    };
+    let mut parser = Parser::new(text);
     if text.starts_with('\u{feff}') {
         return Err(parser.error_at("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
     }
@@ -517,12 +721,7 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
 /// Python's `json.JSONDecoder().raw_decode(text)`: decodes the one value that starts at
 /// the first byte of `text` and ignores whatever follows it.
 pub fn parse_prefix(text: &str) -> Result<Value, ParseError> {
-    let mut parser = Parser {
-        text,
-        bytes: text.as_bytes(),
-        pos: 0,
-        depth: 0,
-    };
+    let mut parser = Parser::new(text);
     parser.parse_value()
 }
 
@@ -532,14 +731,87 @@ const MAX_INT_DIGITS: usize = 4300;
 /// Deepest nesting accepted; Python would raise `RecursionError` far past any real packet.
 const MAX_DEPTH: usize = 512;
 
+/// Memory a parsed document may take, per byte of its text (plus [`MEMORY_SLACK`]).
+///
+/// Ordinary documents take 2 to 6 bytes per byte; a flat list of one-digit numbers
+/// takes 12. Only shapes made almost entirely of tiny containers (`[[[[]]]]` chains,
+/// `[[0],[0],...]`) go past it, and they are refused instead of growing the process to
+/// 16 or more times the input.
+pub const MEMORY_PER_INPUT_BYTE: usize = 12;
+
+/// Memory any document may take on top of [`MEMORY_PER_INPUT_BYTE`], so that small
+/// documents are never refused for rounding.
+pub const MEMORY_SLACK: usize = 1 << 20;
+
+/// Bytes of one [`Value`] slot and of one object entry.
+const SLOT: usize = std::mem::size_of::<Value>();
+const ENTRY: usize = std::mem::size_of::<(Text, Value)>();
+/// Extra bytes per entry of an indexed map: the stored hash and about two index slots.
+const INDEX_EXTRA: usize = 8 + 2 * 9;
+/// Text of at most this many bytes is stored inline in its [`Value`].
+const INLINE_TEXT: usize = std::mem::size_of::<Text>();
+
+/// Bytes the allocator sets aside for a request of `n` bytes (glibc: 8 bytes of header,
+/// 16-byte granularity, 32 bytes at least); nothing for an empty request.
+fn heap_cost(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        n.saturating_add(8 + 15).max(32) & !15
+    }
+}
+
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
     depth: usize,
+    /// Bytes the values built so far take, as [`heap_cost`] counts them.
+    used: usize,
+    budget: usize,
+    /// Elements of the arrays being parsed, innermost last: each finished array moves
+    /// its tail into one exact allocation, so that no growth leaves holes behind.
+    items: Vec<Value>,
+    /// Entries of the small objects being parsed, innermost last.
+    entries: Vec<(Text, Value)>,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Self {
+        Parser {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: 0,
+            used: 0,
+            items: Vec::new(),
+            entries: Vec::new(),
+            budget: text
+                .len()
+                .saturating_mul(MEMORY_PER_INPUT_BYTE)
+                .saturating_add(MEMORY_SLACK),
+        }
+    }
+
+    /// Accounts `n` more bytes and refuses the document once it passes its budget.
+    fn charge(&mut self, n: usize) -> Result<(), ParseError> {
+        self.used = self.used.saturating_add(n);
+        if self.used > self.budget {
+            return Err(ParseError {
+                message: format!(
+                    "JSON document too dense to hold in memory: it would take more than {MEMORY_PER_INPUT_BYTE} bytes per input byte; send fewer tiny nested arrays or objects"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Replaces the per-element charge of a finished container by its exact allocation.
+    fn settle(&mut self, pending: usize, allocated: usize) -> Result<(), ParseError> {
+        self.used = self.used.saturating_sub(pending);
+        self.charge(heap_cost(allocated))
+    }
+
     fn error_at(&self, msg: &str, byte_pos: usize) -> ParseError {
         let before = &self.text[..byte_pos.min(self.text.len())];
         let char_pos = before.chars().count();
@@ -662,30 +934,43 @@ impl Parser<'_> {
                     ),
                 });
             }
-            Ok(match digits.parse::<i64>() {
-                Ok(v) => Value::Int(v),
-                Err(_) => Value::BigInt(digits.to_owned()),
-            })
+            match digits.parse::<i64>() {
+                Ok(v) => Ok(Value::Int(v)),
+                Err(_) => {
+                    self.charge(heap_cost(digits.len()))?;
+                    Ok(Value::BigInt(digits.into()))
+                }
+            }
         }
     }
 
     /// Parses a string whose opening quote sits at `start`; `self.pos` is just past it.
-    fn parse_string_body(&mut self, start: usize) -> Result<String, ParseError> {
+    fn parse_string_body(&mut self, start: usize) -> Result<Text, ParseError> {
+        let first = self.pos;
+        self.skip_plain_text();
+        if self.peek() == Some(b'"') {
+            // No escape: the common case, copied once (inline when short).
+            let text = &self.text[first..self.pos];
+            self.pos += 1;
+            if text.len() > INLINE_TEXT {
+                self.charge(heap_cost(text.len()))?;
+            }
+            return Ok(Text::new(text));
+        }
+        self.pos = first;
         let mut out = String::new();
         loop {
             let chunk_start = self.pos;
-            while let Some(&c) = self.bytes.get(self.pos) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.skip_plain_text();
             out.push_str(&self.text[chunk_start..self.pos]);
             match self.peek() {
                 None => return Err(self.error_at("Unterminated string starting at", start)),
                 Some(b'"') => {
                     self.pos += 1;
-                    return Ok(out);
+                    if out.len() > INLINE_TEXT {
+                        self.charge(heap_cost(out.len()))?;
+                    }
+                    return Ok(Text::from(out));
                 }
                 Some(b'\\') => {
                     let esc_pos = self.pos;
@@ -741,6 +1026,16 @@ impl Parser<'_> {
         }
     }
 
+    /// Moves past string bytes that need no decoding.
+    fn skip_plain_text(&mut self) {
+        while let Some(&c) = self.bytes.get(self.pos) {
+            if c == b'"' || c == b'\\' || c < 0x20 {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
     fn hex4(&mut self, esc_pos: usize) -> Result<u32, ParseError> {
         let digits = self.bytes.get(self.pos..self.pos + 4);
         let parsed = digits.and_then(|d| {
@@ -774,12 +1069,13 @@ impl Parser<'_> {
     fn parse_object(&mut self) -> Result<Value, ParseError> {
         self.enter()?;
         self.pos += 1;
-        let mut map = Map::new();
+        let start_entries = self.entries.len();
+        let mut index: Option<IndexMap<Text, Value>> = None;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::Object(map));
+            return Ok(Value::Object(Map::new()));
         }
         loop {
             if self.peek() != Some(b'"') {
@@ -798,7 +1094,7 @@ impl Parser<'_> {
             self.pos += 1;
             self.skip_ws();
             let value = self.parse_value()?;
-            map.insert(key, value);
+            self.insert_entry(start_entries, &mut index, key, value)?;
             self.skip_ws();
             match self.peek() {
                 Some(b'}') => {
@@ -813,21 +1109,65 @@ impl Parser<'_> {
             }
         }
         self.depth -= 1;
+        let map = match index {
+            Some(index) => Map::from_index(index),
+            None => {
+                let len = self.entries.len() - start_entries;
+                self.settle(len * ENTRY, len * ENTRY)?;
+                let entries: Box<[(Text, Value)]> = self.entries.drain(start_entries..).collect();
+                Map {
+                    repr: Repr::Small(entries),
+                }
+            }
+        };
         Ok(Value::Object(map))
+    }
+
+    /// Adds one parsed entry with dict semantics: searched linearly among this object's
+    /// entries on the shared stack while there are few, in `index` once there are many.
+    fn insert_entry(
+        &mut self,
+        start: usize,
+        index: &mut Option<IndexMap<Text, Value>>,
+        key: Text,
+        value: Value,
+    ) -> Result<(), ParseError> {
+        if let Some(index) = index {
+            if index.insert(key, value).is_none() {
+                self.charge(ENTRY + INDEX_EXTRA)?;
+            }
+            return Ok(());
+        }
+        if let Some(slot) = self.entries[start..].iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+            return Ok(());
+        }
+        self.charge(ENTRY)?;
+        if self.entries.len() - start + 1 >= Map::INDEXED_AT {
+            let mut map: IndexMap<Text, Value> = self.entries.drain(start..).collect();
+            map.insert(key, value);
+            self.charge(map.len() * INDEX_EXTRA)?;
+            *index = Some(map);
+        } else {
+            self.entries.push((key, value));
+        }
+        Ok(())
     }
 
     fn parse_array(&mut self) -> Result<Value, ParseError> {
         self.enter()?;
         self.pos += 1;
-        let mut items = Vec::new();
+        let start = self.items.len();
         self.skip_ws();
         if self.peek() == Some(b']') {
             self.pos += 1;
             self.depth -= 1;
-            return Ok(Value::Array(items));
+            return Ok(Value::Array(Box::default()));
         }
         loop {
-            items.push(self.parse_value()?);
+            let item = self.parse_value()?;
+            self.items.push(item);
+            self.charge(SLOT)?;
             self.skip_ws();
             match self.peek() {
                 Some(b']') => {
@@ -842,6 +1182,15 @@ impl Parser<'_> {
             }
         }
         self.depth -= 1;
+        let len = self.items.len() - start;
+        self.settle(len * SLOT, len * SLOT)?;
+        let items: Box<[Value]> = if start == 0 {
+            // The outermost pending array owns the whole stack: keep its allocation
+            // (shrunk in place) instead of copying it.
+            std::mem::take(&mut self.items).into_boxed_slice()
+        } else {
+            self.items.drain(start..).collect()
+        };
         Ok(Value::Array(items))
     }
 }
@@ -892,7 +1241,7 @@ pub fn from_serde(value: serde_json::Value) -> Value {
                 Value::Float(n.as_f64().unwrap_or(f64::NAN))
             }
         }
-        serde_json::Value::String(s) => Value::Str(s),
+        serde_json::Value::String(s) => Value::Str(s.into()),
         serde_json::Value::Array(items) => {
             Value::Array(items.into_iter().map(from_serde).collect())
         }
@@ -933,6 +1282,83 @@ mod tests {
     }
 
     #[test]
+    fn large_objects_keep_dict_semantics_past_the_index_threshold() {
+        let n = Map::INDEXED_AT * 3;
+        let mut text = String::from("{");
+        for i in 0..n {
+            text.push_str(&format!("\"k{i}\": {i}, "));
+        }
+        // Repeat every third key with a new value, then close.
+        for i in (0..n).step_by(3) {
+            text.push_str(&format!("\"k{i}\": \"again{i}\", "));
+        }
+        text.push_str("\"last\": true}");
+        let v = parse(&text).expect("valid");
+        let map = v.as_object().expect("object");
+        assert!(map.is_indexed());
+        assert_eq!(map.len(), n + 1);
+        let keys: Vec<&str> = map.keys().collect();
+        assert_eq!(keys[0], "k0");
+        assert_eq!(keys[n - 1], format!("k{}", n - 1));
+        assert_eq!(keys[n], "last");
+        assert_eq!(map.get("k3"), Some(&Value::from("again3")));
+        assert_eq!(map.get("k4"), Some(&Value::Int(4)));
+        let mut small: Map = map.iter().map(|(k, v)| (k, v.clone())).take(3).collect();
+        assert!(!small.is_indexed());
+        assert_eq!(small.remove("k1"), Some(Value::Int(1)));
+        assert_eq!(small.keys().collect::<Vec<_>>(), ["k0", "k2"]);
+    }
+
+    #[test]
+    fn map_insert_switches_to_the_index_and_keeps_order() {
+        let mut map = Map::new();
+        for i in 0..Map::INDEXED_AT * 2 {
+            map.insert(format!("k{i}"), i);
+        }
+        map.insert("k0", "first");
+        assert!(map.is_indexed());
+        assert_eq!(map.keys().next(), Some("k0"));
+        assert_eq!(map.get("k0"), Some(&Value::from("first")));
+        assert_eq!(map.remove("k1"), Some(Value::Int(1)));
+        assert_eq!(map.keys().nth(1), Some("k2"));
+    }
+
+    #[test]
+    fn refuses_documents_too_dense_to_hold() {
+        // Chains of one-element arrays take about 16 bytes per input byte.
+        let chain = format!("{}{}", "[".repeat(500), "]".repeat(500));
+        let doc = format!("[{}]", vec![chain.as_str(); 2000].join(","));
+        let err = parse(&doc).expect_err("too dense");
+        assert!(
+            err.message.starts_with("JSON document too dense"),
+            "{}",
+            err.message
+        );
+        // A flat list of one-digit numbers (12 bytes per byte) and ordinary shapes pass.
+        let digits = format!("[{}]", vec!["0"; 200_000].join(","));
+        assert!(parse(&digits).is_ok());
+        let objects = format!("[{}]", vec![r#"{"a":"b"}"#; 100_000].join(","));
+        assert!(parse(&objects).is_ok());
+    }
+
+    #[test]
+    fn refuses_nesting_deeper_than_the_limit_without_recursing_further() {
+        let deep = "[".repeat(100_000);
+        assert_eq!(
+            parse(&deep).expect_err("deep").message,
+            "JSON nesting deeper than 512 levels is not supported"
+        );
+        let ok = format!("{}{}", "[".repeat(512), "]".repeat(512));
+        assert!(parse(&ok).is_ok());
+    }
+
+    #[test]
+    fn values_stay_compact() {
+        assert_eq!(std::mem::size_of::<Value>(), 24);
+        assert_eq!(std::mem::size_of::<Map>(), 16);
+    }
+
+    #[test]
     fn keeps_ints_apart_from_floats() {
         assert_eq!(
             roundtrip("[1, 1.0, -0.0, 1e16, 1E-6, 100000000000000000000]"),
@@ -963,7 +1389,7 @@ mod tests {
 
     #[test]
     fn escapes_like_python() {
-        let v = Value::Str("\"\\\u{1}\u{7f}é😀/\u{2028}".to_owned());
+        let v = Value::Str(("\"\\\u{1}\u{7f}é😀/\u{2028}".to_owned()).into());
         assert_eq!(
             dumps(&v, DumpOptions::PRETTY),
             "\"\\\"\\\\\\u0001\u{7f}é😀/\u{2028}\""
@@ -1059,19 +1485,54 @@ mod props {
             any::<f64>()
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(Value::Float),
-            "\\PC{0,12}".prop_map(Value::Str),
+            "\\PC{0,12}".prop_map(Value::from),
         ];
         leaf.prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::from),
                 prop::collection::vec(("[a-z\\u{e9}\\u{1f600}]{0,6}", inner), 0..6)
                     .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map>())),
             ]
         })
     }
 
+    /// Python's escaping, one character at a time: the definition the fast printer keeps.
+    fn escape_per_char(s: &str, ensure_ascii: bool) -> String {
+        let mut out = String::from('"');
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 || (ensure_ascii && (c as u32) > 0x7e) => {
+                    let mut buf = [0u16; 2];
+                    for unit in c.encode_utf16(&mut buf) {
+                        out.push_str(&format!("\\u{unit:04x}"));
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The byte-run printer escapes exactly like the per-character definition.
+        #[test]
+        fn string_escaping_matches_the_per_character_rules(s in "(\\PC|[\\x00-\\x1f\\x7f\"\\\\])*") {
+            for ensure_ascii in [false, true] {
+                let mut out = String::new();
+                super::write_string(&mut out, &s, ensure_ascii);
+                prop_assert_eq!(out, escape_per_char(&s, ensure_ascii));
+            }
+        }
 
         /// Every printer's output parses back to the same value (key order included for
         /// the insertion-order printers).

@@ -112,7 +112,7 @@ pub fn pystr(v: Option<&Value>) -> String {
     match v {
         None => String::new(),
         Some(v) if !v.is_truthy() => String::new(),
-        Some(Value::Str(s)) => s.clone(),
+        Some(Value::Str(s)) => s.to_string(),
         Some(v) => py_str_value(v),
     }
 }
@@ -126,7 +126,7 @@ pub fn pystr_strip(v: Option<&Value>) -> String {
 /// Python's `str(v)` (not `repr`) for any JSON value.
 pub fn py_str_value(v: &Value) -> String {
     match v {
-        Value::Str(s) => s.clone(),
+        Value::Str(s) => s.to_string(),
         other => py_repr(other),
     }
 }

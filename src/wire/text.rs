@@ -677,7 +677,7 @@ mod tests {
     }
 
     fn s(text: &str) -> Value {
-        Value::Str(text.to_owned())
+        Value::from(text)
     }
 
     #[test]

@@ -31,3 +31,17 @@ fn global_option_after_subcommand_is_an_argument_error() {
         run(&["architecture", "--registry", "x.json"])
     );
 }
+
+#[test]
+fn pilot_meta_delegation_conforms_to_its_own_schema() {
+    let out = run(&["architecture", "--format", "json"]);
+    let packet = reward_memory::wire::json::parse(&out.stdout).expect("JSON packet");
+    let delegation = packet.get("pilot_meta_delegation").expect("delegation");
+    let schema = crate::support::schema_named("reward_memory_pilot_meta_delegation_v0");
+    reward_memory::schema::check(delegation, &schema).expect("conforms");
+    // The typed schema refuses what the old untyped map allowed.
+    let mut changed = delegation.as_object().expect("object").clone();
+    changed.insert("no_cross_agent_authority", false);
+    let changed = reward_memory::wire::json::Value::Object(changed);
+    assert!(reward_memory::schema::check(&changed, &schema).is_err());
+}

@@ -252,3 +252,52 @@ fn a_printed_receipt_is_accepted_by_dogfood_evaluate() {
     assert_eq!(out.code, 2);
     assert_eq!(out.json()["operator_controls"], serde_json::json!(["edit"]));
 }
+
+/// Runs a retirement of `retire.json` after `edit` changes its reviewed record.
+fn retire_with(edit: impl FnOnce(&mut serde_json::Value)) -> Run {
+    let mut input = crate::support::read_json(&valid("retire.json"));
+    edit(&mut input["reviewed_record"]["record"]);
+    let scratch = Scratch::new();
+    scratch.write("control.json", &input.to_string());
+    scratch.run(
+        &[
+            "operator-control",
+            "--input",
+            "control.json",
+            "--action",
+            "retire",
+            "--control-ref",
+            "control:cli:retire",
+            "--reasoning-summary",
+            REASON,
+            "--format",
+            "json",
+        ],
+        None,
+    )
+}
+
+#[test]
+fn a_record_past_the_candidate_bounds_is_refused_instead_of_echoed() {
+    let at_limit = retire_with(|r| r["content_summary"] = "a".repeat(500).into());
+    assert_eq!(at_limit.code, 0, "{}", at_limit.stdout);
+    let over = retire_with(|r| r["content_summary"] = "é".repeat(501).into());
+    assert_eq!(over.code, 2);
+    assert_eq!(
+        over.json()["error"],
+        "reviewed record content_summary is outside the candidate contract bounds"
+    );
+    let nested = retire_with(|r| r["reasoning"]["summary"] = "x".repeat(100_000).into());
+    assert_eq!(
+        nested.json()["error"],
+        "reviewed record reasoning is outside the candidate contract bounds"
+    );
+    let extra = retire_with(|r| r["notes"] = "x".repeat(501).into());
+    assert_eq!(
+        extra.json()["error"],
+        "reviewed record extra field is outside the candidate contract bounds"
+    );
+    let short_extra = retire_with(|r| r["notes"] = "kept".into());
+    assert_eq!(short_extra.code, 0, "{}", short_extra.stdout);
+    assert_eq!(short_extra.json()["decision"]["record"]["notes"], "kept");
+}

@@ -123,7 +123,7 @@ fn a_sweep_adds_one_row_per_value_and_keeps_the_base_verdict() {
         .get("sweep")
         .and_then(|s| s.get("points"))
         .and_then(|p| p.as_array())
-        .map_or(0, Vec::len);
+        .map_or(0, <[_]>::len);
     assert_eq!(points, 2);
 }
 

@@ -174,7 +174,7 @@ fn observations_of(input: &Value) -> Vec<Value> {
     input
         .get("observations")
         .and_then(Value::as_array)
-        .cloned()
+        .map(<[Value]>::to_vec)
         .unwrap_or_default()
 }
 
@@ -329,7 +329,7 @@ fn round_trip_append_twice_project_subject_export_verify() {
         if let Value::Object(map) = &mut doubled {
             let mut twice = observations_of(&input);
             twice.extend(observations_of(&input));
-            map.insert("observations", Value::Array(twice));
+            map.insert("observations", Value::from(twice));
         }
         scratch.write("doubled.json", &json::to_pretty_line(&doubled));
         let reference = run_in(
@@ -678,7 +678,7 @@ fn concurrent_appenders(backend: &Backend) {
             .cloned()
             .collect();
         let input = reward_memory::obj! {
-            "observations" => Value::Array(union),
+            "observations" => Value::from(union),
             "scope" => reward_memory::obj! {
                 "agent_id" => agent.as_str(),
                 "project_id" => "project:ledger",

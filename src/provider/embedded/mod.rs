@@ -244,7 +244,7 @@ impl EmbeddedStore {
     }
 
     fn check_sync(request: &SyncRequest) -> Result<String, ProviderError> {
-        let namespace = public_safe_text(Some(&Value::Str(request.namespace.clone())), 120);
+        let namespace = public_safe_text(Some(&Value::from(&request.namespace)), 120);
         if request.resources.len() > MAX_SYNC_RESOURCES {
             return Err(ProviderError::Invalid(format!(
                 "embedded sync supports at most {MAX_SYNC_RESOURCES} resources"
@@ -402,7 +402,7 @@ impl EmbeddedStore {
     fn check_retrieve(
         request: &RetrieveRequest,
     ) -> Result<(String, String, String), ProviderError> {
-        let text = |s: &str, limit: usize| public_safe_text(Some(&Value::Str(s.to_owned())), limit);
+        let text = |s: &str, limit: usize| public_safe_text(Some(&Value::from(s)), limit);
         let (Some(namespace), Some(query), Some(summary)) = (
             text(&request.namespace, 120),
             text(&request.query, 500),

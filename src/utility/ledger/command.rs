@@ -93,7 +93,7 @@ fn flag_values(p: &PartitionArgs) -> [Option<&String>; 6] {
 fn raw_context(p: &PartitionArgs, ctx: &Context) -> Result<Option<RawContext>, Error> {
     let values = flag_values(p);
     if let Some(input) = &p.input {
-        let value = io::read_input_object(&ctx.env, input)?;
+        let value = io::read_input_object(&ctx.env, input, p.input_limit.max_input_bytes)?;
         let empty = Map::new();
         let map = value.as_object().unwrap_or(&empty);
         let required = ["scope", "retrieval_snapshot_ref", "policy_snapshot_ref"];

@@ -761,7 +761,7 @@ fn subject_with_history(
     }
     let truncated = row.observation_count > history.len() as i64;
     if let Value::Object(map) = &mut value {
-        map.insert("observation_history", Value::Array(history));
+        map.insert("observation_history", Value::from(history));
         map.insert("observation_history_truncated", truncated);
     }
     Ok(value)

@@ -219,7 +219,7 @@ impl<R: BufRead> Scanner<R> {
         let text = String::from_utf8(raw)
             .map_err(|_| ScanError::Syntax("a member name is not UTF-8".into()))?;
         match crate::wire::json::parse(&text) {
-            Ok(crate::wire::json::Value::Str(s)) => Ok(s),
+            Ok(crate::wire::json::Value::Str(s)) => Ok(s.into()),
             _ => Err(ScanError::Syntax(
                 "a member name is not a JSON string".into(),
             )),

@@ -122,7 +122,7 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
             Some(_) => return Err(format!("{label}.used must be a boolean")),
         };
         return Ok(Row {
-            digest,
+            digest: digest.into(),
             relevance,
             used,
             truth: Truth::Neutral,
@@ -158,7 +158,7 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
         }
     };
     Ok(Row {
-        digest,
+        digest: digest.into(),
         relevance,
         used: false,
         truth,
@@ -222,7 +222,7 @@ fn episode(map: &Map) -> Result<EpisodeLine, String> {
         return Err("terminal_reward must be between -1e6 and 1e6".to_owned());
     }
     Ok(EpisodeLine {
-        id,
+        id: id.into(),
         held_out,
         at,
         partition,
@@ -433,7 +433,7 @@ pub fn write_jsonl(dataset: &Dataset) -> String {
             "split" => "training",
             "observed_at" => iso_of_micros(e.at),
             "partition" => partition_value(partition),
-            "candidates" => Value::Array(candidates),
+            "candidates" => Value::from(candidates),
             "terminal_reward" => Value::Float(e.reward),
         }));
     }
@@ -466,7 +466,7 @@ pub fn write_jsonl(dataset: &Dataset) -> String {
             "split" => "held_out",
             "observed_at" => iso_of_micros(e.at),
             "partition" => partition_value(partition),
-            "candidates" => Value::Array(candidates),
+            "candidates" => Value::from(candidates),
         }));
     }
     out

@@ -424,7 +424,7 @@ pub fn subject_facts(subject: &Value) -> Result<SubjectFacts, RankEvaluateError>
     for pair in subject
         .get("evidence_label_summary")
         .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice)
+        .unwrap_or(&[])
     {
         let count = match pair.get("observation_count") {
             Some(Value::Int(n)) => usize::try_from(*n).unwrap_or(0),

@@ -118,7 +118,11 @@ pub fn command(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error>
         .into());
     }
     let mut profile = match &args.profile {
-        Some(path) => EvaluationProfile::from_value(&io::read_input_object(&ctx.env, path)?)?,
+        Some(path) => EvaluationProfile::from_value(&io::read_input_object(
+            &ctx.env,
+            path,
+            args.input_limit.max_input_bytes,
+        )?)?,
         None => EvaluationProfile::defaults(),
     };
     if let Some(seed) = args.seed {
@@ -139,7 +143,7 @@ pub fn command(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error>
     let sweep = args.sweep.as_deref().map(parse_sweep).transpose()?;
     let (dataset, source) = match (&args.input, args.simulate) {
         (Some(input), false) => {
-            let bytes = io::read_bytes(&ctx.env, input)?;
+            let bytes = io::read_bytes(&ctx.env, input, args.input_limit.max_input_bytes)?;
             let parsed = episodes::parse(&bytes)?;
             let source = Source::Episodes {
                 input_sha256: sha256_hex_bytes(&bytes),

@@ -206,7 +206,7 @@ pub fn default_rank_prior() -> Value {
         "profile_id" => "profile:rank-evaluate-default",
         "semantic_floor" => 0.05,
         "candidate_pool" => 8,
-        "modifier_bounds" => Value::Array(vec![Value::Float(0.5), Value::Float(2.0)]),
+        "modifier_bounds" => Value::from(vec![Value::Float(0.5), Value::Float(2.0)]),
         "min_evidence_basis" => EvidenceBasis::EvaluatorInference.as_str(),
         "allow_evaluator_inference" => true,
         "min_support" => 1,

@@ -212,14 +212,14 @@ fn sweep_value(sweep: &SweepResult) -> Result<Value, RankEvaluateError> {
             "value" => Value::Float(point.value),
             "verdict" => a.gate.verdict(),
             "reason_codes" => crate::wire::json::str_list(&a.gate.reasons),
-            "arms" => Value::Array(arms),
+            "arms" => Value::from(arms),
             "false_attenuation" => estimate_value(&a.boot.arms[b][Metric::FalseAttenuation as usize]),
             "evaluator_disagreement" => estimate_value(&a.disagreement),
         }));
     }
     Ok(Value::Object(obj! {
         "parameter" => sweep.parameter.as_str(),
-        "points" => Value::Array(points),
+        "points" => Value::from(points),
     }))
 }
 
@@ -334,8 +334,8 @@ pub fn packet(
             "inference_deliveries_removed_for_arm_4" => l.inference_deliveries_removed,
             "deliveries_by_basis" => by_basis,
         },
-        "arms" => Value::Array(arms),
-        "differences" => Value::Array(differences),
+        "arms" => Value::from(arms),
+        "differences" => Value::from(differences),
         "gate" => obj! {
             "ndcg_gain" => obj! {"passed" => gate.ndcg_passed, "difference" => estimate_value(&gate.ndcg_gain)},
             "false_attenuation" => obj! {

@@ -339,7 +339,7 @@ fn receipt_for(
             "surface_id" => SURFACE,
             "mode" => "function_boundary",
             "query_kind" => "business_recall",
-            "query_evidence" => Value::Array(vec![Value::Object(obj! {
+            "query_evidence" => Value::from(vec![Value::Object(obj! {
                 "query_digest" => sha256_prefix(&format!("sim query {index}"), 16),
                 "query_summary" => summary.as_str(),
                 "exact_query_exposed" => false,
@@ -369,7 +369,7 @@ fn receipt_for(
     let decision = Value::Object(obj! {
         "output" => "artifact changed with the recalled guidance",
         "outcome" => "applied",
-        "memory_refs" => Value::Array(memory_refs),
+        "memory_refs" => Value::from(memory_refs),
         "current_artifact_verified" => true,
         "reasoning_summary" => "Applied the recalled guidance in a simulated episode.",
     });

@@ -262,10 +262,7 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
             "within the caps"
         );
         let ours = from_sqlite.get(&key).cloned().unwrap_or_default();
-        assert_eq!(
-            Some(&Value::Array(ours.clone())),
-            projection.get("subjects")
-        );
+        assert_eq!(Some(&Value::from(ours.clone())), projection.get("subjects"));
         let from_projection = UtilityView::from_projection(&projection).expect("view");
         let facts: Vec<SubjectUtility> = ours
             .iter()

@@ -1,0 +1,15 @@
+//! `utility-observe` on any input document.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use reward_memory::cli::Format;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(source) = reward_memory::io::parse_document(data) else {
+        return;
+    };
+    if let Ok(outcome) = reward_memory::utility::observe_input(&source) {
+        let _ = reward_memory::output::render(&outcome.packet, Format::Json);
+        let _ = reward_memory::output::render(&outcome.packet, Format::Markdown);
+    }
+});
