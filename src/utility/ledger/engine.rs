@@ -20,19 +20,24 @@ use crate::wire::json::{self, DumpOptions, Value};
 use super::packets::{self, Refusal};
 use super::{
     BatchRow, ConflictRow, Counters, DeliveryRow, HISTORY_PER_SUBJECT, LedgerBackend, LedgerError,
-    LedgerResult, ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
-    order_key_text, order_prefix, split_order_key,
+    LedgerResult, ObservationKey, ObservationRow, PartitionKey, PartitionRow, SubjectKey,
+    SubjectRow, order_key_text, order_prefix, split_order_key,
 };
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 use crate::utility::reducer::{Review, SubjectState, SummaryPair};
 use crate::wire::pyfmt::float_repr;
 
-/// Valid deliveries handled per storage round.
-const CHUNK: usize = 1024;
-/// Touched subjects kept before they are recomputed.
-const FLUSH_SUBJECTS: usize = 16384;
+/// Valid deliveries handled per storage round (and per hand-over from the validating
+/// thread).
+const CHUNK: usize = 2048;
+/// Touched subjects kept before they are recomputed. Close to one chunk's subjects, so
+/// that a spread-out append recomputes what it just wrote while its pages are cached,
+/// and a concentrated one (few, large subjects) recomputes them rarely.
+const FLUSH_SUBJECTS: usize = 4096;
 /// Subjects recomputed per storage round.
-const SUBJECT_ROUND: usize = 512;
+const SUBJECT_ROUND: usize = 4096;
+/// Chunks of records handed to the validating thread ahead of the writer.
+const PIPELINE_DEPTH: usize = 2;
 
 /// Compact JSON in insertion order (stored subject state, export lines).
 pub const COMPACT: DumpOptions = DumpOptions {
@@ -68,7 +73,6 @@ pub struct AppendReport {
 
 struct Prepared {
     observation: Observation,
-    key: PartitionKey,
     fingerprint: String,
     subject_id: String,
     order: String,
@@ -94,10 +98,11 @@ struct Aggregate {
 struct AppendState {
     high_water: i64,
     batch: BatchRow,
-    partitions: HashMap<PartitionKey, i64>,
-    partition_keys: HashMap<i64, PartitionKey>,
+    /// Resolved partitions by [`PartitionKey::hash_of`] (colliding keys share a list).
+    partitions: HashMap<u64, Vec<(PartitionKey, i64)>>,
     deltas: BTreeMap<i64, Counters>,
-    touched: BTreeSet<SubjectKey>,
+    /// Subjects to recompute, with their sorted digests joined by `,`.
+    touched: BTreeMap<SubjectKey, String>,
     refusals: Vec<Refusal>,
     /// Each resolved partition's latest order key, as this batch changes it.
     latest: HashMap<i64, String>,
@@ -118,22 +123,130 @@ impl AppendState {
         }
     }
 
-    fn partition_id(
+    fn touch(&mut self, key: SubjectKey, observation: &Observation) {
+        if !self.touched.contains_key(&key) {
+            self.touched
+                .insert(key, observation.memory_ref_digests.join(","));
+        }
+    }
+
+    fn cached_partition(&self, observation: &Observation) -> Option<i64> {
+        self.partitions
+            .get(&PartitionKey::hash_of(observation))
+            .and_then(|list| list.iter().find(|(k, _)| k.holds(observation)))
+            .map(|found| found.1)
+    }
+
+    /// The partition ids of a chunk's deliveries: cached ones, then the others read in
+    /// one round, then the missing ones created.
+    fn partition_ids(
         &mut self,
         backend: &mut dyn LedgerBackend,
-        key: &PartitionKey,
-    ) -> LedgerResult<i64> {
-        if let Some(id) = self.partitions.get(key) {
-            return Ok(*id);
+        pending: &[Prepared],
+    ) -> LedgerResult<Vec<i64>> {
+        let mut unknown: Vec<PartitionKey> = Vec::new();
+        for p in pending {
+            if self.cached_partition(&p.observation).is_none()
+                && !unknown.iter().any(|k| k.holds(&p.observation))
+            {
+                unknown.push(PartitionKey::of(&p.observation));
+            }
         }
-        let (id, latest) = match backend.find_partition(key)? {
-            Some(row) => (row.partition_id, row.latest_key),
-            None => (backend.insert_partition(key)?, String::new()),
-        };
-        self.latest.insert(id, latest);
-        self.partitions.insert(key.clone(), id);
-        self.partition_keys.insert(id, key.clone());
-        Ok(id)
+        if !unknown.is_empty() {
+            let found = backend.find_partitions(&unknown)?;
+            for (key, row) in unknown.into_iter().zip(found) {
+                let (id, latest) = match row {
+                    Some(row) => (row.partition_id, row.latest_key),
+                    None => (backend.insert_partition(&key)?, String::new()),
+                };
+                self.latest.insert(id, latest);
+                let hash = PartitionKey::hash_of_key(&key);
+                self.partitions.entry(hash).or_default().push((key, id));
+            }
+        }
+        pending
+            .iter()
+            .map(|p| {
+                self.cached_partition(&p.observation)
+                    .ok_or_else(|| LedgerError::Storage("a partition was not resolved".into()))
+            })
+            .collect()
+    }
+}
+
+/// Reads records on the calling thread and hands them, [`CHUNK`] at a time, to a
+/// validating thread; validated chunks come back in input order. Parsing, validation
+/// and hashing thus run beside the storage writes (and, before the write lock is
+/// taken, beside another appender's transaction).
+struct Pipeline<'r> {
+    records: &'r mut dyn Iterator<Item = LedgerResult<Record>>,
+    to_worker: Option<std::sync::mpsc::SyncSender<Vec<Record>>>,
+    from_worker: std::sync::mpsc::Receiver<Intake>,
+    in_flight: usize,
+    ended: bool,
+    /// A failure of the input itself (the whole append is refused).
+    failed: Option<LedgerError>,
+}
+
+impl Pipeline<'_> {
+    /// Reads and sends chunks until [`PIPELINE_DEPTH`] are in flight or the input ends.
+    fn feed(&mut self) {
+        while self.in_flight < PIPELINE_DEPTH && !self.ended {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            while chunk.len() < CHUNK {
+                match self.records.next() {
+                    None => {
+                        self.ended = true;
+                        break;
+                    }
+                    Some(Ok(record)) => chunk.push(record),
+                    Some(Err(err)) => {
+                        self.ended = true;
+                        self.failed = Some(err);
+                        break;
+                    }
+                }
+            }
+            if self.failed.is_some() {
+                return;
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            let sent = self
+                .to_worker
+                .as_ref()
+                .is_some_and(|tx| tx.send(chunk).is_ok());
+            if !sent {
+                self.ended = true;
+                self.failed = Some(LedgerError::Storage("the validating thread stopped".into()));
+                return;
+            }
+            self.in_flight += 1;
+        }
+        if self.ended {
+            // No more input: let the worker finish once its queue is empty.
+            self.to_worker = None;
+        }
+    }
+
+    /// The next validated chunk in input order; `None` when the input is exhausted.
+    fn next(&mut self) -> LedgerResult<Option<Intake>> {
+        self.feed();
+        if let Some(err) = self.failed.take() {
+            return Err(err);
+        }
+        if self.in_flight == 0 {
+            return Ok(None);
+        }
+        let intake = self
+            .from_worker
+            .recv()
+            .map_err(|_| LedgerError::Storage("the validating thread stopped".into()))?;
+        self.in_flight -= 1;
+        // Keep the worker busy while the caller writes this chunk.
+        self.feed();
+        Ok(Some(intake))
     }
 }
 
@@ -143,17 +256,54 @@ pub fn append(
     backend: &mut dyn LedgerBackend,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
 ) -> LedgerResult<AppendReport> {
-    // Parse and validate the head of the input before taking the write lock, so that
-    // concurrent appenders validate in parallel and hold the lock only to write.
-    let mut head = Intake::default();
-    while head.prepared.len() < PREVALIDATED {
-        match records.next() {
+    std::thread::scope(|scope| {
+        let (to_worker, worker_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(PIPELINE_DEPTH);
+        let (worker_tx, from_worker) = std::sync::mpsc::sync_channel::<Intake>(PIPELINE_DEPTH);
+        scope.spawn(move || {
+            for chunk in worker_rx {
+                let mut intake = Intake::default();
+                for record in chunk {
+                    intake.take(record);
+                }
+                if worker_tx.send(intake).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut pipeline = Pipeline {
+            records,
+            to_worker: Some(to_worker),
+            from_worker,
+            in_flight: 0,
+            ended: false,
+            failed: None,
+        };
+        let result = append_pipelined(backend, &mut pipeline);
+        // Dropping the pipeline closes both channels: the worker ends.
+        drop(pipeline);
+        result
+    })
+}
+
+fn append_pipelined(
+    backend: &mut dyn LedgerBackend,
+    pipeline: &mut Pipeline<'_>,
+) -> LedgerResult<AppendReport> {
+    // Validate the head of the input before taking the write lock, so that concurrent
+    // appenders validate in parallel and hold the lock only to write.
+    let mut head = Vec::new();
+    let mut prepared = 0;
+    while prepared < PREVALIDATED {
+        match pipeline.next()? {
             None => break,
-            Some(record) => head.take(record?),
+            Some(intake) => {
+                prepared += intake.prepared.len();
+                head.push(intake);
+            }
         }
     }
     backend.begin_write()?;
-    match append_in_transaction(backend, head, records) {
+    match append_in_transaction(backend, head, pipeline) {
         Ok(report) => {
             backend.commit()?;
             Ok(report)
@@ -166,7 +316,7 @@ pub fn append(
 }
 
 /// Deliveries validated at most before the write lock is taken.
-const PREVALIDATED: usize = 8192;
+const PREVALIDATED: usize = 4096;
 
 /// Records read and validated, not yet written.
 #[derive(Default)]
@@ -191,7 +341,6 @@ impl Intake {
                     let subject_id = reducer::subject_id(&observation);
                     let order = order_prefix(observation.created_instant, &observation.created_at);
                     self.prepared.push(Prepared {
-                        key: PartitionKey::of(&observation),
                         observation,
                         fingerprint,
                         subject_id,
@@ -206,8 +355,8 @@ impl Intake {
 
 fn append_in_transaction(
     backend: &mut dyn LedgerBackend,
-    head: Intake,
-    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+    head: Vec<Intake>,
+    pipeline: &mut Pipeline<'_>,
 ) -> LedgerResult<AppendReport> {
     let mut state = AppendState {
         high_water: backend.high_water()?,
@@ -216,47 +365,33 @@ fn append_in_transaction(
             ..BatchRow::default()
         },
         partitions: HashMap::new(),
-        partition_keys: HashMap::new(),
         deltas: BTreeMap::new(),
-        touched: BTreeSet::new(),
+        touched: BTreeMap::new(),
         refusals: Vec::new(),
         latest: HashMap::new(),
         latest_changed: BTreeSet::new(),
         latest_rescan: BTreeSet::new(),
     };
-    let mut intake = head;
+    let mut head = head.into_iter();
     loop {
-        state.batch.received += intake.received;
-        for (line, code, error) in intake.refused.drain(..) {
+        let intake = match head.next() {
+            Some(intake) => intake,
+            None => match pipeline.next()? {
+                Some(intake) => intake,
+                None => break,
+            },
+        };
+        let Intake {
+            mut prepared,
+            received,
+            refused,
+        } = intake;
+        state.batch.received += received;
+        for (line, code, error) in refused {
             state.refuse(line, code, error);
         }
-        let mut prepared = std::mem::take(&mut intake.prepared);
-        while !prepared.is_empty() {
-            let rest = prepared.split_off(prepared.len().min(CHUNK));
-            process_chunk(backend, &mut state, &mut prepared)?;
-            prepared = rest;
-        }
-        intake = Intake::default();
-        let mut ended = true;
-        for record in &mut *records {
-            intake.take(record?);
-            if intake.prepared.len() >= CHUNK {
-                ended = false;
-                break;
-            }
-        }
-        if ended {
-            state.batch.received += intake.received;
-            for (line, code, error) in intake.refused.drain(..) {
-                state.refuse(line, code, error);
-            }
-            let mut pending = std::mem::take(&mut intake.prepared);
-            process_chunk(backend, &mut state, &mut pending)?;
-            break;
-        }
+        process_chunk(backend, &mut state, &mut prepared)?;
     }
-    let mut pending: Vec<Prepared> = Vec::new();
-    process_chunk(backend, &mut state, &mut pending)?;
     flush_subjects(backend, &mut state)?;
     let deltas: Vec<(i64, Counters)> = state
         .deltas
@@ -296,18 +431,23 @@ fn process_chunk(
     if pending.is_empty() {
         return Ok(());
     }
-    let mut partition_ids = Vec::with_capacity(pending.len());
-    for p in pending.iter() {
-        partition_ids.push(state.partition_id(backend, &p.key)?);
-    }
-    let ids: Vec<String> = pending
+    let partition_ids = state.partition_ids(backend, pending)?;
+    // Aggregates are read in key order (neighbouring pages one after another).
+    let keys: Vec<ObservationKey> = pending
         .iter()
-        .map(|p| p.observation.observation_id.clone())
+        .zip(&partition_ids)
+        .map(|(p, pid)| {
+            (
+                *pid,
+                p.subject_id.clone(),
+                p.observation.observation_id.clone(),
+            )
+        })
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
     let mut aggregates: HashMap<String, Aggregate> = backend
-        .load_observations(&ids)?
+        .load_observations(&keys)?
         .into_iter()
         .map(|row| {
             let mut fingerprints: BTreeSet<String> = row.fingerprints.iter().cloned().collect();
@@ -333,11 +473,12 @@ fn process_chunk(
         let delta = state.deltas.entry(pid).or_default();
         delta.deliveries += 1;
         let id = p.observation.observation_id.clone();
+        let mut touch = false;
         match aggregates.get_mut(&id) {
             None => {
                 state.batch.appended += 1;
                 delta.accepted += 1;
-                state.touched.insert((pid, p.subject_id.clone()));
+                touch = true;
                 let mut fingerprints = BTreeSet::new();
                 fingerprints.insert(p.fingerprint.clone());
                 aggregates.insert(
@@ -353,6 +494,9 @@ fn process_chunk(
                             rep_seq: seq,
                             rep_order: p.order.clone(),
                             fingerprints: Vec::new(),
+                            utility_label: p.observation.utility_label,
+                            evidence_basis: p.observation.evidence_basis,
+                            confidence: p.observation.confidence,
                         },
                         fingerprints,
                         dirty: true,
@@ -367,11 +511,7 @@ fn process_chunk(
                 if p.fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
                     agg.row.rep_seq = seq;
                     agg.row.rep_order = p.order.clone();
-                    if agg.row.version_count == 1 {
-                        state
-                            .touched
-                            .insert((agg.row.partition_id, agg.row.subject_id.clone()));
-                    }
+                    touch = agg.row.version_count == 1;
                 }
                 if agg.row.version_count > 1 {
                     delta.rejected += 1;
@@ -385,9 +525,7 @@ fn process_chunk(
                     delta.conflicting += 1;
                     delta.rejected += agg.row.delivery_count + 1;
                     new_versions.push((id.clone(), agg.row.fingerprint.clone()));
-                    state
-                        .touched
-                        .insert((agg.row.partition_id, agg.row.subject_id.clone()));
+                    touch = true;
                 } else {
                     delta.rejected += 1;
                 }
@@ -397,8 +535,12 @@ fn process_chunk(
                 agg.row.delivery_count += 1;
             }
         }
-        deliveries.push(DeliveryRow::from_observation(
-            &p.observation,
+        if touch {
+            // An id belongs to one subject: the subject of this delivery.
+            state.touch((pid, p.subject_id.clone()), &p.observation);
+        }
+        deliveries.push(DeliveryRow::from_owned(
+            p.observation,
             seq,
             state.batch.batch_id,
             pid,
@@ -409,12 +551,48 @@ fn process_chunk(
         .filter(|a| a.dirty)
         .map(|a| a.row)
         .collect();
-    changed.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
+    changed.sort_by(|a, b| {
+        (a.partition_id, &a.subject_id, &a.observation_id).cmp(&(
+            b.partition_id,
+            &b.subject_id,
+            &b.observation_id,
+        ))
+    });
     backend.write_chunk(&deliveries, &changed, &new_versions)?;
     if state.touched.len() >= FLUSH_SUBJECTS {
         flush_subjects(backend, state)?;
     }
     Ok(())
+}
+
+/// The attribution level a subject id names (`mui_`, `mus_`, `mul_`).
+pub fn subject_level(subject_id: &str) -> Option<AttributionLevel> {
+    match subject_id.get(..4)? {
+        "mui_" => Some(AttributionLevel::Item),
+        "mus_" => Some(AttributionLevel::Set),
+        "mul_" => Some(AttributionLevel::None),
+        _ => None,
+    }
+}
+
+/// The aggregate row a representative delivery stands for, as far as the reducer and
+/// the history read it (verify rebuilds subjects from deliveries this way).
+pub fn member_of_delivery(row: &DeliveryRow, partition: &PartitionKey) -> Option<ObservationRow> {
+    let observation = row.observation(partition)?;
+    Some(ObservationRow {
+        observation_id: row.observation_id.clone(),
+        partition_id: row.partition_id,
+        subject_id: String::new(),
+        version_count: 1,
+        delivery_count: 1,
+        fingerprint: String::new(),
+        rep_seq: row.seq,
+        rep_order: order_prefix(observation.created_instant, &observation.created_at),
+        fingerprints: Vec::new(),
+        utility_label: observation.utility_label,
+        evidence_basis: observation.evidence_basis,
+        confidence: observation.confidence,
+    })
 }
 
 /// The reduced state of one subject from its representative deliveries (in
@@ -424,17 +602,38 @@ pub fn reduce_stored_subject(
     partition: &PartitionKey,
     rows: &[DeliveryRow],
 ) -> LedgerResult<Option<SubjectRow>> {
-    let mut observations = Vec::with_capacity(rows.len());
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let mut members = Vec::with_capacity(rows.len());
     for row in rows {
-        observations.push(row.observation(partition).ok_or_else(|| {
+        members.push(member_of_delivery(row, partition).ok_or_else(|| {
             LedgerError::Storage(format!("delivery {} is not a valid observation", row.seq))
         })?);
     }
-    let Some(first) = observations.first() else {
+    reduce_members(key, &first.memory_ref_digests, &members)
+}
+
+/// The reduced state of one subject from the aggregates of its accepted observations
+/// (in `observation_id` order; `digests` its sorted digests joined by `,`), or `None`
+/// when it has none. The rules are [`reducer::reduce_subject`]'s, on the inputs it reads.
+pub fn reduce_members(
+    key: &SubjectKey,
+    digests: &str,
+    members: &[ObservationRow],
+) -> LedgerResult<Option<SubjectRow>> {
+    if members.is_empty() {
         return Ok(None);
-    };
-    let level = first.attribution_level;
-    let digests = first.memory_ref_digests.clone();
+    }
+    let level = subject_level(&key.1)
+        .ok_or_else(|| LedgerError::Storage(format!("subject id {} is damaged", key.1)))?;
+    let mut observations = Vec::with_capacity(members.len());
+    for m in members {
+        observations.push(m.reducer_input(level).ok_or_else(|| {
+            LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+        })?);
+    }
+    let digests: Vec<String> = digests.split(',').map(str::to_owned).collect();
     let refs: Vec<&Observation> = observations.iter().collect();
     let state = reducer::reduce_subject(&key.1, level, &digests, &refs);
     let mut order: Vec<usize> = (0..observations.len()).collect();
@@ -442,10 +641,10 @@ pub fn reduce_stored_subject(
         observations[a]
             .order_key()
             .cmp(&observations[b].order_key())
-            .then(rows[a].seq.cmp(&rows[b].seq))
+            .then(members[a].rep_seq.cmp(&members[b].rep_seq))
     });
     let start = order.len().saturating_sub(HISTORY_PER_SUBJECT);
-    let history_seqs: Vec<i64> = order[start..].iter().map(|&i| rows[i].seq).collect();
+    let history_seqs: Vec<i64> = order[start..].iter().map(|&i| members[i].rep_seq).collect();
     let last = order
         .last()
         .map(|&i| order_key_text(&observations[i]))
@@ -590,19 +789,17 @@ fn subject_counters(row: &SubjectRow, sign: i64) -> Counters {
 }
 
 fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
-    let touched: Vec<SubjectKey> = std::mem::take(&mut state.touched).into_iter().collect();
-    for keys in touched.chunks(SUBJECT_ROUND) {
-        let olds = backend.load_subjects(keys)?;
-        let members = backend.subject_members(keys)?;
+    let touched: Vec<(SubjectKey, String)> =
+        std::mem::take(&mut state.touched).into_iter().collect();
+    for round in touched.chunks(SUBJECT_ROUND) {
+        let keys: Vec<SubjectKey> = round.iter().map(|(k, _)| k.clone()).collect();
+        let olds = backend.load_subjects(&keys)?;
+        let members = backend.subject_members(&keys)?;
         let mut puts = Vec::new();
         let mut digests = Vec::new();
         let mut deletes = Vec::new();
-        for ((key, old), rows) in keys.iter().zip(olds).zip(members) {
-            let partition = state
-                .partition_keys
-                .get(&key.0)
-                .ok_or_else(|| LedgerError::Storage(format!("partition {} is unknown", key.0)))?;
-            let new = reduce_stored_subject(key, partition, &rows)?;
+        for (((key, subject_digests), old), rows) in round.iter().zip(olds).zip(members) {
+            let new = reduce_members(key, subject_digests, &rows)?;
             let current = state.latest.get(&key.0).cloned().unwrap_or_default();
             if let Some(old) = &old
                 && old.last_key == current
@@ -623,11 +820,8 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
             match new {
                 Some(row) => {
                     delta.add(&subject_counters(&row, 1));
-                    if old.is_none()
-                        && row.attribution_level != "item"
-                        && let Some(first) = rows.first()
-                    {
-                        for d in first.memory_ref_digests.split(',') {
+                    if old.is_none() && row.attribution_level != "item" {
+                        for d in subject_digests.split(',') {
                             digests.push((key.0, d.to_owned(), key.1.clone()));
                         }
                     }
@@ -1138,6 +1332,7 @@ fn check_observation(
     let mut fingerprints: Vec<String> = Vec::new();
     let mut rep: Option<(String, i64)> = None;
     let mut subject = String::new();
+    let mut inputs: Option<(UtilityLabel, EvidenceBasis, f64)> = None;
     for row in group {
         let Some(partition) = partitions.get(&row.partition_id) else {
             return Some(format!("delivery {} names an unknown partition", row.seq));
@@ -1157,6 +1352,11 @@ fn check_observation(
             fingerprints.push(fp.clone());
         }
         if fp == fingerprints[0] {
+            inputs.get_or_insert((
+                observation.utility_label,
+                observation.evidence_basis,
+                observation.confidence,
+            ));
             let order = order_prefix(observation.created_instant, &observation.created_at);
             if rep.as_ref().is_none_or(|(o, _)| order < *o) {
                 rep = Some((order, row.seq));
@@ -1176,6 +1376,8 @@ fn check_observation(
         delta.accepted += 1;
     }
     let (rep_order, rep_seq) = rep.unwrap_or_default();
+    let (utility_label, evidence_basis, confidence) =
+        inputs.unwrap_or((UtilityLabel::Unknown, EvidenceBasis::Insufficient, 0.0));
     let mut sorted = fingerprints.clone();
     sorted.sort();
     let want_fingerprints = if versions > 1 { sorted } else { Vec::new() };
@@ -1189,6 +1391,9 @@ fn check_observation(
         rep_seq,
         rep_order,
         fingerprints: want_fingerprints,
+        utility_label,
+        evidence_basis,
+        confidence,
     };
     (want != *stored).then(|| format!("observation {id} aggregate differs from its deliveries"))
 }
