@@ -29,13 +29,10 @@ use crate::wire::pyfmt::float_repr;
 
 /// Valid deliveries handled per storage round (and per hand-over from the validating
 /// thread).
-const CHUNK: usize = 2048;
-/// Touched subjects kept before they are recomputed. Close to one chunk's subjects, so
-/// that a spread-out append recomputes what it just wrote while its pages are cached,
-/// and a concentrated one (few, large subjects) recomputes them rarely.
-const FLUSH_SUBJECTS: usize = 4096;
-/// Subjects recomputed per storage round.
-const SUBJECT_ROUND: usize = 4096;
+const CHUNK: usize = 1024;
+/// Deliveries classified and aggregated together (see [`aggregate_run`]); their
+/// touched subjects are recomputed together, right after.
+const RUN: usize = 16384;
 /// Chunks of records handed to the validating thread ahead of the writer.
 const PIPELINE_DEPTH: usize = 2;
 
@@ -90,9 +87,17 @@ pub fn prepare_delivery(bytes: &[u8]) -> Result<Observation, (&'static str, Stri
 }
 
 struct Aggregate {
+    /// Its `fingerprints` list every version once the id conflicts.
     row: ObservationRow,
-    fingerprints: BTreeSet<String>,
     dirty: bool,
+}
+
+impl Aggregate {
+    /// True when a delivery with this fingerprint was stored under the id.
+    fn knows(&self, fingerprint: &str) -> bool {
+        self.row.fingerprint == fingerprint
+            || self.row.fingerprints.iter().any(|f| f == fingerprint)
+    }
 }
 
 struct AppendState {
@@ -109,7 +114,20 @@ struct AppendState {
     latest_changed: BTreeSet<i64>,
     /// Partitions whose latest subject lost its latest observation: read them again.
     latest_rescan: BTreeSet<i64>,
+    /// Stored deliveries waiting for their aggregate run, in ledger order.
+    staged: Vec<Staged>,
+    /// Where written chunks go to be freed, off the writing thread.
+    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
 }
+
+/// What a written chunk leaves behind, freed by the dropping thread (the writer is the
+/// append's bottleneck; freeing a chunk's many small strings is not its job).
+type Garbage = (
+    Vec<Prepared>,
+    Vec<DeliveryRow>,
+    Vec<ObservationRow>,
+    Vec<Staged>,
+);
 
 impl AppendState {
     fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
@@ -120,13 +138,6 @@ impl AppendState {
                 reason_code,
                 error,
             });
-        }
-    }
-
-    fn touch(&mut self, key: SubjectKey, observation: &Observation) {
-        if !self.touched.contains_key(&key) {
-            self.touched
-                .insert(key, observation.memory_ref_digests.join(","));
         }
     }
 
@@ -182,6 +193,7 @@ struct Pipeline<'r> {
     records: &'r mut dyn Iterator<Item = LedgerResult<Record>>,
     to_worker: Option<std::sync::mpsc::SyncSender<Vec<Record>>>,
     from_worker: std::sync::mpsc::Receiver<Intake>,
+    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
     in_flight: usize,
     ended: bool,
     /// A failure of the input itself (the whole append is refused).
@@ -259,21 +271,34 @@ pub fn append(
     std::thread::scope(|scope| {
         let (to_worker, worker_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(PIPELINE_DEPTH);
         let (worker_tx, from_worker) = std::sync::mpsc::sync_channel::<Intake>(PIPELINE_DEPTH);
-        scope.spawn(move || {
-            for chunk in worker_rx {
-                let mut intake = Intake::default();
-                for record in chunk {
-                    intake.take(record);
+        let (garbage, dropper_rx) = std::sync::mpsc::channel::<Garbage>();
+        // Without these threads (the system refused them) the channels close at once
+        // and the append fails with a storage error; nothing is written.
+        let _ = std::thread::Builder::new()
+            .name("ledger-drop".into())
+            .spawn_scoped(scope, move || {
+                for garbage in dropper_rx {
+                    drop(garbage);
                 }
-                if worker_tx.send(intake).is_err() {
-                    break;
+            });
+        let _ = std::thread::Builder::new()
+            .name("ledger-validate".into())
+            .spawn_scoped(scope, move || {
+                for chunk in worker_rx {
+                    let mut intake = Intake::default();
+                    for record in chunk {
+                        intake.take(record);
+                    }
+                    if worker_tx.send(intake).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            });
         let mut pipeline = Pipeline {
             records,
             to_worker: Some(to_worker),
             from_worker,
+            garbage: Some(garbage),
             in_flight: 0,
             ended: false,
             failed: None,
@@ -316,7 +341,7 @@ fn append_pipelined(
 }
 
 /// Deliveries validated at most before the write lock is taken.
-const PREVALIDATED: usize = 4096;
+const PREVALIDATED: usize = 2048;
 
 /// Records read and validated, not yet written.
 #[derive(Default)]
@@ -371,6 +396,8 @@ fn append_in_transaction(
         latest: HashMap::new(),
         latest_changed: BTreeSet::new(),
         latest_rescan: BTreeSet::new(),
+        garbage: pipeline.garbage.take(),
+        staged: Vec::new(),
     };
     let mut head = head.into_iter();
     loop {
@@ -392,7 +419,7 @@ fn append_in_transaction(
         }
         process_chunk(backend, &mut state, &mut prepared)?;
     }
-    flush_subjects(backend, &mut state)?;
+    aggregate_run(backend, &mut state)?;
     let deltas: Vec<(i64, Counters)> = state
         .deltas
         .iter()
@@ -423,6 +450,24 @@ fn append_in_transaction(
     })
 }
 
+/// A stored delivery waiting for its aggregate run: what classification and the
+/// aggregate row need, without the rest of the observation.
+struct Staged {
+    pid: i64,
+    seq: i64,
+    observation_id: String,
+    subject_id: String,
+    fingerprint: String,
+    order: String,
+    utility_label: UtilityLabel,
+    evidence_basis: EvidenceBasis,
+    confidence: f64,
+    /// Sorted digests joined by `,`.
+    digests: String,
+}
+
+/// Stores a chunk's deliveries (in ledger order, at the end of the `deliveries` table)
+/// and stages them for the next aggregate run.
 fn process_chunk(
     backend: &mut dyn LedgerBackend,
     state: &mut AppendState,
@@ -432,60 +477,120 @@ fn process_chunk(
         return Ok(());
     }
     let partition_ids = state.partition_ids(backend, pending)?;
-    // Aggregates are read in key order (neighbouring pages one after another).
-    let keys: Vec<ObservationKey> = pending
-        .iter()
-        .zip(&partition_ids)
-        .map(|(p, pid)| {
-            (
-                *pid,
-                p.subject_id.clone(),
-                p.observation.observation_id.clone(),
-            )
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut aggregates: HashMap<String, Aggregate> = backend
-        .load_observations(&keys)?
-        .into_iter()
-        .map(|row| {
-            let mut fingerprints: BTreeSet<String> = row.fingerprints.iter().cloned().collect();
-            fingerprints.insert(row.fingerprint.clone());
-            (
-                row.observation_id.clone(),
-                Aggregate {
-                    row,
-                    fingerprints,
-                    dirty: false,
-                },
-            )
-        })
-        .collect();
     let mut deliveries = Vec::with_capacity(pending.len());
-    let mut new_versions: Vec<(String, String)> = Vec::new();
-    for (p, pid) in pending.drain(..).zip(partition_ids) {
+    let mut spent = Vec::with_capacity(pending.len());
+    for (mut p, pid) in pending.drain(..).zip(partition_ids) {
         state.high_water += 1;
         let seq = state.high_water;
         if state.batch.first_seq == 0 {
             state.batch.first_seq = seq;
         }
+        state.staged.push(Staged {
+            pid,
+            seq,
+            observation_id: p.observation.observation_id.clone(),
+            subject_id: std::mem::take(&mut p.subject_id),
+            fingerprint: std::mem::take(&mut p.fingerprint),
+            order: std::mem::take(&mut p.order),
+            utility_label: p.observation.utility_label,
+            evidence_basis: p.observation.evidence_basis,
+            confidence: p.observation.confidence,
+            digests: p.observation.memory_ref_digests.join(","),
+        });
+        deliveries.push(DeliveryRow::take_from(
+            &mut p.observation,
+            seq,
+            state.batch.batch_id,
+            pid,
+        ));
+        spent.push(p);
+    }
+    backend.write_chunk(&deliveries, &[], &[])?;
+    if let Some(garbage) = &state.garbage {
+        // A stopped dropping thread only means the chunk is freed here.
+        let _ = garbage.send((spent, deliveries, Vec::new(), Vec::new()));
+    }
+    if state.staged.len() >= RUN {
+        aggregate_run(backend, state)?;
+    }
+    Ok(())
+}
+
+/// Aggregates the staged deliveries, a window of subjects at a time in key order
+/// (partition, subject, observation): a window's aggregates are read, its deliveries
+/// classified (each id's in ledger order: a delivery's class depends only on the earlier
+/// deliveries of its id), its changed aggregates written and its touched subjects
+/// recomputed while their pages are still cached. A large run thus visits each storage
+/// page about once instead of once per delivery.
+fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
+    let mut staged = std::mem::take(&mut state.staged);
+    // Stable: each id's deliveries stay in ledger order.
+    staged.sort_by(|a, b| {
+        (a.pid, &a.subject_id, &a.observation_id).cmp(&(b.pid, &b.subject_id, &b.observation_id))
+    });
+    let window = backend.subject_window().max(1);
+    let mut start = 0;
+    while start < staged.len() {
+        let mut end = start;
+        let mut subjects = 0;
+        while end < staged.len() {
+            if end == start
+                || staged[end].pid != staged[end - 1].pid
+                || staged[end].subject_id != staged[end - 1].subject_id
+            {
+                if subjects == window {
+                    break;
+                }
+                subjects += 1;
+            }
+            end += 1;
+        }
+        aggregate_window(backend, state, &staged[start..end])?;
+        flush_subjects(backend, state)?;
+        start = end;
+    }
+    if let Some(garbage) = &state.garbage {
+        let _ = garbage.send((Vec::new(), Vec::new(), Vec::new(), staged));
+    }
+    Ok(())
+}
+
+/// Classifies one window of staged deliveries (sorted by key, each id's in ledger order)
+/// and writes the changed aggregates; touched subjects are left in `state.touched`.
+fn aggregate_window(
+    backend: &mut dyn LedgerBackend,
+    state: &mut AppendState,
+    staged: &[Staged],
+) -> LedgerResult<()> {
+    let mut keys: Vec<ObservationKey> = staged
+        .iter()
+        .map(|p| (p.pid, p.subject_id.clone(), p.observation_id.clone()))
+        .collect();
+    keys.dedup();
+    let mut aggregates: HashMap<String, Aggregate> = backend
+        .load_observations(&keys)?
+        .into_iter()
+        .map(|row| (row.observation_id.clone(), Aggregate { row, dirty: false }))
+        .collect();
+    drop(keys);
+    let mut new_versions: Vec<(String, String)> = Vec::new();
+    for p in staged {
+        let pid = p.pid;
+        let seq = p.seq;
         let delta = state.deltas.entry(pid).or_default();
         delta.deliveries += 1;
-        let id = p.observation.observation_id.clone();
+        let id = &p.observation_id;
         let mut touch = false;
-        match aggregates.get_mut(&id) {
+        match aggregates.get_mut(id) {
             None => {
                 state.batch.appended += 1;
                 delta.accepted += 1;
                 touch = true;
-                let mut fingerprints = BTreeSet::new();
-                fingerprints.insert(p.fingerprint.clone());
                 aggregates.insert(
                     id.clone(),
                     Aggregate {
                         row: ObservationRow {
-                            observation_id: id,
+                            observation_id: id.clone(),
                             partition_id: pid,
                             subject_id: p.subject_id.clone(),
                             version_count: 1,
@@ -494,16 +599,15 @@ fn process_chunk(
                             rep_seq: seq,
                             rep_order: p.order.clone(),
                             fingerprints: Vec::new(),
-                            utility_label: p.observation.utility_label,
-                            evidence_basis: p.observation.evidence_basis,
-                            confidence: p.observation.confidence,
+                            utility_label: p.utility_label,
+                            evidence_basis: p.evidence_basis,
+                            confidence: p.confidence,
                         },
-                        fingerprints,
                         dirty: true,
                     },
                 );
             }
-            Some(agg) if agg.fingerprints.contains(&p.fingerprint) => {
+            Some(agg) if agg.knows(&p.fingerprint) => {
                 state.batch.duplicate += 1;
                 delta.duplicate += 1;
                 agg.dirty = true;
@@ -525,26 +629,25 @@ fn process_chunk(
                     delta.conflicting += 1;
                     delta.rejected += agg.row.delivery_count + 1;
                     new_versions.push((id.clone(), agg.row.fingerprint.clone()));
+                    agg.row.fingerprints.push(agg.row.fingerprint.clone());
                     touch = true;
                 } else {
                     delta.rejected += 1;
                 }
                 new_versions.push((id.clone(), p.fingerprint.clone()));
-                agg.fingerprints.insert(p.fingerprint.clone());
+                agg.row.fingerprints.push(p.fingerprint.clone());
+                agg.row.fingerprints.sort();
                 agg.row.version_count += 1;
                 agg.row.delivery_count += 1;
             }
         }
         if touch {
             // An id belongs to one subject: the subject of this delivery.
-            state.touch((pid, p.subject_id.clone()), &p.observation);
+            let key = (pid, p.subject_id.clone());
+            if !state.touched.contains_key(&key) {
+                state.touched.insert(key, p.digests.clone());
+            }
         }
-        deliveries.push(DeliveryRow::from_owned(
-            p.observation,
-            seq,
-            state.batch.batch_id,
-            pid,
-        ));
     }
     let mut changed: Vec<ObservationRow> = aggregates
         .into_values()
@@ -558,9 +661,10 @@ fn process_chunk(
             &b.observation_id,
         ))
     });
-    backend.write_chunk(&deliveries, &changed, &new_versions)?;
-    if state.touched.len() >= FLUSH_SUBJECTS {
-        flush_subjects(backend, state)?;
+    new_versions.sort();
+    backend.write_chunk(&[], &changed, &new_versions)?;
+    if let Some(garbage) = &state.garbage {
+        let _ = garbage.send((Vec::new(), Vec::new(), changed, Vec::new()));
     }
     Ok(())
 }
@@ -791,7 +895,7 @@ fn subject_counters(row: &SubjectRow, sign: i64) -> Counters {
 fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
     let touched: Vec<(SubjectKey, String)> =
         std::mem::take(&mut state.touched).into_iter().collect();
-    for round in touched.chunks(SUBJECT_ROUND) {
+    for round in touched.chunks(backend.subject_window().max(1)) {
         let keys: Vec<SubjectKey> = round.iter().map(|(k, _)| k.clone()).collect();
         let olds = backend.load_subjects(&keys)?;
         let members = backend.subject_members(&keys)?;
@@ -834,6 +938,7 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
                 }
             }
         }
+        digests.sort();
         backend.put_subjects(&puts, &digests)?;
         backend.delete_subjects(&deletes)?;
     }

@@ -384,30 +384,32 @@ impl DeliveryRow {
         }
     }
 
-    /// The row of a validated observation, taking its strings.
-    pub fn from_owned(
-        observation: Observation,
+    /// The row of a validated observation, taking its strings (what is left of the
+    /// observation is for the caller to drop, possibly on another thread).
+    pub fn take_from(
+        observation: &mut Observation,
         seq: i64,
         batch_id: i64,
         partition_id: i64,
     ) -> DeliveryRow {
+        let take = std::mem::take::<String>;
         DeliveryRow {
             seq,
             batch_id,
             partition_id,
-            observation_id: observation.observation_id,
-            application_receipt_id: observation.application_receipt_id,
+            observation_id: take(&mut observation.observation_id),
+            application_receipt_id: take(&mut observation.application_receipt_id),
             memory_ref_digests: join(&observation.memory_ref_digests),
-            outcome_ref: observation.outcome_ref,
+            outcome_ref: take(&mut observation.outcome_ref),
             utility_label: observation.utility_label.as_str().to_owned(),
             attribution_level: observation.attribution_level.as_str().to_owned(),
             evidence_basis: observation.evidence_basis.as_str().to_owned(),
             confidence: observation.confidence,
             reason_codes: join(&observation.reason_codes),
             evidence_refs: join(&observation.evidence_refs),
-            evaluator_ref: observation.evaluator_ref,
-            evaluation_version: observation.evaluation_version,
-            created_at: observation.created_at,
+            evaluator_ref: take(&mut observation.evaluator_ref),
+            evaluation_version: take(&mut observation.evaluation_version),
+            created_at: take(&mut observation.created_at),
         }
     }
 
@@ -574,6 +576,10 @@ pub fn split_order_key(text: &str) -> Option<(String, String)> {
 pub trait LedgerBackend {
     /// `sqlite` or `postgres`.
     fn backend_name(&self) -> &'static str;
+    /// How many subjects an append aggregates and recomputes per storage round: small
+    /// where a round trip is cheap (pages stay cached between the writes and the reads),
+    /// large where it is not.
+    fn subject_window(&self) -> usize;
 
     /// Starts the append transaction: creates the schema on a fresh ledger, checks the
     /// schema version, takes the write lock.

@@ -455,6 +455,10 @@ impl LedgerBackend for PgLedger {
         "postgres"
     }
 
+    fn subject_window(&self) -> usize {
+        4096
+    }
+
     fn begin_write(&mut self) -> LedgerResult<()> {
         self.exec("BEGIN")?;
         let result = (|| {

@@ -21,9 +21,11 @@ use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel}
 /// How long one append waits for another to release the ledger.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// SQLite's page cache per connection, in KiB (negative `cache_size`). With the
-/// validating thread's chunks this keeps an append of any size under 64 MiB resident.
-const CACHE_KIB: i64 = 32_000;
+/// SQLite's page cache per connection, in KiB (negative `cache_size`). Appends visit
+/// pages in key order a window at a time, so a larger cache buys little; with the
+/// validating thread's chunks and a staged run this keeps an append of any size well
+/// under 64 MiB resident.
+const CACHE_KIB: i64 = 24_000;
 
 /// Schema version 2. Identifiers (`muo_`, `muof_`, `mui_`/`mus_`/`mul_` + 64 hex) are
 /// stored as their 32 bytes (subjects with a leading level byte `i`, `s` or `l`), whose
@@ -599,6 +601,10 @@ pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
 impl LedgerBackend for SqliteLedger {
     fn backend_name(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn subject_window(&self) -> usize {
+        256
     }
 
     fn begin_write(&mut self) -> LedgerResult<()> {
