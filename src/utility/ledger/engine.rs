@@ -341,7 +341,7 @@ fn append_pipelined(
 }
 
 /// Deliveries validated at most before the write lock is taken.
-const PREVALIDATED: usize = 2048;
+const PREVALIDATED: usize = 4096;
 
 /// Records read and validated, not yet written.
 #[derive(Default)]

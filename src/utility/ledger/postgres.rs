@@ -463,6 +463,13 @@ impl LedgerBackend for PgLedger {
         self.exec("BEGIN")?;
         let result = (|| {
             self.query("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])?;
+            // Every statement of an append looks rows up by key. Given thousands of keys
+            // at once the planner would rather scan whole tables (and hash-join them),
+            // which costs the size of the ledger on every round: keep it on the indexes.
+            self.exec(
+                "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; \
+                 SET LOCAL enable_mergejoin = off",
+            )?;
             match self.meta_version()? {
                 None => {
                     self.exec(SCHEMA)?;
