@@ -14,8 +14,10 @@
 //! * `partitions`: one row per (scope, retrieval snapshot, policy snapshot) with exact
 //!   counters;
 //! * `deliveries`: every valid delivery, in ledger order (`seq`), normalized;
-//! * `observations`: one row per `observation_id`: delivery and version counts, the
-//!   first fingerprint, the representative delivery (smallest order key);
+//! * `observations`: one row per `observation_id`, keyed by (partition, subject, id):
+//!   delivery and version counts, the first fingerprint, the representative delivery
+//!   (smallest order key) and the reducer's inputs of it, so that a subject is recomputed
+//!   from its own rows without reading deliveries;
 //! * `conflict_versions`: every fingerprint of an id delivered with two or more;
 //! * `subjects`: the reduced subject (compact text), its latest order key and the
 //!   sequences of its latest history entries;
