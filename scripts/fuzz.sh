@@ -7,6 +7,8 @@
 #   TARGET   some of the targets below (default: all)
 #   RUNS=N scripts/fuzz.sh ...   stops each target after N executions instead
 #   JOBS=2 scripts/fuzz.sh ...   runs two targets at a time
+#   FUZZ_TARGET_DIR=DIR ...      builds into DIR (CI keeps it under ~/.cache so the
+#                                sanitizer build of the crate is incremental between runs)
 # Corpora live in fuzz/corpus/<target>/ (not committed) and are seeded from fixtures/
 # on every run; crashes land in fuzz/artifacts/<target>/. Prints the executions of each
 # target and exits non-zero when a target found a crash, a timeout or a leak.
@@ -52,7 +54,9 @@ grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | s
     done
 
 # Runs ---------------------------------------------------------------------------------
-cargo +nightly fuzz build -O >/dev/null
+target_dir=()
+[[ -n "${FUZZ_TARGET_DIR:-}" ]] && target_dir=(--target-dir "$FUZZ_TARGET_DIR")
+cargo +nightly fuzz build -O "${target_dir[@]}" >/dev/null
 limit=(-max_total_time="$seconds")
 [[ -n "${RUNS:-}" ]] && limit=(-runs="$RUNS")
 
@@ -60,7 +64,7 @@ run_one() { # run_one TARGET: fuzz it, then print its row
     local target=$1 log="fuzz/artifacts/$1.log" result start end
     mkdir -p "fuzz/artifacts/$target"
     start=$(date +%s)
-    if cargo +nightly fuzz run -O "$target" "fuzz/corpus/$target" -- \
+    if cargo +nightly fuzz run -O "${target_dir[@]}" "$target" "fuzz/corpus/$target" -- \
         "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/artifacts/$target/" >"$log" 2>&1; then
         result=ok
