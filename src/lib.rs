@@ -93,6 +93,9 @@ pub struct Notes {
     pub registry: Option<PathBuf>,
     /// Where the provider keeps records: the embedded store's file, or the `ov` command.
     pub store: Option<String>,
+    /// The utility ledger a command read or wrote, without credentials
+    /// ([`utility::ledger::Location::public_display`]).
+    pub ledger: Option<String>,
 }
 
 /// Global options and the environment, resolved once before any command runs.
