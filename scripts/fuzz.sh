@@ -17,7 +17,8 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 all=(json_roundtrip timestamp ingest_event dogfood_evaluate operator_control
-    utility_project utility_observe utility_validate rank_prior)
+    utility_project utility_observe utility_validate rank_prior
+    ledger_append_input rank_evaluate_episodes apply_input)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
@@ -45,6 +46,10 @@ seed utility_project fixtures/utility_project/**/*.json
 seed utility_observe fixtures/utility_observe/**/*.json
 seed utility_validate fixtures/utility_validate/**/*.json
 seed rank_prior fixtures/rank_prior/**/*.json
+seed ledger_append_input fixtures/utility_ledger/**/*.json* fixtures/utility_project/valid/*.json \
+    fixtures/rank_evaluate/valid/*.jsonl
+seed rank_evaluate_episodes fixtures/rank_evaluate/**/*.jsonl
+seed apply_input fixtures/apply/**/*.json
 mkdir -p fuzz/corpus/timestamp
 grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | sort -u |
     while read -r ts; do

@@ -204,7 +204,9 @@ pub enum Command {
     ///
     /// Input: {"profile", "partition", "projection", "candidates" | "recall"}, where
     /// candidates is [{"memory_ref_digest", "relevance_score"}] and recall is a packet printed
-    /// by `recall`. Prints memory_utility_rank_prior_v0. With --execute, the partition's
+    /// by `recall`; with --ledger the utility comes from the utility ledger's stored
+    /// subjects of the partition instead, and the input has no projection. Prints
+    /// memory_utility_rank_prior_v0. With --execute, the partition's
     /// modifier table is written to the provider of its corpus, found through --goal-id,
     /// --agent-id, --registry and --runtime-root: an exact-readback, versioned
     /// effect on the embedded store; refused on OpenViking (provider_rank_prior_contract_absent,
@@ -530,18 +532,40 @@ pub struct RecallArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub session_ttl: u64,
     /// Re-rank the results with this rank-prior profile
-    /// (memory_utility_rank_prior_profile_v0); off by default. Needs --projection and
-    /// --partition, and applies only with --evaluation, a qualified verdict for this
-    /// profile; otherwise the recall is printed unranked with rank_prior_applied false and
-    /// rank_prior_reason_code saying why (exit 0)
-    #[arg(long, value_name = "PROFILE.json", requires_all = ["projection", "partition"])]
+    /// (memory_utility_rank_prior_profile_v0); off by default. Needs --partition and the
+    /// utility (--projection or --ledger), and applies only with --evaluation, a qualified
+    /// verdict for this profile; otherwise the recall is printed unranked with
+    /// rank_prior_applied false and rank_prior_reason_code saying why (exit 0)
+    #[arg(long, value_name = "PROFILE.json", requires_all = ["partition", "utility_source"])]
     pub rank_prior: Option<String>,
     /// The memory_utility_projection_v0 packet whose utility the prior uses
-    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "rank_prior",
+        group = "utility_source"
+    )]
     pub projection: Option<String>,
-    /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`:
-    /// the utility partition of this recall; the projection must have exactly this
-    /// identity and the scope must name the recalled corpus and surface
+    /// Read the utility from the utility ledger instead of a projection: the stored
+    /// subjects of the partition that mention a recalled memory (see `utility-ledger
+    /// --help`). LOCATION is a SQLite file or a postgres:// URL; without a value,
+    /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). It must exist; it is read
+    /// before the provider is called and again, for the results' digests only, when the
+    /// prior is applied
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        num_args = 0..=1,
+        default_missing_value = "",
+        requires = "rank_prior",
+        group = "utility_source"
+    )]
+    pub ledger: Option<String>,
+    /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`
+    /// (the object `utility-ledger project --input` takes): the utility partition of this
+    /// recall; a projection must have exactly this identity, a ledger is read at this
+    /// partition, and the scope must name the recalled corpus and surface
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub partition: Option<String>,
     /// The memory_utility_ranking_evaluation_v0 verdict that `rank-evaluate` printed for
@@ -768,6 +792,20 @@ pub struct RankPriorArgs {
     /// Allowlisted agent id of that goal (--execute)
     #[arg(long, requires = "execute")]
     pub agent_id: Option<String>,
+    /// Read the utility from the utility ledger instead of the request's projection: the
+    /// stored subjects of the request's partition that mention a candidate (the request
+    /// then has no projection). LOCATION is a SQLite file or a postgres:// URL; without a
+    /// value, $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). Not with --execute, whose
+    /// effect table covers every subject of a projection
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "execute"
+    )]
+    pub ledger: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]

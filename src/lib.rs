@@ -160,7 +160,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
             recall::command::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
         }
         Command::RankPrior(args) => {
-            utility::rank_prior_command(&args, &ctx.with_route(&args.route)).map(Outcome::success)
+            utility::rank_prior_command(&args, &ctx.with_route(&args.route))
         }
         Command::RankEvaluate(args) => utility::rank_evaluate::command(&args, ctx),
         Command::UtilityLedger(args) => utility::ledger::command::run(&args, ctx),

@@ -981,22 +981,25 @@ fn rank_prior_summary(p: &Map) -> Vec<Line> {
     fields_of(p, &["order_changed", "modified_count"])
 }
 
-fn rank_prior_detail(p: &Map, _: &Notes, report: &mut Report) {
-    report.section("Rank prior").fields(fields_of(
-        p,
-        &[
-            "profile_id",
-            "profile_digest",
-            "reducer_identity",
-            "modifier_bounds",
-            "semantic_stage.semantic_floor",
-            "semantic_stage.candidate_pool",
-            "semantic_stage.input_count",
-            "semantic_stage.below_floor_count",
-            "semantic_stage.outside_pool_count",
-            "semantic_stage.pool_count",
-        ],
-    ));
+fn rank_prior_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    // `--ledger`: where the utility was read (a projection names no location).
+    report
+        .section("Rank prior")
+        .fields(ledger_field(notes).into_iter().chain(fields_of(
+            p,
+            &[
+                "profile_id",
+                "profile_digest",
+                "reducer_identity",
+                "modifier_bounds",
+                "semantic_stage.semantic_floor",
+                "semantic_stage.candidate_pool",
+                "semantic_stage.input_count",
+                "semantic_stage.below_floor_count",
+                "semantic_stage.outside_pool_count",
+                "semantic_stage.pool_count",
+            ],
+        )));
     report
         .section("Candidates (final order)")
         .table(&RANKED_HEADER, ranked_rows(p, "candidates"));

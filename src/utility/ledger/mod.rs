@@ -2,8 +2,9 @@
 //! with materialized per-subject state, on SQLite (one file) or PostgreSQL (shared).
 //!
 //! Owns the storage model shared by both backends, the [`LedgerBackend`] trait they
-//! implement ([`sqlite`], [`postgres`]), the location rules and the `utility-ledger`
-//! command entry points ([`command`]). The rules of utility live in
+//! implement ([`sqlite`], [`postgres`]), the location rules, the `utility-ledger`
+//! command entry points ([`command`]) and the rank prior's view of stored subjects
+//! ([`view`]). The rules of utility live in
 //! [`crate::utility::reducer`] only: [`engine`] hands each touched subject's deliveries to
 //! the reducer and stores what it returns; nothing here re-implements precedence,
 //! noisy-OR or review logic. Deliveries are never updated or deleted; every other table
@@ -30,6 +31,7 @@ pub mod packets;
 pub mod postgres;
 pub mod sqlite;
 pub mod validate;
+pub mod view;
 
 use std::path::PathBuf;
 
