@@ -548,7 +548,8 @@ pub struct RecallArgs {
     pub projection: Option<String>,
     /// Read the utility from the utility ledger instead of a projection: the stored
     /// subjects of the partition that mention a recalled memory (see `utility-ledger
-    /// --help`). LOCATION is a SQLite file or a postgres:// URL; without a value,
+    /// --help`). LOCATION is a SQLite file or a postgres:// URL (settings it lacks come
+    /// from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE); without a value,
     /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
     /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). It must exist; it is read
     /// before the provider is called and again, for the results' digests only, when the
@@ -794,8 +795,9 @@ pub struct RankPriorArgs {
     pub agent_id: Option<String>,
     /// Read the utility from the utility ledger instead of the request's projection: the
     /// stored subjects of the request's partition that mention a candidate (the request
-    /// then has no projection). LOCATION is a SQLite file or a postgres:// URL; without a
-    /// value, $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    /// then has no projection). LOCATION is a SQLite file or a postgres:// URL (settings it
+    /// lacks come from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE); without a value,
+    /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
     /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). Not with --execute, whose
     /// effect table covers every subject of a projection
     #[arg(

@@ -4,8 +4,10 @@
 //! `--input`), runs §10.4 against the route's provider and prints the public packet with
 //! each result's relevance score and rank; it keeps the raw refs in a private recall
 //! session (see [`super::session`]) and, with `--rank-prior`, re-orders the results with
-//! the bounded utility prior. `apply` maps the agent's opaque refs back through that
-//! session and runs §10.5. Files, the clock and randomness go through [`crate::io`]; the
+//! the bounded utility prior, whose utility is a projection packet or the utility ledger
+//! (the stored subjects of the results' digests, [`crate::utility::ledger::view`]).
+//! `apply` maps the agent's opaque refs back through that session and runs §10.5; its
+//! core on a parsed input and a session already read back is pure ([`apply_input`]). Files, the clock and randomness go through [`crate::io`]; the
 //! rules live in the pure modules this one calls. Design: `docs/recall.md`.
 
 use crate::cli::{ApplyArgs, ApplyOutcome, RecallArgs};
