@@ -383,6 +383,25 @@ fn ledger_utility_requests_are_checked() {
         ranked.json()["candidates"][0]["reason_codes"],
         json!(["positive_utility_boost"])
     );
+    // --detail names the ledger the utility came from.
+    let detail = s.run(
+        &[
+            "rank-prior",
+            "--input",
+            "request.json",
+            "--ledger",
+            "ledger.sqlite3",
+            "--detail",
+        ],
+        None,
+    );
+    assert!(
+        detail
+            .stdout
+            .contains("## Rank prior\n\n- ledger: ledger.sqlite3 (sqlite)\n- profile_id: "),
+        "{}",
+        detail.stdout
+    );
     // Without a value: $REWARD_MEMORY_LEDGER, then the runtime root's ledger.
     let root = s.path.join("rt/reward-memory");
     std::fs::create_dir_all(&root).expect("runtime root");
