@@ -231,19 +231,37 @@ fn unstorable(what: &str) -> LedgerError {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// Lowercase hex digit → its value; 0x10 marks every other byte.
+const NIBBLE: [u8; 256] = {
+    let mut table = [0x10u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// 64 lowercase hex digits → their 32 bytes appended to `out` (a look-up table and one
+/// check at the end: every id of every delivery is converted on the writing thread).
 fn push_hex(out: &mut Vec<u8>, hex: &str) -> Option<()> {
-    let bytes = hex.as_bytes();
-    if bytes.len() != 64 {
+    let bytes: &[u8; 64] = hex.as_bytes().try_into().ok()?;
+    let mut decoded = [0u8; 32];
+    let mut bad = 0u8;
+    for (byte, pair) in decoded.iter_mut().zip(bytes.chunks_exact(2)) {
+        let (hi, lo) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+        bad |= hi | lo;
+        *byte = (hi << 4) | lo;
+    }
+    if bad & 0x10 != 0 {
         return None;
     }
-    let nibble = |b: u8| match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
-    };
-    for pair in bytes.chunks_exact(2) {
-        out.push((nibble(pair[0])? << 4) | nibble(pair[1])?);
-    }
+    out.extend_from_slice(&decoded);
     Some(())
 }
 
@@ -251,13 +269,12 @@ fn hex_of(prefix: &str, bytes: &[u8]) -> Option<String> {
     if bytes.len() != 32 {
         return None;
     }
-    let mut out = String::with_capacity(prefix.len() + 64);
-    out.push_str(prefix);
+    let mut out = Vec::with_capacity(prefix.len() + 64);
+    out.extend_from_slice(prefix.as_bytes());
     for b in bytes {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 15)]));
+        out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
     }
-    Some(out)
+    String::from_utf8(out).ok()
 }
 
 /// `prefix` + 64 lowercase hex → the 32 bytes.
@@ -1245,4 +1262,34 @@ pub fn integrity_check(path: &Path) -> LedgerResult<String> {
     ))?;
     sq(conn.busy_timeout(BUSY_TIMEOUT))?;
     sq(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hex_of, id_blob, subject_blob, subject_text};
+
+    #[test]
+    fn ids_convert_to_bytes_and_back_and_non_canonical_ids_are_refused() {
+        let hex: String = (0u8..32)
+            .map(|b| format!("{:02x}", b.wrapping_mul(37)))
+            .collect();
+        let id = format!("muo_{hex}");
+        let blob = id_blob(&id, "muo_").expect("canonical");
+        assert_eq!(blob.len(), 32);
+        assert_eq!(hex_of("muo_", &blob).as_deref(), Some(id.as_str()));
+        let subject = format!("mus_{hex}");
+        let blob = subject_blob(&subject).expect("canonical");
+        assert_eq!(blob[0], b's');
+        assert_eq!(subject_text(&blob).as_deref(), Some(subject.as_str()));
+        for bad in [
+            format!("muo_{}", hex.to_uppercase()),
+            format!("muo_{}g", &hex[..63]),
+            format!("muo_{}", &hex[..62]),
+            format!("muo_{hex}00"),
+            format!("muo_{}\u{e9}", &hex[..62]),
+            format!("mui_{hex}"),
+        ] {
+            assert_eq!(id_blob(&bad, "muo_"), None, "{bad}");
+        }
+    }
 }
