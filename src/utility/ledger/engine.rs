@@ -644,9 +644,10 @@ fn aggregate_window(
         if touch {
             // An id belongs to one subject: the subject of this delivery.
             let key = (pid, p.subject_id.clone());
-            if !state.touched.contains_key(&key) {
-                state.touched.insert(key, p.digests.clone());
-            }
+            state
+                .touched
+                .entry(key)
+                .or_insert_with(|| p.digests.clone());
         }
     }
     let mut changed: Vec<ObservationRow> = aggregates
