@@ -480,7 +480,10 @@ impl PackedId {
         match self {
             PackedId::Text(text) => text.to_string(),
             PackedId::Hex(tag, bytes) => {
-                let prefix = PACKED_PREFIXES.get(usize::from(*tag)).copied().unwrap_or("");
+                let prefix = PACKED_PREFIXES
+                    .get(usize::from(*tag))
+                    .copied()
+                    .unwrap_or("");
                 let mut out = String::with_capacity(prefix.len() + 64);
                 out.push_str(prefix);
                 for b in bytes {
