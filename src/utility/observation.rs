@@ -13,7 +13,7 @@ use crate::recall::{
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
 };
 use crate::wire::digest;
-use crate::wire::json::{self, Map, Value};
+use crate::wire::json::{Json, Map, Value};
 use crate::wire::pyfmt::{self, pystr_strip};
 use crate::wire::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
 use crate::wire::timestamp::{self, Instant};
@@ -204,6 +204,16 @@ impl Scope {
         }
     }
 
+    /// The scope entries in declaration order, borrowed.
+    pub fn entries(&self) -> [(&'static str, Json<'_>); 4] {
+        [
+            ("agent_id", Json::Str(&self.agent_id)),
+            ("project_id", Json::Str(&self.project_id)),
+            ("corpus_id", Json::Str(&self.corpus_id)),
+            ("surface_id", Json::Str(&self.surface_id)),
+        ]
+    }
+
     /// The scope object in sorted key order, as projections print it.
     pub fn to_sorted_map(&self) -> Map {
         obj! {
@@ -263,50 +273,74 @@ impl Observation {
         Value::Object(self.to_map(true))
     }
 
+    /// The fields in contract order, borrowed; `scope` holds [`Scope::entries`].
+    fn fields<'a>(&'a self, scope: &'a [(&'a str, Json<'a>); 4]) -> [(&'static str, Json<'a>); 21] {
+        [
+            ("schema_version", Json::Str(OBSERVATION_SCHEMA_VERSION)),
+            ("observation_id", Json::Str(&self.observation_id)),
+            ("scope", Json::Object(scope)),
+            (
+                "application_receipt_id",
+                Json::Str(&self.application_receipt_id),
+            ),
+            ("memory_ref_digests", Json::Strs(&self.memory_ref_digests)),
+            (
+                "retrieval_snapshot_ref",
+                Json::Str(&self.retrieval_snapshot_ref),
+            ),
+            ("policy_snapshot_ref", Json::Str(&self.policy_snapshot_ref)),
+            ("outcome_ref", Json::Str(&self.outcome_ref)),
+            ("utility_label", Json::Str(self.utility_label.as_str())),
+            (
+                "attribution_level",
+                Json::Str(self.attribution_level.as_str()),
+            ),
+            ("evidence_basis", Json::Str(self.evidence_basis.as_str())),
+            ("confidence", Json::Float(self.confidence)),
+            ("reason_codes", Json::Strs(&self.reason_codes)),
+            ("evidence_refs", Json::Strs(&self.evidence_refs)),
+            ("evaluator_ref", Json::Str(&self.evaluator_ref)),
+            ("evaluation_version", Json::Str(&self.evaluation_version)),
+            ("created_at", Json::Str(&self.created_at)),
+            ("grants_new_action_authority", Json::Bool(false)),
+            ("provider_write_performed", Json::Bool(false)),
+            ("external_writes_performed", Json::Bool(false)),
+            ("raw_content_captured", Json::Bool(false)),
+        ]
+    }
+
     fn to_map(&self, with_created_at: bool) -> Map {
-        let mut m = obj! {
-            "schema_version" => OBSERVATION_SCHEMA_VERSION,
-            "observation_id" => self.observation_id.as_str(),
-            "scope" => self.scope.to_map(),
-            "application_receipt_id" => self.application_receipt_id.as_str(),
-            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
-            "retrieval_snapshot_ref" => self.retrieval_snapshot_ref.as_str(),
-            "policy_snapshot_ref" => self.policy_snapshot_ref.as_str(),
-            "outcome_ref" => self.outcome_ref.as_str(),
-            "utility_label" => self.utility_label.as_str(),
-            "attribution_level" => self.attribution_level.as_str(),
-            "evidence_basis" => self.evidence_basis.as_str(),
-            "confidence" => self.confidence,
-            "reason_codes" => json::str_list(&self.reason_codes),
-            "evidence_refs" => json::str_list(&self.evidence_refs),
-            "evaluator_ref" => self.evaluator_ref.as_str(),
-            "evaluation_version" => self.evaluation_version.as_str(),
-        };
-        if with_created_at {
-            m.insert("created_at", self.created_at.as_str());
+        let scope = self.scope.entries();
+        self.fields(&scope)
+            .iter()
+            .filter(|(k, _)| with_created_at || *k != "created_at")
+            .map(|(k, v)| (*k, v.to_value()))
+            .collect()
+    }
+
+    /// The digest of the fields `keep` selects, hashed from the borrowed fields (the
+    /// canonical printer sorts the keys, so contract order is fine).
+    fn digest_of(&self, prefix: &str, keep: impl Fn(&str) -> bool) -> String {
+        let scope = self.scope.entries();
+        let fields = self.fields(&scope);
+        let mut selected = [("", Json::Null); 21];
+        let mut n = 0;
+        for entry in fields.iter().filter(|(k, _)| keep(k)) {
+            selected[n] = *entry;
+            n += 1;
         }
-        for flag in WRITE_BOUNDARY_FIELDS {
-            m.insert(flag, false);
-        }
-        m
+        digest::prefixed_canonical_json(prefix, &Json::Object(&selected[..n]))
     }
 
     /// `muo_` + SHA-256 of the canonical JSON of the 12 identity fields.
     pub fn computed_id(&self) -> String {
-        // Canonical JSON sorts the keys, so the identity fields can stay in map order.
-        let identity: Map = self
-            .to_map(true)
-            .into_entries()
-            .into_iter()
-            .filter(|(k, _)| IDENTITY_FIELDS.contains(&k.as_str()))
-            .collect();
-        digest::prefixed_canonical("muo_", &Value::Object(identity))
+        self.digest_of("muo_", |k| IDENTITY_FIELDS.contains(&k))
     }
 
     /// `muof_` + SHA-256 of the canonical JSON of every field except `created_at`: two
     /// deliveries with the same fingerprint are the same semantic statement.
     pub fn fingerprint(&self) -> String {
-        digest::prefixed_canonical("muof_", &Value::Object(self.to_map(false)))
+        self.digest_of("muof_", |k| k != "created_at")
     }
 
     /// The ordering key of the reducer: UTC instant, then the raw text, then the id.

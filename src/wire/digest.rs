@@ -27,11 +27,74 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::wire::json::{self, DumpOptions, Value};
+use crate::wire::json::{self, DumpOptions, Json, Sink, Value};
 
 /// Lowercase hex SHA-256 of the UTF-8 bytes of `text`.
 pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
+    let mut out = String::with_capacity(64);
+    push_hex(&mut out, &Sha256::digest(text.as_bytes()));
+    out
+}
+
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+}
+
+/// A SHA-256 state that JSON printers write into ([`Sink`]): the digest of a value's
+/// JSON text without the text ever being held. Bytes are gathered in a small buffer and
+/// hashed a block run at a time.
+pub struct HashSink {
+    hasher: Sha256,
+    buf: [u8; 512],
+    len: usize,
+}
+
+impl HashSink {
+    pub fn new() -> HashSink {
+        HashSink {
+            hasher: Sha256::new(),
+            buf: [0; 512],
+            len: 0,
+        }
+    }
+
+    /// Lowercase hex of the digest of everything written, after `prefix`.
+    pub fn finish_prefixed(mut self, prefix: &str) -> String {
+        self.hasher.update(&self.buf[..self.len]);
+        let mut out = String::with_capacity(prefix.len() + 64);
+        out.push_str(prefix);
+        push_hex(&mut out, &self.hasher.finalize());
+        out
+    }
+}
+
+impl Default for HashSink {
+    fn default() -> Self {
+        HashSink::new()
+    }
+}
+
+impl Sink for HashSink {
+    fn push_str(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        if self.len + bytes.len() <= self.buf.len() {
+            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+            self.len += bytes.len();
+            return;
+        }
+        self.hasher.update(&self.buf[..self.len]);
+        self.len = 0;
+        if bytes.len() >= self.buf.len() {
+            self.hasher.update(bytes);
+        } else {
+            self.buf[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+        }
+    }
 }
 
 /// The first `n` hex characters of [`sha256_hex`].
@@ -100,12 +163,21 @@ pub fn short16(text: &str) -> String {
 
 /// `rma_` + 64 hex of J3(receipt).
 pub fn application_receipt_id(receipt: &Value) -> String {
-    format!("rma_{}", sha256_hex(&j3(receipt)))
+    prefixed_canonical("rma_", receipt)
 }
 
-/// A `prefix` + 64 hex of the canonical JSON of `value`.
+/// A `prefix` + 64 hex of the canonical JSON of `value`, hashed as it is printed.
 pub fn prefixed_canonical(prefix: &str, value: &Value) -> String {
-    format!("{prefix}{}", sha256_hex(&j3(value)))
+    let mut sink = HashSink::new();
+    json::write_value(&mut sink, value, DumpOptions::CANONICAL, 0);
+    sink.finish_prefixed(prefix)
+}
+
+/// [`prefixed_canonical`] of the [`Value`] a borrowed [`Json`] stands for.
+pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
+    let mut sink = HashSink::new();
+    json::write_json(&mut sink, value, DumpOptions::CANONICAL);
+    sink.finish_prefixed(prefix)
 }
 
 #[cfg(test)]

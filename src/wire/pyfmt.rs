@@ -10,57 +10,116 @@ use crate::wire::json::Value;
 
 /// `repr(f)` for a finite or non-finite float (`inf`, `nan` as Python prints them).
 pub fn float_repr(f: f64) -> String {
+    float_repr_in(f, &mut FloatBuf::new()).to_owned()
+}
+
+/// Stack space for the text of one float (the longest `repr` takes 24 bytes).
+#[derive(Debug, Clone)]
+pub struct FloatBuf {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl FloatBuf {
+    pub fn new() -> FloatBuf {
+        FloatBuf {
+            bytes: [0; 48],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        let end = (self.len + b.len()).min(self.bytes.len());
+        let n = end - self.len;
+        self.bytes[self.len..end].copy_from_slice(&b[..n]);
+        self.len = end;
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII is ever pushed.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl Default for FloatBuf {
+    fn default() -> Self {
+        FloatBuf::new()
+    }
+}
+
+impl std::fmt::Write for FloatBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// [`float_repr`] written into `buf` instead of a new `String`.
+pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
+    buf.len = 0;
     if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    // `{:e}` gives the shortest round-trip digits in scientific form, e.g. `1.5e-7`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        // Fixed notation with at least one digit after the point.
-        let point = exp + 1; // digits before the decimal point
-        if point <= 0 {
-            out.push_str("0.");
-            for _ in 0..(-point) {
-                out.push('0');
-            }
-            out.push_str(&digits);
+        buf.push(b"nan");
+    } else if f.is_infinite() {
+        buf.push(if f > 0.0 { b"inf" } else { b"-inf" });
+    } else if f == 0.0 {
+        buf.push(if f.is_sign_negative() {
+            b"-0.0"
         } else {
-            let point = point as usize;
-            if digits.len() <= point {
-                out.push_str(&digits);
-                for _ in digits.len()..point {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..point]);
-                out.push('.');
-                out.push_str(&digits[point..]);
+            b"0.0"
+        });
+    } else {
+        // `{:e}` gives the shortest round-trip digits in scientific form, e.g. `1.5e-7`.
+        let mut sci = FloatBuf::new();
+        let _ = write!(sci, "{f:e}");
+        let sci = sci.as_str();
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let negative = mantissa.starts_with('-');
+        let mut digit_buf = [0u8; 24];
+        let mut n = 0;
+        for &b in mantissa.as_bytes() {
+            if b.is_ascii_digit() && n < digit_buf.len() {
+                digit_buf[n] = b;
+                n += 1;
             }
         }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+        let digits = &digit_buf[..n];
+        if negative {
+            buf.push(b"-");
         }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        if (-4..16).contains(&exp) {
+            // Fixed notation with at least one digit after the point.
+            let point = exp + 1; // digits before the decimal point
+            if point <= 0 {
+                buf.push(b"0.");
+                for _ in 0..(-point) {
+                    buf.push(b"0");
+                }
+                buf.push(digits);
+            } else {
+                let point = point as usize;
+                if digits.len() <= point {
+                    buf.push(digits);
+                    for _ in digits.len()..point {
+                        buf.push(b"0");
+                    }
+                    buf.push(b".0");
+                } else {
+                    buf.push(&digits[..point]);
+                    buf.push(b".");
+                    buf.push(&digits[point..]);
+                }
+            }
+        } else {
+            buf.push(&digits[..1]);
+            if digits.len() > 1 {
+                buf.push(b".");
+                buf.push(&digits[1..]);
+            }
+            let _ = write!(buf, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        }
     }
-    out
+    buf.as_str()
 }
 
 /// Python's `str.isspace()` for one character.
