@@ -7,6 +7,8 @@
 //! float. The result is always a normalized [`Observation`]. This module never reduces,
 //! ranks or stores anything, and does no I/O.
 
+use std::sync::LazyLock;
+
 use crate::obj;
 use crate::recall::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
@@ -14,11 +16,11 @@ use crate::recall::{
 };
 use crate::wire::digest;
 use crate::wire::json::{Json, Map, Value};
-use crate::wire::pyfmt::{self, pystr_strip};
-use crate::wire::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::wire::pyfmt::{self, pystr_strip, pystr_strip_cow};
+use crate::wire::text::{self, FieldError, FieldResult, is_ref, is_token};
 use crate::wire::timestamp::{self, Instant};
 
-use super::strict::{MEMORY_DIGEST_RE, SCOPE_KEYS, exact_fields};
+use super::strict::{SCOPE_KEYS, exact_fields, is_memory_digest};
 
 /// Schema version of every observation.
 pub const OBSERVATION_SCHEMA_VERSION: &str = "memory_utility_observation_v0";
@@ -53,6 +55,14 @@ const OBSERVATION_FIELDS: [&str; 21] = [
     "external_writes_performed",
     "raw_content_captured",
 ];
+
+/// Positions in [`OBSERVATION_FIELDS`] in code-point order of the names: the order in
+/// which canonical JSON prints the fields.
+static SORTED_FIELDS: LazyLock<[usize; 21]> = LazyLock::new(|| {
+    let mut order: [usize; 21] = std::array::from_fn(|i| i);
+    order.sort_by_key(|&i| OBSERVATION_FIELDS[i]);
+    order
+});
 
 const WRITE_BOUNDARY_FIELDS: [&str; 4] = [
     "grants_new_action_authority",
@@ -325,9 +335,12 @@ impl Observation {
         let fields = self.fields(&scope);
         let mut selected = [("", Json::Null); 21];
         let mut n = 0;
-        for entry in fields.iter().filter(|(k, _)| keep(k)) {
-            selected[n] = *entry;
-            n += 1;
+        // In key order already, so the printer need not sort them.
+        for entry in SORTED_FIELDS.iter().map(|&i| fields[i]) {
+            if keep(entry.0) {
+                selected[n] = entry;
+                n += 1;
+            }
         }
         digest::prefixed_canonical_json(prefix, &Json::Object(&selected[..n]))
     }
@@ -402,10 +415,10 @@ fn lenient_object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
 
 /// `str(value or "").strip()` matching `REF`. JSON `true` is refused rather than read as
 /// the reference `"True"` (a deliberate divergence, see docs/compatibility.md).
-fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
-    let s = pystr_strip(Some(v));
-    if *v != Value::Bool(true) && REF_RE.is_match(&s) {
-        Ok(s)
+fn lenient_ref(v: &Value, label: impl std::fmt::Display) -> FieldResult<String> {
+    let s = pystr_strip_cow(Some(v));
+    if *v != Value::Bool(true) && is_ref(&s) {
+        Ok(s.into_owned())
     } else {
         Err(FieldError(format!(
             "{label} must be an opaque public-safe reference"
@@ -415,10 +428,10 @@ fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
 
 /// `str(value or "").strip()` matching `TOKEN`; JSON `true` is refused like in
 /// [`lenient_ref`].
-fn lenient_token(v: &Value, label: &str) -> FieldResult<String> {
-    let s = pystr_strip(Some(v));
-    if *v != Value::Bool(true) && TOKEN_RE.is_match(&s) {
-        Ok(s)
+fn lenient_token(v: &Value, label: impl std::fmt::Display) -> FieldResult<String> {
+    let s = pystr_strip_cow(Some(v));
+    if *v != Value::Bool(true) && is_token(&s) {
+        Ok(s.into_owned())
     } else {
         Err(FieldError(format!(
             "{label} must be a compact public-safe token"
@@ -450,7 +463,7 @@ fn lenient_refs(v: &Value, label: &str, min: usize, max: usize) -> FieldResult<V
 /// Normalizes a memory digest list (sorted, unique, canonical digests).
 pub fn memory_ref_digests(v: &Value, label: &str, min: usize) -> FieldResult<Vec<String>> {
     let out = lenient_refs(v, label, min, MAX_MEMORY_DIGESTS)?;
-    if out.iter().any(|d| !MEMORY_DIGEST_RE.is_match(d)) {
+    if out.iter().any(|d| !is_memory_digest(d)) {
         return Err(FieldError(format!(
             "{label} must contain only canonical opaque memory digests"
         )));
@@ -461,7 +474,7 @@ pub fn memory_ref_digests(v: &Value, label: &str, min: usize) -> FieldResult<Vec
 fn lenient_scope(v: &Value, label: &str) -> FieldResult<Scope> {
     let map = lenient_object(v, label)?;
     exact_fields(map, &SCOPE_KEYS, label)?;
-    let get = |key: &str| lenient_ref(field(map, key), &format!("{label}.{key}"));
+    let get = |key: &str| lenient_ref(field(map, key), format_args!("{label}.{key}"));
     Ok(Scope {
         agent_id: get("agent_id")?,
         project_id: get("project_id")?,
@@ -530,15 +543,16 @@ struct UtilityFields {
     evaluation_version: String,
 }
 
-fn utility_fields(map: &Map) -> FieldResult<UtilityFields> {
-    let label = UtilityLabel::parse(&pystr_strip(map.get("utility_label")))
+fn utility_fields<'a>(map: impl Fn(&str) -> &'a Value) -> FieldResult<UtilityFields> {
+    let field = |key: &str| map(key);
+    let label = UtilityLabel::parse(&pystr_strip_cow(Some(field("utility_label"))))
         .ok_or_else(|| FieldError::new("utility_label is invalid"))?;
-    let level = AttributionLevel::parse(&pystr_strip(map.get("attribution_level")))
+    let level = AttributionLevel::parse(&pystr_strip_cow(Some(field("attribution_level"))))
         .ok_or_else(|| FieldError::new("attribution_level is invalid"))?;
-    let basis = EvidenceBasis::parse(&pystr_strip(map.get("evidence_basis")))
+    let basis = EvidenceBasis::parse(&pystr_strip_cow(Some(field("evidence_basis"))))
         .ok_or_else(|| FieldError::new("evidence_basis is invalid"))?;
     let evidence_refs = lenient_refs(
-        field(map, "evidence_refs"),
+        field("evidence_refs"),
         "evidence_refs",
         0,
         MAX_EVIDENCE_REFS,
@@ -567,16 +581,16 @@ fn utility_fields(map: &Map) -> FieldResult<UtilityFields> {
         utility_label: label,
         attribution_level: level,
         evidence_basis: basis,
-        confidence: confidence(field(map, "confidence"))?,
+        confidence: confidence(field("confidence"))?,
         reason_codes: lenient_refs(
-            field(map, "reason_codes"),
+            field("reason_codes"),
             "reason_codes",
             0,
             MAX_REASON_CODES,
         )?,
         evidence_refs,
-        evaluator_ref: lenient_ref(field(map, "evaluator_ref"), "evaluator_ref")?,
-        evaluation_version: lenient_ref(field(map, "evaluation_version"), "evaluation_version")?,
+        evaluator_ref: lenient_ref(field("evaluator_ref"), "evaluator_ref")?,
+        evaluation_version: lenient_ref(field("evaluation_version"), "evaluation_version")?,
     })
 }
 
@@ -958,7 +972,7 @@ fn evaluator_proposal_fields(
         &label("memory_ref_digests"),
         1,
     )?;
-    let utility = utility_fields(raw)?;
+    let utility = utility_fields(|k| field(raw, k))?;
     let echoes = [
         ("scope", scope == context.scope),
         ("application_id", application_id == receipt.application_id),
@@ -1004,29 +1018,36 @@ fn normalize_observation(value: &Value) -> FieldResult<Observation> {
     for key in WRITE_BOUNDARY_FIELDS {
         false_boundary(raw, key, "observation")?;
     }
-    let observation_id = lenient_ref(field(raw, "observation_id"), "observation.observation_id")?;
-    let scope = lenient_scope(field(raw, "scope"), "observation.scope")?;
+    normalize_fields(|key| field(raw, key))
+}
+
+/// The lenient rules of every field but the schema version and the boundary flags, in
+/// the reference's order, then the identity check; `field` reads one field (`null` when
+/// absent).
+fn normalize_fields<'a>(field: impl Fn(&str) -> &'a Value) -> FieldResult<Observation> {
+    let observation_id = lenient_ref(field("observation_id"), "observation.observation_id")?;
+    let scope = lenient_scope(field("scope"), "observation.scope")?;
     let application_receipt_id = lenient_ref(
-        field(raw, "application_receipt_id"),
+        field("application_receipt_id"),
         "observation.application_receipt_id",
     )?;
     let digests = memory_ref_digests(
-        field(raw, "memory_ref_digests"),
+        field("memory_ref_digests"),
         "observation.memory_ref_digests",
         1,
     )?;
     let retrieval_snapshot_ref = lenient_ref(
-        field(raw, "retrieval_snapshot_ref"),
+        field("retrieval_snapshot_ref"),
         "observation.retrieval_snapshot_ref",
     )?;
     let policy_snapshot_ref = lenient_ref(
-        field(raw, "policy_snapshot_ref"),
+        field("policy_snapshot_ref"),
         "observation.policy_snapshot_ref",
     )?;
-    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), "observation.outcome_ref")?;
-    let utility = utility_fields(raw)?;
+    let outcome_ref = lenient_ref(field("outcome_ref"), "observation.outcome_ref")?;
+    let utility = utility_fields(&field)?;
     let (created_at, created_instant) =
-        lenient_timestamp(field(raw, "created_at"), "observation.created_at")?;
+        lenient_timestamp(field("created_at"), "observation.created_at")?;
     let observation = Observation {
         observation_id,
         scope,
@@ -1052,6 +1073,16 @@ fn normalize_observation(value: &Value) -> FieldResult<Observation> {
         ));
     }
     Ok(observation)
+}
+
+/// Validates the observation whose schema version and boundary flags are fixed (a
+/// projection's history entry completed by its context) and whose other fields `field`
+/// reads: exactly what [`validate_observation`] accepts for the complete packet, without
+/// building it.
+pub(crate) fn validate_observation_fields<'a>(
+    field: impl Fn(&str) -> &'a Value,
+) -> FieldResult<Observation> {
+    normalize_fields(field)
 }
 
 /// Classifies a rejected observation from its typed input fields (§4.6 precedence).

@@ -674,10 +674,13 @@ struct Deduplicated {
 fn deduplicate(items: Vec<Observation>) -> Deduplicated {
     // Deliveries of one id side by side, ids in order. An id delivered once is accepted
     // as it is: only repeated ids need fingerprints to tell retries from conflicts.
-    let mut items = items;
-    items.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
+    let count = items.len();
+    let mut order: Vec<usize> = (0..count).collect();
+    order.sort_by(|&a, &b| items[a].observation_id.cmp(&items[b].observation_id));
+    let mut slots: Vec<Option<Observation>> = items.into_iter().map(Some).collect();
+    let items = order.into_iter().filter_map(|i| slots[i].take());
     let mut out = Deduplicated {
-        accepted: Vec::with_capacity(items.len()),
+        accepted: Vec::with_capacity(count),
         conflicts: Vec::new(),
         conflicting_ids: 0,
         duplicate: 0,

@@ -49,26 +49,41 @@ fn push_hex(out: &mut String, bytes: &[u8]) {
 /// hashed a block run at a time.
 pub struct HashSink {
     hasher: Sha256,
-    buf: [u8; 512],
+    buf: [u8; HASH_BUFFER],
     len: usize,
 }
+
+const HASH_BUFFER: usize = 512;
 
 impl HashSink {
     pub fn new() -> HashSink {
         HashSink {
             hasher: Sha256::new(),
-            buf: [0; 512],
+            buf: [0; HASH_BUFFER],
             len: 0,
         }
     }
 
-    /// Lowercase hex of the digest of everything written, after `prefix`.
-    pub fn finish_prefixed(mut self, prefix: &str) -> String {
+    /// `prefix` + lowercase hex of the digest of everything written.
+    pub fn finish_prefixed(&mut self, prefix: &str) -> String {
         self.hasher.update(&self.buf[..self.len]);
+        self.len = 0;
         let mut out = String::with_capacity(prefix.len() + 64);
         out.push_str(prefix);
-        push_hex(&mut out, &self.hasher.finalize());
+        push_hex(&mut out, &self.hasher.finalize_reset());
         out
+    }
+
+    #[cold]
+    fn push_slow(&mut self, bytes: &[u8]) {
+        self.hasher.update(&self.buf[..self.len]);
+        self.len = 0;
+        if bytes.len() >= HASH_BUFFER {
+            self.hasher.update(bytes);
+        } else {
+            self.buf[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+        }
     }
 }
 
@@ -79,20 +94,15 @@ impl Default for HashSink {
 }
 
 impl Sink for HashSink {
+    #[inline]
     fn push_str(&mut self, s: &str) {
         let bytes = s.as_bytes();
-        if self.len + bytes.len() <= self.buf.len() {
-            self.buf[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-            self.len += bytes.len();
-            return;
-        }
-        self.hasher.update(&self.buf[..self.len]);
-        self.len = 0;
-        if bytes.len() >= self.buf.len() {
-            self.hasher.update(bytes);
-        } else {
-            self.buf[..bytes.len()].copy_from_slice(bytes);
-            self.len = bytes.len();
+        match self.buf.get_mut(self.len..self.len + bytes.len()) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += bytes.len();
+            }
+            None => self.push_slow(bytes),
         }
     }
 }

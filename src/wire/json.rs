@@ -669,15 +669,27 @@ where
             write_entry(i, k, v);
         }
     } else if len <= SORT_ON_STACK {
-        // Small objects are sorted on the stack: no allocation per object.
+        // Small objects are sorted on the stack: no allocation per object, and no sort
+        // at all when the keys already come in order.
         let mut sorted: [Option<(&str, &V)>; SORT_ON_STACK] = [None; SORT_ON_STACK];
         let mut n = 0;
+        let mut in_order = true;
         for (slot, entry) in sorted.iter_mut().zip(entries) {
             *slot = Some(entry);
             n += 1;
         }
         let sorted = &mut sorted[..n];
-        sorted.sort_unstable_by(|a, b| a.map(|e| e.0).cmp(&b.map(|e| e.0)));
+        for pair in sorted.windows(2) {
+            if let [Some(a), Some(b)] = pair
+                && a.0 > b.0
+            {
+                in_order = false;
+                break;
+            }
+        }
+        if !in_order {
+            sorted.sort_unstable_by(|a, b| a.map(|e| e.0).cmp(&b.map(|e| e.0)));
+        }
         for (i, (k, v)) in sorted.iter().flatten().enumerate() {
             write_entry(i, k, v);
         }

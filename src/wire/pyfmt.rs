@@ -4,6 +4,7 @@
 //! `repr()` of strings, lists and dicts, Python's whitespace set for `strip()`/`split()`,
 //! and `round(x, 6)`. Everything here is pure and deterministic.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::wire::json::Value;
@@ -180,6 +181,14 @@ pub fn pystr(v: Option<&Value>) -> String {
 pub fn pystr_strip(v: Option<&Value>) -> String {
     let s = pystr(v);
     py_strip(&s).to_owned()
+}
+
+/// [`pystr_strip`] borrowing the text of a string value instead of copying it.
+pub fn pystr_strip_cow(v: Option<&Value>) -> Cow<'_, str> {
+    match v {
+        Some(Value::Str(s)) => Cow::Borrowed(py_strip(s)),
+        other => Cow::Owned(pystr_strip(other)),
+    }
 }
 
 /// Python's `str(v)` (not `repr`) for any JSON value.
