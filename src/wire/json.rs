@@ -963,6 +963,15 @@ fn heap_cost(n: usize) -> usize {
     }
 }
 
+/// A bit position (0..64) from a key's length and its first and last bytes.
+fn key_bit(key: &str) -> u32 {
+    let bytes = key.as_bytes();
+    let first = u64::from(bytes.first().copied().unwrap_or(0));
+    let last = u64::from(bytes.last().copied().unwrap_or(0));
+    let mixed = (bytes.len() as u64 ^ (first << 8) ^ (last << 16)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 58) as u32
+}
+
 struct Parser<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -1268,6 +1277,9 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let start_entries = self.entries.len();
         let mut index: Option<IndexMap<Text, Value>> = None;
+        // One bit per key seen, chosen by a cheap key hash: a new key whose bit is clear
+        // cannot repeat an earlier one, so only the others are searched for.
+        let mut seen: u64 = 0;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -1291,7 +1303,10 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let value = self.parse_value()?;
-            self.insert_entry(start_entries, &mut index, key, value)?;
+            let bit = 1u64 << key_bit(&key);
+            let maybe_repeated = seen & bit != 0;
+            seen |= bit;
+            self.insert_entry(start_entries, &mut index, key, value, maybe_repeated)?;
             self.skip_ws();
             match self.peek() {
                 Some(b'}') => {
@@ -1328,6 +1343,7 @@ impl<'a> Parser<'a> {
         index: &mut Option<IndexMap<Text, Value>>,
         key: Text,
         value: Value,
+        maybe_repeated: bool,
     ) -> Result<(), ParseError> {
         if let Some(index) = index {
             if index.insert(key, value).is_none() {
@@ -1335,7 +1351,9 @@ impl<'a> Parser<'a> {
             }
             return Ok(());
         }
-        if let Some(slot) = self.entries[start..].iter_mut().find(|(k, _)| *k == key) {
+        if maybe_repeated
+            && let Some(slot) = self.entries[start..].iter_mut().find(|(k, _)| *k == key)
+        {
             slot.1 = value;
             return Ok(());
         }
