@@ -69,22 +69,10 @@ pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
             b"0.0"
         });
     } else {
-        // `{:e}` gives the shortest round-trip digits in scientific form, e.g. `1.5e-7`.
-        let mut sci = FloatBuf::new();
-        let _ = write!(sci, "{f:e}");
-        let sci = sci.as_str();
-        let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
-        let exp: i32 = exp.parse().unwrap_or(0);
-        let negative = mantissa.starts_with('-');
         let mut digit_buf = [0u8; 24];
-        let mut n = 0;
-        for &b in mantissa.as_bytes() {
-            if b.is_ascii_digit() && n < digit_buf.len() {
-                digit_buf[n] = b;
-                n += 1;
-            }
-        }
+        let (n, exp) = shortest_digits(f.abs(), &mut digit_buf);
         let digits = &digit_buf[..n];
+        let negative = f.is_sign_negative();
         if negative {
             buf.push(b"-");
         }
@@ -121,6 +109,34 @@ pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
         }
     }
     buf.as_str()
+}
+
+/// The shortest digits that read back as `f` (finite, positive): written into `out`
+/// without leading or trailing zeros, with the decimal exponent of the first digit.
+/// Ryu finds them; its text is taken apart here, whatever notation it chose.
+fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
+    let mut ryu = ryu::Buffer::new();
+    let text = ryu.format_finite(f);
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut n = 0;
+    // Exponent of the digit just before the first one written.
+    let mut first_exp = exp + int_part.len() as i32;
+    for &b in int_part.as_bytes().iter().chain(frac_part.as_bytes()) {
+        if n == 0 && b == b'0' {
+            first_exp -= 1;
+            continue;
+        }
+        if n < out.len() {
+            out[n] = b;
+            n += 1;
+        }
+    }
+    while n > 1 && out[n - 1] == b'0' {
+        n -= 1;
+    }
+    (n, first_exp - 1)
 }
 
 /// Python's `str.isspace()` for one character.
@@ -421,6 +437,7 @@ mod props {
         /// `repr` is the shortest text that reads back to the same float, in Python's
         /// layout: fixed notation with a `.` for exponents -4..16, else `d[.ddd]e±XX`.
         #[test]
+        #[test]
         fn float_repr_round_trips_in_python_layout(bits in any::<u64>()) {
             let f = f64::from_bits(bits);
             prop_assume!(f.is_finite());
@@ -436,6 +453,25 @@ mod props {
             } else {
                 prop_assert!(text.contains('.') && !text.contains('e'), "{}", text);
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// Ryu's digits and exponent are the shortest round-trip form Rust's `{:e}`
+        /// prints (the form `repr` builds on), for any finite float.
+        #[test]
+        fn shortest_digits_match_the_std_shortest_form(bits in any::<u64>()) {
+            let f = f64::from_bits(bits).abs();
+            prop_assume!(f.is_finite() && f != 0.0);
+            let sci = format!("{f:e}");
+            let (mantissa, exp) = sci.split_once('e').expect("exponent");
+            let want: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+            let mut out = [0u8; 24];
+            let (n, got_exp) = super::shortest_digits(f, &mut out);
+            prop_assert_eq!(std::str::from_utf8(&out[..n]).expect("ascii"), want.as_str());
+            prop_assert_eq!(got_exp, exp.parse::<i32>().expect("int"));
         }
     }
 }
