@@ -582,12 +582,7 @@ fn utility_fields<'a>(map: impl Fn(&str) -> &'a Value) -> FieldResult<UtilityFie
         attribution_level: level,
         evidence_basis: basis,
         confidence: confidence(field("confidence"))?,
-        reason_codes: lenient_refs(
-            field("reason_codes"),
-            "reason_codes",
-            0,
-            MAX_REASON_CODES,
-        )?,
+        reason_codes: lenient_refs(field("reason_codes"), "reason_codes", 0, MAX_REASON_CODES)?,
         evidence_refs,
         evaluator_ref: lenient_ref(field("evaluator_ref"), "evaluator_ref")?,
         evaluation_version: lenient_ref(field("evaluation_version"), "evaluation_version")?,
@@ -1257,6 +1252,40 @@ mod tests {
             .map(str::to_owned)
             .collect();
         assert_eq!(keys, OBSERVATION_FIELDS);
+    }
+
+    #[test]
+    fn identifiers_hash_the_same_bytes_as_the_packet_fields() {
+        // The digests hash borrowed fields; the definition is the canonical JSON of the
+        // packet's own fields, selected from the printed observation.
+        let mut specs = vec![stage2()];
+        let mut set = Spec::item("helpful", "controlled_replay", 0.123456789, "v:2");
+        set.evidence_ref = "evidence:x".into();
+        specs.push(set);
+        specs.push(
+            Spec::item("harmful", "owner_correction", 1.0, "v:3").at("2026-08-16T00:00:00+02:00"),
+        );
+        for spec in specs {
+            let observation = spec.build();
+            let packet = observation.to_value();
+            let map = packet.as_object().expect("object");
+            let pick = |keep: &dyn Fn(&str) -> bool| -> Value {
+                Value::Object(
+                    map.iter()
+                        .filter(|(k, _)| keep(k))
+                        .map(|(k, v)| (k, v.clone()))
+                        .collect(),
+                )
+            };
+            assert_eq!(
+                observation.computed_id(),
+                digest::prefixed_canonical("muo_", &pick(&|k| IDENTITY_FIELDS.contains(&k)))
+            );
+            assert_eq!(
+                observation.fingerprint(),
+                digest::prefixed_canonical("muof_", &pick(&|k| k != "created_at"))
+            );
+        }
     }
 
     #[test]

@@ -139,7 +139,12 @@ pub fn memory_digests(v: &Value, label: impl Display) -> FieldResult<Vec<String>
 }
 
 /// A strict list of `min..=max` opaque references, sorted and unique.
-pub fn opaque_refs(v: &Value, label: impl Display, min: usize, max: usize) -> FieldResult<Vec<String>> {
+pub fn opaque_refs(
+    v: &Value,
+    label: impl Display,
+    min: usize,
+    max: usize,
+) -> FieldResult<Vec<String>> {
     let items = match v {
         Value::Array(items) if (min..=max).contains(&items.len()) => items,
         _ => {

@@ -22,8 +22,8 @@ use super::reducer::{
     ReducerContext, UTILITY_MAX, UTILITY_MIN,
 };
 use super::strict::{
-    bounded, enum_str, exact_fields, finite_float, memory_digests,
-    is_fingerprint, non_negative_int, object, observation_ref, opaque_refs, py_eq, strict_ref, strict_timestamp,
+    bounded, enum_str, exact_fields, finite_float, is_fingerprint, memory_digests,
+    non_negative_int, object, observation_ref, opaque_refs, py_eq, strict_ref, strict_timestamp,
 };
 
 const PROJECTION_FIELDS: [&str; 30] = [
@@ -227,7 +227,10 @@ fn counts(v: &Value, keys: &[&str], label: impl Display) -> FieldResult<Vec<i128
         .collect()
 }
 
-fn evidence_label_summary<'a>(v: &'a Value, label: impl Display) -> FieldResult<Vec<SummaryItem<'a>>> {
+fn evidence_label_summary<'a>(
+    v: &'a Value,
+    label: impl Display,
+) -> FieldResult<Vec<SummaryItem<'a>>> {
     let items = match v {
         Value::Array(items) if (1..=20).contains(&items.len()) => items,
         _ => return fail(format!("{label} must be a bounded non-empty list")),
@@ -328,7 +331,10 @@ pub(crate) fn validate_subject<'a>(
 ) -> FieldResult<SubjectView<'a>> {
     let label = Indexed(&"projection.subjects", index);
     exact_fields(subject, &SUBJECT_FIELDS, &label)?;
-    let subject_id = strict_ref(get(subject, "subject_id"), format_args!("{label}.subject_id"))?;
+    let subject_id = strict_ref(
+        get(subject, "subject_id"),
+        format_args!("{label}.subject_id"),
+    )?;
     if !seen.insert(subject_id) {
         return fail("projection subjects must be unique");
     }
@@ -915,7 +921,10 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
     let mut observations: Vec<Observation> = Vec::with_capacity(history.len());
     let mut by_subject: Vec<Vec<usize>> = vec![Vec::new(); subjects.len()];
     for (index, entry) in history.iter().enumerate() {
-        let entry = object(entry, format_args!("projection.observation_history[{index}]"))?;
+        let entry = object(
+            entry,
+            format_args!("projection.observation_history[{index}]"),
+        )?;
         validate_history_entry(entry, index)?;
         let Some(observation) = observation_from_history(entry, &context) else {
             return fail(format!(

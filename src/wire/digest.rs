@@ -225,3 +225,115 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::{HashSink, sha256_hex};
+    use crate::wire::json::{self, DumpOptions, Json, Map, Sink as _, Value};
+
+    /// Any value the printers meet: big integers, every float, non-ASCII text, escapes
+    /// and control characters, nested containers, and strings long enough to cross the
+    /// hash buffer.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            "-?[1-9][0-9]{19,40}".prop_map(|s| Value::BigInt(s.into())),
+            any::<f64>().prop_map(Value::Float),
+            "(\\PC|[\\x00-\\x1f\\x7f\"\\\\/\u{e9}\u{2028}\u{1f600}]){0,24}".prop_map(Value::from),
+            "[a-z]{500,1200}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
+                prop::collection::vec(("[a-z\\u{e9}\"\\\\]{0,6}", inner), 0..8)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map>())),
+            ]
+        })
+    }
+
+    const DIALECTS: [DumpOptions; 4] = [
+        DumpOptions::CANONICAL,
+        DumpOptions::LEGACY_RAW,
+        DumpOptions::LEGACY_ASCII,
+        DumpOptions::PRETTY,
+    ];
+
+    fn streamed(opts: DumpOptions, write: impl FnOnce(&mut HashSink, DumpOptions)) -> String {
+        let mut sink = HashSink::new();
+        write(&mut sink, opts);
+        sink.finish_prefixed("")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Hashing a value while it is printed gives the digest of the printed text, in
+        /// every dump dialect, for a value and for a borrowed view of it.
+        #[test]
+        fn streamed_digest_equals_digest_of_the_printed_text(v in value()) {
+            for opts in DIALECTS {
+                let want = sha256_hex(&json::dumps(&v, opts));
+                let got = streamed(opts, |sink, opts| json::write_value(sink, &v, opts, 0));
+                prop_assert_eq!(&got, &want);
+                let got = streamed(opts, |sink, opts| json::write_json(sink, &Json::Value(&v), opts));
+                prop_assert_eq!(&got, &want);
+            }
+            if let Value::Object(map) = &v {
+                // The same object as borrowed entries, in map order.
+                let entries: Vec<(&str, Json<'_>)> =
+                    map.iter().map(|(k, x)| (k, Json::Value(x))).collect();
+                let view = Json::Object(&entries);
+                prop_assert_eq!(view.to_value(), v.clone());
+                for opts in DIALECTS {
+                    let want = sha256_hex(&json::dumps(&v, opts));
+                    let got = streamed(opts, |sink, opts| json::write_json(sink, &view, opts));
+                    prop_assert_eq!(got, want);
+                }
+            }
+        }
+
+        /// Pieces of any size, split anywhere, hash like the whole text at once.
+        #[test]
+        fn hash_sink_buffers_any_split(text in "\\PC{0,2000}", cuts in prop::collection::vec(0usize..2000, 0..12)) {
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| text.is_char_boundary(*c) && *c <= text.len()).collect();
+            cuts.sort_unstable();
+            let mut sink = HashSink::new();
+            let mut from = 0;
+            for cut in cuts {
+                sink.push_str(&text[from..cut]);
+                from = cut;
+            }
+            sink.push_str(&text[from..]);
+            prop_assert_eq!(sink.finish_prefixed("p_"), format!("p_{}", sha256_hex(&text)));
+        }
+    }
+
+    #[test]
+    fn borrowed_lists_print_like_string_values() {
+        let items = vec!["b".to_owned(), "\u{e9}\"".to_owned()];
+        let refs = ["x", "y\n"];
+        let entries = [
+            ("z", Json::Strs(&items)),
+            ("a", Json::StrRefs(&refs)),
+            ("m", Json::Float(1e16)),
+            ("n", Json::Int(-7)),
+            ("o", Json::Null),
+            ("t", Json::Bool(true)),
+        ];
+        let view = Json::Object(&entries);
+        let value = view.to_value();
+        for opts in DIALECTS {
+            let mut printed = String::new();
+            json::write_json(&mut printed, &view, opts);
+            assert_eq!(printed, json::dumps(&value, opts));
+        }
+        assert_eq!(
+            json::canonical(&value),
+            r#"{"a":["x","y\n"],"m":1e+16,"n":-7,"o":null,"t":true,"z":["b","é\""]}"#
+        );
+    }
+}

@@ -968,7 +968,8 @@ fn key_bit(key: &str) -> u32 {
     let bytes = key.as_bytes();
     let first = u64::from(bytes.first().copied().unwrap_or(0));
     let last = u64::from(bytes.last().copied().unwrap_or(0));
-    let mixed = (bytes.len() as u64 ^ (first << 8) ^ (last << 16)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let mixed =
+        (bytes.len() as u64 ^ (first << 8) ^ (last << 16)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (mixed >> 58) as u32
 }
 
@@ -1747,6 +1748,37 @@ mod props {
                 super::write_string(&mut out, &s, ensure_ascii);
                 prop_assert_eq!(out, escape_per_char(&s, ensure_ascii));
             }
+        }
+
+        /// Repeated keys keep Python's dict semantics (first position, last value) at
+        /// any object size, whether or not the parser's seen-key mask flags them.
+        #[test]
+        fn repeated_keys_keep_first_position_and_last_value(
+            keys in prop::collection::vec("[a-c]{0,3}|[a-z_]{20,30}", 0..60)
+        ) {
+            let mut text = String::from("{");
+            let mut expected: Vec<(String, usize)> = Vec::new();
+            for (i, key) in keys.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                text.push_str(&format!("\"{key}\": {i}"));
+                match expected.iter_mut().find(|(k, _)| k == key) {
+                    Some(slot) => slot.1 = i,
+                    None => expected.push((key.clone(), i)),
+                }
+            }
+            text.push('}');
+            let parsed = parse(&text).expect("valid");
+            let map = parsed.as_object().expect("object");
+            let got: Vec<(String, usize)> = map
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::Int(i) => (k.to_owned(), usize::try_from(*i).unwrap_or(usize::MAX)),
+                    _ => (k.to_owned(), usize::MAX),
+                })
+                .collect();
+            prop_assert_eq!(got, expected);
         }
 
         /// Every printer's output parses back to the same value (key order included for

@@ -295,8 +295,7 @@ const STACK_TEXT: usize = 64;
 fn parse_iso(text: &str) -> Option<Parsed> {
     let mut stack = [0u8; STACK_TEXT];
     let owned: String;
-    let b: &[u8] = if text.is_ascii() && text.len() + 5 * text.matches('Z').count() <= STACK_TEXT
-    {
+    let b: &[u8] = if text.is_ascii() && text.len() + 5 * text.matches('Z').count() <= STACK_TEXT {
         // The common case: `Z` becomes `+00:00` in a stack buffer.
         let mut n = 0;
         for &byte in text.as_bytes() {
