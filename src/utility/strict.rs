@@ -112,6 +112,12 @@ pub fn observation_ref<'a>(v: &'a Value, label: impl Display) -> FieldResult<&'a
 
 /// A strict digest list: 1–16 canonical memory digests, sorted and unique.
 pub fn memory_digests(v: &Value, label: impl Display) -> FieldResult<Vec<String>> {
+    check_memory_digests(v, label)?;
+    Ok(strings(v))
+}
+
+/// The rules of [`memory_digests`] without copying the digests out.
+pub fn check_memory_digests(v: &Value, label: impl Display) -> FieldResult<()> {
     let items = match v {
         Value::Array(items) if !items.is_empty() && items.len() <= 16 => items,
         _ => {
@@ -120,7 +126,6 @@ pub fn memory_digests(v: &Value, label: impl Display) -> FieldResult<Vec<String>
             )));
         }
     };
-    let mut out = Vec::with_capacity(items.len());
     for item in items {
         let digest = strict_ref(item, &label)?;
         if !is_memory_digest(digest) {
@@ -128,14 +133,13 @@ pub fn memory_digests(v: &Value, label: impl Display) -> FieldResult<Vec<String>
                 "{label} must contain canonical memory digests"
             )));
         }
-        out.push(digest.to_owned());
     }
-    if !strictly_sorted(&out) {
+    if !strictly_sorted_values(items) {
         return Err(FieldError(format!(
             "{label} must be sorted, unique, and canonical"
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A strict list of `min..=max` opaque references, sorted and unique.
@@ -145,6 +149,17 @@ pub fn opaque_refs(
     min: usize,
     max: usize,
 ) -> FieldResult<Vec<String>> {
+    check_opaque_refs(v, label, min, max)?;
+    Ok(strings(v))
+}
+
+/// The rules of [`opaque_refs`] without copying the references out.
+pub fn check_opaque_refs(
+    v: &Value,
+    label: impl Display,
+    min: usize,
+    max: usize,
+) -> FieldResult<()> {
     let items = match v {
         Value::Array(items) if (min..=max).contains(&items.len()) => items,
         _ => {
@@ -153,21 +168,33 @@ pub fn opaque_refs(
             )));
         }
     };
-    let mut out = Vec::with_capacity(items.len());
     for item in items {
-        out.push(strict_ref(item, format_args!("{label}[]"))?.to_owned());
+        strict_ref(item, format_args!("{label}[]"))?;
     }
-    if !strictly_sorted(&out) {
+    if !strictly_sorted_values(items) {
         return Err(FieldError(format!(
             "{label} must be sorted, unique, and canonical"
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Sorted ascending with no repeats (equivalent to "equals sorted(set(x))").
-pub fn strictly_sorted(items: &[String]) -> bool {
-    items.windows(2).all(|w| w[0] < w[1])
+/// The texts of a list whose items were all checked to be strings.
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sorted ascending with no repeats, i.e. equal to `sorted(set(items))` (every item
+/// already checked to be a string).
+fn strictly_sorted_values(items: &[Value]) -> bool {
+    items
+        .windows(2)
+        .all(|w| w[0].as_str().unwrap_or_default() < w[1].as_str().unwrap_or_default())
 }
 
 /// A strict scope: exactly the four ids, each a strict ref; returned in sorted key order.

@@ -22,8 +22,9 @@ use super::reducer::{
     ReducerContext, UTILITY_MAX, UTILITY_MIN,
 };
 use super::strict::{
-    bounded, enum_str, exact_fields, finite_float, is_fingerprint, memory_digests,
-    non_negative_int, object, observation_ref, opaque_refs, py_eq, strict_ref, strict_timestamp,
+    bounded, check_memory_digests, check_opaque_refs, enum_str, exact_fields, finite_float,
+    is_fingerprint, memory_digests, non_negative_int, object, observation_ref, opaque_refs, py_eq,
+    strict_ref, strict_timestamp,
 };
 
 const PROJECTION_FIELDS: [&str; 30] = [
@@ -637,7 +638,7 @@ pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<(
         Value::Str(s) if is_fingerprint(s) => {}
         _ => return fail("history.observation_fingerprint is invalid"),
     }
-    memory_digests(
+    check_memory_digests(
         get(entry, "memory_ref_digests"),
         "history.memory_ref_digests",
     )?;
@@ -656,13 +657,13 @@ pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<(
         EvidenceBasis::NAMES,
         "history evidence_basis",
     )?;
-    opaque_refs(
+    check_opaque_refs(
         get(entry, "reason_codes"),
         "history.reason_codes",
         0,
         MAX_REVIEW_REASON_CODES,
     )?;
-    opaque_refs(
+    check_opaque_refs(
         get(entry, "evidence_refs"),
         "history.evidence_refs",
         0,

@@ -761,10 +761,11 @@ const fn escape_table(ensure_ascii: bool) -> [bool; 256] {
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// True when one of the eight bytes of `word` is `byte`.
-const fn has_byte(word: u64, byte: u8) -> bool {
+/// The high bit of every byte of `word` that equals `byte` (and perhaps of a byte
+/// above an equal one: only whether the result is zero is used).
+const fn eq_bytes(word: u64, byte: u8) -> u64 {
     let x = word ^ (LOW_BITS * byte as u64);
-    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS != 0
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
 }
 
 /// The length of the prefix of `bytes` that needs no escape: no `"`, `\\` or control
@@ -776,18 +777,37 @@ fn plain_prefix(bytes: &[u8], ensure_ascii: bool) -> usize {
     } else {
         &ESCAPE_RAW
     };
-    let mut i = 0;
-    while let Some(chunk) = bytes.get(i..i + 8) {
+    let special = |chunk: &[u8]| {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         let word = u64::from_le_bytes(word);
         // A byte below 0x20: `(b - 0x20)` borrows into bit 7 while `b` itself has it clear.
-        let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS != 0;
-        let high = ensure_ascii && (word & HIGH_BITS != 0 || has_byte(word, 0x7f));
-        if control || high || has_byte(word, b'"') || has_byte(word, b'\\') {
+        let mut hits = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS
+            | eq_bytes(word, b'"')
+            | eq_bytes(word, b'\\');
+        if ensure_ascii {
+            hits |= word & HIGH_BITS | eq_bytes(word, 0x7f);
+        }
+        hits != 0
+    };
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        if special(chunk) {
             break;
         }
         i += 8;
+    }
+    // Fewer than eight bytes left: the last eight (overlapping those already passed)
+    // settle them at once when none is special.
+    if i < bytes.len()
+        && let Some(last) = bytes
+            .len()
+            .checked_sub(8)
+            .and_then(|from| bytes.get(from..))
+        && i + 8 > bytes.len()
+        && !special(last)
+    {
+        return bytes.len();
     }
     while let Some(&b) = bytes.get(i) {
         if table[usize::from(b)] {

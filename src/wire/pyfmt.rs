@@ -163,7 +163,12 @@ pub fn is_py_space(c: char) -> bool {
 
 /// Python's `s.strip()`.
 pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(is_py_space)
+    // Text that starts and ends with a visible ASCII character has nothing to strip.
+    match s.as_bytes() {
+        [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => s,
+        [only] if only.is_ascii_graphic() => s,
+        _ => s.trim_matches(is_py_space),
+    }
 }
 
 /// Python's `s.split()` (no argument).
@@ -458,6 +463,14 @@ mod props {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The fast path for text without edge whitespace strips like the full rule.
+        #[test]
+        fn py_strip_fast_path_agrees_with_the_full_rule(
+            s in "[ \t\n\u{b}\u{c}\r\u{1c}-\u{1f}\u{85}\u{a0}\u{3000}a-z~!é]{0,12}"
+        ) {
+            prop_assert_eq!(super::py_strip(&s), s.trim_matches(super::is_py_space));
+        }
 
         /// Ryu's digits and exponent are the shortest round-trip form Rust's `{:e}`
         /// prints (the form `repr` builds on), for any finite float.
