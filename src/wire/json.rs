@@ -761,8 +761,8 @@ const fn escape_table(ensure_ascii: bool) -> [bool; 256] {
 const LOW_BITS: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// The high bit of every byte of `word` that equals `byte` (and perhaps of a byte
-/// above an equal one: only whether the result is zero is used).
+/// The high bit of every byte of `word` that equals `byte`, and perhaps of bytes above
+/// an equal one (a borrow only runs upwards): the lowest bit set is always exact.
 const fn eq_bytes(word: u64, byte: u8) -> u64 {
     let x = word ^ (LOW_BITS * byte as u64);
     x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
@@ -770,14 +770,10 @@ const fn eq_bytes(word: u64, byte: u8) -> u64 {
 
 /// The length of the prefix of `bytes` that needs no escape: no `"`, `\\` or control
 /// byte, and with `ensure_ascii` nothing past `~`. The same set ends a plain run of
-/// string text for the parser. Eight bytes are tested at a time.
+/// string text for the parser. Eight bytes are tested at a time; the lowest flagged byte
+/// of a word is the first special one.
 fn plain_prefix(bytes: &[u8], ensure_ascii: bool) -> usize {
-    let table = if ensure_ascii {
-        &ESCAPE_ASCII
-    } else {
-        &ESCAPE_RAW
-    };
-    let special = |chunk: &[u8]| {
+    let special = |chunk: &[u8]| -> Option<usize> {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
         let word = u64::from_le_bytes(word);
@@ -788,27 +784,31 @@ fn plain_prefix(bytes: &[u8], ensure_ascii: bool) -> usize {
         if ensure_ascii {
             hits |= word & HIGH_BITS | eq_bytes(word, 0x7f);
         }
-        hits != 0
+        (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
     };
     let mut i = 0;
     while let Some(chunk) = bytes.get(i..i + 8) {
-        if special(chunk) {
-            break;
+        if let Some(at) = special(chunk) {
+            return i + at;
         }
         i += 8;
     }
-    // Fewer than eight bytes left: the last eight (overlapping those already passed)
-    // settle them at once when none is special.
-    if i < bytes.len()
-        && let Some(last) = bytes
-            .len()
-            .checked_sub(8)
-            .and_then(|from| bytes.get(from..))
-        && i + 8 > bytes.len()
-        && !special(last)
-    {
-        return bytes.len();
+    if i == bytes.len() {
+        return i;
     }
+    // Fewer than eight bytes left: the last eight, overlapping bytes already known to be
+    // plain, settle them at once.
+    if let Some(from) = bytes.len().checked_sub(8) {
+        return match special(&bytes[from..]) {
+            Some(at) => from + at,
+            None => bytes.len(),
+        };
+    }
+    let table = if ensure_ascii {
+        &ESCAPE_ASCII
+    } else {
+        &ESCAPE_RAW
+    };
     while let Some(&b) = bytes.get(i) {
         if table[usize::from(b)] {
             break;
@@ -1799,6 +1799,18 @@ mod props {
                 })
                 .collect();
             prop_assert_eq!(got, expected);
+        }
+
+        /// The word-at-a-time scan stops exactly where the byte-by-byte rule does.
+        #[test]
+        fn plain_prefix_stops_at_the_first_byte_to_escape(
+            s in "[a-z ~\u{7f}\u{e9}\u{1f600}\"\\\\\u{0}-\u{1f}]{0,40}"
+        ) {
+            for ensure_ascii in [false, true] {
+                let table = if ensure_ascii { &super::ESCAPE_ASCII } else { &super::ESCAPE_RAW };
+                let want = s.bytes().position(|b| table[usize::from(b)]).unwrap_or(s.len());
+                prop_assert_eq!(super::plain_prefix(s.as_bytes(), ensure_ascii), want);
+            }
         }
 
         /// Every printer's output parses back to the same value (key order included for
