@@ -7,6 +7,8 @@
 #   TARGET   some of the targets below (default: all)
 #   RUNS=N scripts/fuzz.sh ...   stops each target after N executions instead
 #   JOBS=2 scripts/fuzz.sh ...   runs two targets at a time
+#   FUZZ_TARGET_DIR=DIR ...      builds into DIR (CI keeps it under ~/.cache so the
+#                                sanitizer build of the crate is incremental between runs)
 # Corpora live in fuzz/corpus/<target>/ (not committed) and are seeded from fixtures/
 # on every run; crashes land in fuzz/artifacts/<target>/. Prints the executions of each
 # target and exits non-zero when a target found a crash, a timeout or a leak.
@@ -17,7 +19,8 @@ cd "$root"
 seconds=${1:-60}
 shift || true
 all=(json_roundtrip timestamp ingest_event dogfood_evaluate operator_control
-    utility_project utility_observe utility_validate rank_prior)
+    utility_project utility_observe utility_validate rank_prior
+    ledger_append_input rank_evaluate_episodes apply_input)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
@@ -45,6 +48,10 @@ seed utility_project fixtures/utility_project/**/*.json
 seed utility_observe fixtures/utility_observe/**/*.json
 seed utility_validate fixtures/utility_validate/**/*.json
 seed rank_prior fixtures/rank_prior/**/*.json
+seed ledger_append_input fixtures/utility_ledger/**/*.json* fixtures/utility_project/valid/*.json \
+    fixtures/rank_evaluate/valid/*.jsonl
+seed rank_evaluate_episodes fixtures/rank_evaluate/**/*.jsonl
+seed apply_input fixtures/apply/**/*.json
 mkdir -p fuzz/corpus/timestamp
 grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | sort -u |
     while read -r ts; do
@@ -52,16 +59,28 @@ grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | s
     done
 
 # Runs ---------------------------------------------------------------------------------
-cargo +nightly fuzz build -O >/dev/null
+target_dir=()
+[[ -n "${FUZZ_TARGET_DIR:-}" ]] && target_dir=(--target-dir "$FUZZ_TARGET_DIR")
+cargo +nightly fuzz build -O "${target_dir[@]}" >/dev/null
 limit=(-max_total_time="$seconds")
 [[ -n "${RUNS:-}" ]] && limit=(-runs="$RUNS")
+
+# The largest input worth mutating: the input handlers of small request objects and of
+# line-oriented streams find their bugs in short inputs, and run many times faster there.
+max_len() { # max_len TARGET
+    case $1 in
+        apply_input) echo 4096 ;;
+        ledger_append_input | rank_evaluate_episodes) echo 16384 ;;
+        *) echo 65536 ;;
+    esac
+}
 
 run_one() { # run_one TARGET: fuzz it, then print its row
     local target=$1 log="fuzz/artifacts/$1.log" result start end
     mkdir -p "fuzz/artifacts/$target"
     start=$(date +%s)
-    if cargo +nightly fuzz run -O "$target" "fuzz/corpus/$target" -- \
-        "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    if cargo +nightly fuzz run -O "${target_dir[@]}" "$target" "fuzz/corpus/$target" -- \
+        "${limit[@]}" -max_len="$(max_len "$target")" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/artifacts/$target/" >"$log" 2>&1; then
         result=ok
     else

@@ -2,8 +2,9 @@
 //!
 //! Global options (`--format`, `--registry`, `--runtime-root`) come before the subcommand;
 //! every subcommand also takes its own `--format`, which wins, and the subcommands that
-//! read the registry route (`experiment-status`, `ingest-event`) also take `--registry` and
-//! `--runtime-root` after their name. Every command that reads `--input` also takes
+//! read the registry route (`experiment-status`, `ingest-event`, `recall`, `apply`,
+//! `rank-prior`) also take `--registry` and `--runtime-root` after their name, the
+//! `utility-ledger` leaves `--runtime-root` (the default ledger's root). Every command that reads `--input` also takes
 //! `--max-input-bytes` ([`InputLimitArg`]). `--detail` is accepted anywhere. Nothing here
 //! validates domain values beyond what the reference's argument parser checks. Besides
 //! the clap types, this module owns what is derived from them alone: the one-line
@@ -49,7 +50,9 @@ Exit status:
   2  argument error: nothing on stdout, one line on stderr
   2  invalid request: stdout carries a reward_memory_error_v0 packet
   2  a packet that is not ok: evaluate (release gate not passed), dogfood-evaluate (hold),
-     utility-project (rejected), utility-validate (invalid), rank-evaluate (hold)
+     utility-project (rejected), utility-validate (invalid), rank-evaluate (hold),
+     utility-ledger append (committed_with_refusals: the valid deliveries are committed),
+     utility-ledger verify (mismatch), utility-ledger project (rejected partition)
 In markdown mode an exit-2 packet also prints one line `reward-memory: <reason>` on stderr.";
 
 /// Registry lookup order, printed at the end of the help of the commands that read it.
@@ -79,6 +82,16 @@ default `ov` on $PATH).
 ",
     route_help!()
 );
+
+/// `utility-ledger` leaves' help epilogue: where the ledger is.
+const LEDGER_HELP: &str = "\
+The ledger is --ledger LOCATION, else $REWARD_MEMORY_LEDGER, else
+RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3 (RUNTIME_ROOT: --runtime-root, given before
+`utility-ledger` or after the leaf, after wins; default ~/.codex/loopx; `~` is expanded with
+$HOME). A location starting with postgres:// or postgresql:// is a PostgreSQL database
+(settings missing from the URL come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE;
+no TLS); anything else is a SQLite file. Credentials are never printed: --detail shows the
+location without them.";
 
 /// Reward Memory contracts of LoopX as one fast binary.
 ///
@@ -191,7 +204,9 @@ pub enum Command {
     ///
     /// Input: {"profile", "partition", "projection", "candidates" | "recall"}, where
     /// candidates is [{"memory_ref_digest", "relevance_score"}] and recall is a packet printed
-    /// by `recall`. Prints memory_utility_rank_prior_v0. With --execute, the partition's
+    /// by `recall`; with --ledger the utility comes from the utility ledger's stored
+    /// subjects of the partition instead, and the input has no projection. Prints
+    /// memory_utility_rank_prior_v0. With --execute, the partition's
     /// modifier table is written to the provider of its corpus, found through --goal-id,
     /// --agent-id, --registry and --runtime-root: an exact-readback, versioned
     /// effect on the embedded store; refused on OpenViking (provider_rank_prior_contract_absent,
@@ -517,18 +532,41 @@ pub struct RecallArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub session_ttl: u64,
     /// Re-rank the results with this rank-prior profile
-    /// (memory_utility_rank_prior_profile_v0); off by default. Needs --projection and
-    /// --partition, and applies only with --evaluation, a qualified verdict for this
-    /// profile; otherwise the recall is printed unranked with rank_prior_applied false and
-    /// rank_prior_reason_code saying why (exit 0)
-    #[arg(long, value_name = "PROFILE.json", requires_all = ["projection", "partition"])]
+    /// (memory_utility_rank_prior_profile_v0); off by default. Needs --partition and the
+    /// utility (--projection or --ledger), and applies only with --evaluation, a qualified
+    /// verdict for this profile; otherwise the recall is printed unranked with
+    /// rank_prior_applied false and rank_prior_reason_code saying why (exit 0)
+    #[arg(long, value_name = "PROFILE.json", requires_all = ["partition", "utility_source"])]
     pub rank_prior: Option<String>,
     /// The memory_utility_projection_v0 packet whose utility the prior uses
-    #[arg(long, value_name = "FILE", requires = "rank_prior")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "rank_prior",
+        group = "utility_source"
+    )]
     pub projection: Option<String>,
-    /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`:
-    /// the utility partition of this recall; the projection must have exactly this
-    /// identity and the scope must name the recalled corpus and surface
+    /// Read the utility from the utility ledger instead of a projection: the stored
+    /// subjects of the partition that mention a recalled memory (see `utility-ledger
+    /// --help`). LOCATION is a SQLite file or a postgres:// URL (settings it lacks come
+    /// from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE); without a value,
+    /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). It must exist; it is read
+    /// before the provider is called and again, for the results' digests only, when the
+    /// prior is applied
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        num_args = 0..=1,
+        default_missing_value = "",
+        requires = "rank_prior",
+        group = "utility_source"
+    )]
+    pub ledger: Option<String>,
+    /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`
+    /// (the object `utility-ledger project --input` takes): the utility partition of this
+    /// recall; a projection must have exactly this identity, a ledger is read at this
+    /// partition, and the scope must name the recalled corpus and surface
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub partition: Option<String>,
     /// The memory_utility_ranking_evaluation_v0 verdict that `rank-evaluate` printed for
@@ -549,7 +587,7 @@ pub struct RecallArgs {
 /// `utility-ledger`: the durable, append-only utility observation ledger.
 ///
 /// The ledger is a SQLite file (default `RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3`,
-/// next to the embedded memory store; `--runtime-root` before the subcommand moves it) or a
+/// next to the embedded memory store; `--runtime-root` moves it) or a
 /// PostgreSQL database shared by several machines (`--ledger postgres://...`). Within the
 /// v0 caps (1024 deliveries, 128 subjects per partition) `project` prints exactly what
 /// `utility-project` prints for the partition's deliveries.
@@ -564,28 +602,54 @@ pub struct UtilityLedgerArgs {
 pub enum LedgerCommand {
     /// Append observations (one batch, one transaction); prints the receipt after commit
     /// (exit 2 when any delivery was refused)
+    ///
+    /// Prints memory_utility_ledger_append_v0. Markdown shows the counts (received,
+    /// appended, duplicate, conflicting, refused), the high-water sequence and every listed
+    /// refusal with its line, reason code and error; exit 2 when any delivery was refused
+    /// (the valid ones are committed all the same).
+    #[command(after_help = LEDGER_HELP)]
     Append(LedgerAppendArgs),
     /// Project one partition: the utility-project packet within the v0 caps, else a paged
     /// memory_utility_ledger_projection_v0
+    ///
+    /// Exit 2 when the partition context is invalid (the rejected packet utility-project
+    /// prints for it). Markdown of a ledger projection shows its counters and page; --detail
+    /// adds the subjects table.
+    #[command(after_help = LEDGER_HELP)]
     Project(LedgerProjectArgs),
     /// The subjects of one partition that contain the given memory digests
+    ///
+    /// Prints memory_utility_ledger_subject_v0 (exit 0, also when nothing is found).
+    /// Markdown shows each subject's label, estimate, support, strongest tier and review;
+    /// --detail adds the partition and each subject's latest observations.
+    #[command(after_help = LEDGER_HELP)]
     Subject(LedgerSubjectArgs),
     /// Every delivery (of one partition, or all) as JSON Lines in ledger order
+    #[command(after_help = LEDGER_HELP)]
     Export(LedgerExportArgs),
     /// Recompute every materialized state from the raw deliveries and compare (exit 2 on a
     /// difference)
+    ///
+    /// Prints memory_utility_ledger_verify_v0: what was checked and, on a mismatch, the
+    /// first difference (also on stderr in markdown).
+    #[command(after_help = LEDGER_HELP)]
     Verify(LedgerVerifyArgs),
 }
 
-/// `--ledger LOCATION`.
-#[derive(Debug, Clone, Args)]
+/// `--ledger LOCATION` and the `--runtime-root` of its default.
+#[derive(Debug, Clone, Default, Args)]
 pub struct LedgerLocationArg {
     /// Ledger location: a SQLite file path or a postgres://USER:PASSWORD@HOST:PORT/DB URL
     /// (default: $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
-    /// under the global --runtime-root, default ~/.codex/loopx). PostgreSQL settings missing
+    /// under --runtime-root, default ~/.codex/loopx). PostgreSQL settings missing
     /// from the URL come from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE; no TLS
     #[arg(long, value_name = "LOCATION")]
     pub ledger: Option<String>,
+    /// Runtime root whose reward-memory/utility-ledger.sqlite3 is the default ledger (when
+    /// neither --ledger nor $REWARD_MEMORY_LEDGER is set); also accepted before the
+    /// subcommand (default: ~/.codex/loopx)
+    #[arg(long, value_name = "DIR")]
+    pub runtime_root: Option<PathBuf>,
 }
 
 /// The partition (scope plus snapshots) a command reads: `--input` or six flags.
@@ -729,6 +793,21 @@ pub struct RankPriorArgs {
     /// Allowlisted agent id of that goal (--execute)
     #[arg(long, requires = "execute")]
     pub agent_id: Option<String>,
+    /// Read the utility from the utility ledger instead of the request's projection: the
+    /// stored subjects of the request's partition that mention a candidate (the request
+    /// then has no projection). LOCATION is a SQLite file or a postgres:// URL (settings it
+    /// lacks come from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE); without a value,
+    /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). Not with --execute, whose
+    /// effect table covers every subject of a projection
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "execute"
+    )]
+    pub ledger: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]
@@ -881,12 +960,14 @@ fn global_option_hint(arg: &str) -> Option<String> {
     let global = cli
         .get_arguments()
         .find(|a| a.get_long() == Some(name) && !a.is_global_set())?;
+    let reads = |cmd: &clap::Command| {
+        cmd.get_arguments()
+            .any(|a| a.get_id() == global.get_id() && a.get_long() == Some(name))
+    };
+    // A command group (utility-ledger) reads it when its leaves do.
     let readers: Vec<&str> = cli
         .get_subcommands()
-        .filter(|sub| {
-            sub.get_arguments()
-                .any(|a| a.get_id() == global.get_id() && a.get_long() == Some(name))
-        })
+        .filter(|sub| reads(sub) || sub.get_subcommands().any(&reads))
         .map(|sub| sub.get_name())
         .collect();
     let mut hint = format!("tip: --{name} is a global option: give it before the subcommand");

@@ -93,6 +93,9 @@ pub struct Notes {
     pub registry: Option<PathBuf>,
     /// Where the provider keeps records: the embedded store's file, or the `ov` command.
     pub store: Option<String>,
+    /// The utility ledger a command read or wrote, without credentials
+    /// ([`utility::ledger::Location::public_display`]).
+    pub ledger: Option<String>,
 }
 
 /// Global options and the environment, resolved once before any command runs.
@@ -157,7 +160,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
             recall::command::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
         }
         Command::RankPrior(args) => {
-            utility::rank_prior_command(&args, &ctx.with_route(&args.route)).map(Outcome::success)
+            utility::rank_prior_command(&args, &ctx.with_route(&args.route))
         }
         Command::RankEvaluate(args) => utility::rank_evaluate::command(&args, ctx),
         Command::UtilityLedger(args) => utility::ledger::command::run(&args, ctx),

@@ -157,6 +157,7 @@ pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Resul
     let notes = Notes {
         registry: configured.then(|| experiment::registry_path(ctx)),
         store: factory.store_location(&ProviderConfig::from_binding(&binding)),
+        ..Notes::default()
     };
     let run_write = |prepared: &core::Prepared| -> Result<Map, Error> {
         crate::io::clear_stale_staging(&crate::provider::staging_root(&factory.runtime_root));

@@ -4,8 +4,10 @@
 //! `--input`), runs §10.4 against the route's provider and prints the public packet with
 //! each result's relevance score and rank; it keeps the raw refs in a private recall
 //! session (see [`super::session`]) and, with `--rank-prior`, re-orders the results with
-//! the bounded utility prior. `apply` maps the agent's opaque refs back through that
-//! session and runs §10.5. Files, the clock and randomness go through [`crate::io`]; the
+//! the bounded utility prior, whose utility is a projection packet or the utility ledger
+//! (the stored subjects of the results' digests, [`crate::utility::ledger::view`]).
+//! `apply` maps the agent's opaque refs back through that session and runs §10.5; its
+//! core on a parsed input and a session already read back is pure ([`apply_input`]). Files, the clock and randomness go through [`crate::io`]; the
 //! rules live in the pure modules this one calls. Design: `docs/recall.md`.
 
 use crate::cli::{ApplyArgs, ApplyOutcome, RecallArgs};
@@ -14,6 +16,8 @@ use crate::experiment::{self, CorpusEntry, SurfaceRoute};
 use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
 use crate::obj;
 use crate::provider::DefaultFactory;
+use crate::utility::ledger::LedgerBackend;
+use crate::utility::ledger::view as ledger_view;
 use crate::utility::rank_prior::{self, Candidate, Partition, Profile, UtilityView, Verdict};
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
@@ -40,25 +44,54 @@ fn read_object(ctx: &Context, spec: &str, limit: u64) -> Result<Value, Error> {
 // The rank-prior setup of a recall
 // ---------------------------------------------------------------------------------------
 
+/// Where the prior's utility comes from.
+enum Utility {
+    /// A projection packet (`--projection`), already checked against the partition.
+    Projection(UtilityView),
+    /// The utility ledger (`--ledger`), read for the results' digests once they are known.
+    Ledger(Box<dyn LedgerBackend>),
+}
+
 /// Everything `--rank-prior` needs, read and checked before any provider call.
 struct PriorSetup {
     profile: Profile,
     partition: Partition,
-    view: UtilityView,
+    utility: Utility,
     verdict: Option<Verdict>,
 }
 
+/// Why the prior stayed off when the ledger could not be read after the recall (it was
+/// readable before the provider call): recall fails open.
+pub const LEDGER_UNAVAILABLE: &str = "utility_ledger_unavailable";
+
 fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Error> {
-    let (Some(profile), Some(projection), Some(partition)) =
-        (&args.rank_prior, &args.projection, &args.partition)
-    else {
+    let (Some(profile), Some(partition)) = (&args.rank_prior, &args.partition) else {
         return Ok(None);
     };
     let limit = args.input_limit.max_input_bytes;
     let profile = Profile::from_value(&read_object(ctx, profile, limit)?)?;
     let partition = Partition::from_value(&read_object(ctx, partition, limit)?)?;
-    let view = UtilityView::from_projection(&read_object(ctx, projection, limit)?)?;
-    rank_prior::check_partition(&view, &partition)?;
+    let utility = match (&args.projection, &args.ledger) {
+        (Some(projection), _) => {
+            let view = UtilityView::from_projection(&read_object(ctx, projection, limit)?)?;
+            rank_prior::check_partition(&view, &partition)?;
+            Utility::Projection(view)
+        }
+        (None, Some(location)) => {
+            let arg = crate::cli::LedgerLocationArg {
+                ledger: Some(location.clone()).filter(|l| !l.is_empty()),
+                runtime_root: None,
+            };
+            let mut opened = crate::utility::ledger::command::open(&arg, ctx)?;
+            ledger_view::check_readable(opened.backend.as_mut(), &partition)?;
+            Utility::Ledger(opened.backend)
+        }
+        (None, None) => {
+            return Err(request_error(
+                "--rank-prior needs the utility: --projection FILE or --ledger [LOCATION]",
+            ));
+        }
+    };
     let verdict = match &args.evaluation {
         Some(path) => Some(Verdict::from_value(&read_object(ctx, path, limit)?)?),
         None => None,
@@ -66,7 +99,7 @@ fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Er
     Ok(Some(PriorSetup {
         profile,
         partition,
-        view,
+        utility,
         verdict,
     }))
 }
@@ -317,7 +350,7 @@ fn recall_explicit(
 fn apply_prior(
     session: &mut RecallSession,
     opaque: &mut Vec<String>,
-    prior: &PriorSetup,
+    prior: &mut PriorSetup,
 ) -> Result<Value, &'static str> {
     let packet = &session.packet;
     if packet.get("status").and_then(Value::as_str) != Some("completed") {
@@ -344,7 +377,20 @@ fn apply_prior(
                 .map_err(|_| "relevance_scores_unusable")?,
         );
     }
-    let ranking = rank_prior::rank(&candidates, &prior.view, &prior.partition, &prior.profile)
+    let from_ledger;
+    let view = match &mut prior.utility {
+        Utility::Projection(view) => &*view,
+        Utility::Ledger(backend) => {
+            let digests: Vec<&str> = candidates
+                .iter()
+                .map(|c| c.memory_ref_digest.as_str())
+                .collect();
+            from_ledger = ledger_view::utility_view(backend.as_mut(), &prior.partition, &digests)
+                .map_err(|_| LEDGER_UNAVAILABLE)?;
+            &from_ledger
+        }
+    };
+    let ranking = rank_prior::rank(&candidates, view, &prior.partition, &prior.profile)
         .map_err(|_| "relevance_scores_unusable")?;
     let results: Vec<Value> = session
         .packet
@@ -422,7 +468,7 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
     if !(1..=session::MAX_TTL_SECONDS).contains(&args.session_ttl) {
         return Err(SessionError::Ttl.into());
     }
-    let prior = load_prior(args, ctx)?;
+    let mut prior = load_prior(args, ctx)?;
     let mut session = match &args.input {
         Some(spec) => recall_explicit(spec, ctx, prior.as_ref(), args.input_limit.max_input_bytes)?,
         None => recall_configured(args, ctx, prior.as_ref())?,
@@ -437,7 +483,7 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
                 .collect::<Vec<_>>()
         })
         .unwrap_or_default();
-    let (prior_packet, prior_reason) = match &prior {
+    let (prior_packet, prior_reason) = match &mut prior {
         None => (Value::Null, Value::from("rank_prior_not_requested")),
         Some(prior) => match apply_prior(&mut session, &mut opaque, prior) {
             Ok(packet) => (packet, Value::Null),
@@ -518,11 +564,11 @@ fn outcome_name(outcome: ApplyOutcome) -> &'static str {
     }
 }
 
-fn decision_from_input(spec: &str, ctx: &Context, limit: u64) -> Result<Decision, Error> {
-    let map = match read_object(ctx, spec, limit)? {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
+/// The decision of an `apply --input` object (`io::read_input_object` has already
+/// refused anything that is not an object).
+fn decision_from_value(input: &Value) -> Result<Decision, Error> {
+    let empty = Map::new();
+    let map = input.as_object().unwrap_or(&empty);
     let allowed = [
         "recall_session_ref",
         "application_id",
@@ -623,12 +669,9 @@ fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error
     Ok(stored)
 }
 
-/// Runs `apply`.
-pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
-    let decision = match &args.input {
-        Some(spec) => decision_from_input(spec, ctx, args.input_limit.max_input_bytes)?,
-        None => decision_from_flags(args)?,
-    };
+/// The checks that need no session: tokens, the public-safe summary and what `applied`
+/// requires. Returns the normalized reasoning summary.
+fn check_decision(decision: &Decision) -> Result<String, Error> {
     text::token(
         Some(&Value::from(decision.application_id.as_str())),
         "application_id",
@@ -652,7 +695,15 @@ pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
             ));
         }
     }
-    let stored = load_session(&decision.session_ref, ctx)?;
+    if !session::is_session_ref(&decision.session_ref) {
+        return Err(SessionError::InvalidRef.into());
+    }
+    Ok(summary)
+}
+
+/// §10.5 for a checked decision on its live session: the application packet with its
+/// receipt id. Pure.
+fn application(decision: &Decision, summary: &str, stored: &StoredSession) -> Result<Value, Error> {
     let raw = stored.raw_refs(&decision.memory_refs)?;
     let base = Value::Null;
     let reply = Value::Object(obj! {
@@ -660,7 +711,7 @@ pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
         "outcome" => decision.outcome,
         "memory_refs" => crate::wire::json::str_list(&raw),
         "current_artifact_verified" => decision.current_artifact_verified,
-        "reasoning_summary" => summary.as_str(),
+        "reasoning_summary" => summary,
     });
     let callback =
         move |_: &Value, _: &[super::RecallItem]| -> Result<Value, String> { Ok(reply.clone()) };
@@ -685,4 +736,29 @@ pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
         "application_receipt_id" => receipt_id,
         "recall_session_ref" => stored.session_ref.as_str(),
     })))
+}
+
+/// `apply --input` on an already parsed input against a session that was already read
+/// back and found live: pure (the session file and the clock stay with the caller). A
+/// decision naming another session is refused as that session not being found.
+pub fn apply_input(input: &Value, stored: &StoredSession) -> Result<Value, Error> {
+    let decision = decision_from_value(input)?;
+    let summary = check_decision(&decision)?;
+    if decision.session_ref != stored.session_ref {
+        return Err(SessionError::NotFound(decision.session_ref).into());
+    }
+    application(&decision, &summary, stored)
+}
+
+/// Runs `apply`.
+pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
+    let decision = match &args.input {
+        Some(spec) => {
+            decision_from_value(&read_object(ctx, spec, args.input_limit.max_input_bytes)?)?
+        }
+        None => decision_from_flags(args)?,
+    };
+    let summary = check_decision(&decision)?;
+    let stored = load_session(&decision.session_ref, ctx)?;
+    application(&decision, &summary, &stored)
 }

@@ -84,7 +84,8 @@ pub struct RecallPacket {
     /// Why the prior was not applied (`rank_prior_not_requested`, `recall_not_completed`,
     /// `partition_corpus_not_recalled`, `rank_prior_evaluation_missing`,
     /// `ranking_evaluation_profile_mismatch`, `ranking_evaluation_not_qualified`,
-    /// `relevance_scores_unavailable`, `relevance_scores_unusable`), or null when applied.
+    /// `relevance_scores_unavailable`, `relevance_scores_unusable`,
+    /// `utility_ledger_unavailable`), or null when applied.
     pub rank_prior_reason_code: Nullable<String>,
     pub rank_prior: Nullable<RankPriorPacket>,
 }
@@ -183,8 +184,9 @@ pub struct RankPriorInputCandidate {
 pub struct RankPriorInput {
     pub profile: RankPriorProfile,
     pub partition: RankPriorPartition,
-    /// A `memory_utility_projection_v0` packet of exactly this partition.
-    pub projection: serde_json::Map<String, serde_json::Value>,
+    /// A `memory_utility_projection_v0` packet of exactly this partition; required
+    /// unless the command reads the utility ledger (`--ledger`), where it must be absent.
+    pub projection: Option<serde_json::Map<String, serde_json::Value>>,
     /// Either `candidates` or `recall` (optional with `--execute`).
     pub candidates: Option<Vec<RankPriorInputCandidate>>,
     /// A packet printed by `reward-memory recall`.

@@ -4,7 +4,9 @@
 //! `memory_utility_rank_prior_effect_v0`.
 //!
 //! Owns the request shape (`profile`, `partition`, `projection`, `candidates` or
-//! `recall`), the effect payload and the effect receipt. The embedded store gets an
+//! `recall`), the effect payload and the effect receipt. With `--ledger` the utility comes
+//! from the utility ledger's stored subjects of the partition that mention a candidate
+//! ([`super::ledger::view`]) instead of the request's projection. The embedded store gets an
 //! exact-readback effect ([`crate::provider::embedded::effects`]); OpenViking has no
 //! external rank-prior contract, so the effect is refused with
 //! `provider_rank_prior_contract_absent` and nothing is written (ranking stays local).
@@ -20,7 +22,7 @@ use crate::recall::RECALL_SCHEMA_VERSION;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::text::FieldError;
-use crate::{Context, experiment, io};
+use crate::{Context, Notes, Outcome, experiment, io};
 
 use super::rank_prior::{
     self, Candidate, MODIFIER_VERSION, Partition, Profile, RankPriorError, UtilityView,
@@ -148,7 +150,10 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
     }
 }
 
-fn parse_request(input: &Value) -> Result<Request, Error> {
+/// The utility ledger a request reads instead of its projection.
+type Ledger<'a> = Option<&'a mut dyn super::ledger::LedgerBackend>;
+
+fn parse_request(input: &Value, ledger: Ledger<'_>) -> Result<Request, Error> {
     let map = input
         .as_object()
         .ok_or_else(|| field("rank-prior input must be an object"))?;
@@ -160,8 +165,19 @@ fn parse_request(input: &Value) -> Result<Request, Error> {
             extra.join(", ")
         )));
     }
-    let mut missing: Vec<&str> = ["profile", "partition", "projection"]
-        .into_iter()
+    if ledger.is_some() && map.contains_key("projection") {
+        return Err(field(
+            "give either a projection or --ledger, not both: with --ledger the utility comes from the ledger",
+        ));
+    }
+    let required: &[&str] = if ledger.is_some() {
+        &["profile", "partition"]
+    } else {
+        &["profile", "partition", "projection"]
+    };
+    let mut missing: Vec<&str> = required
+        .iter()
+        .copied()
         .filter(|k| !map.contains_key(k))
         .collect();
     if !missing.is_empty() {
@@ -174,9 +190,26 @@ fn parse_request(input: &Value) -> Result<Request, Error> {
     let get = |k: &str| map.get(k).unwrap_or(&Value::Null);
     let profile = Profile::from_value(get("profile"))?;
     let partition = Partition::from_value(get("partition"))?;
-    let view = UtilityView::from_projection(get("projection"))?;
-    rank_prior::check_partition(&view, &partition)?;
-    let candidates = candidates_of(map, &partition)?;
+    let (view, candidates) = match ledger {
+        None => {
+            let view = UtilityView::from_projection(get("projection"))?;
+            rank_prior::check_partition(&view, &partition)?;
+            (view, candidates_of(map, &partition)?)
+        }
+        Some(backend) => {
+            let Some(candidates) = candidates_of(map, &partition)? else {
+                return Err(field(
+                    "rank-prior input needs candidates or recall: --ledger reads the subjects of the candidates",
+                ));
+            };
+            let digests: Vec<&str> = candidates
+                .iter()
+                .map(|c| c.memory_ref_digest.as_str())
+                .collect();
+            let view = super::ledger::view::utility_view(backend, &partition, &digests)?;
+            (view, Some(candidates))
+        }
+    };
     Ok(Request {
         profile,
         partition,
@@ -333,18 +366,36 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
 }
 
 /// Runs `rank-prior`.
-pub fn command(args: &RankPriorArgs, ctx: &Context) -> Result<Value, Error> {
+pub fn command(args: &RankPriorArgs, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    let request = parse_request(&input)?;
+    let Some(location) = &args.ledger else {
+        let request = parse_request(&input, None)?;
+        if args.execute {
+            return execute(args, ctx, &request).map(Outcome::success);
+        }
+        return rank_request(&request).map(Outcome::success);
+    };
     if args.execute {
-        return execute(args, ctx, &request);
+        return Err(field(
+            "--execute stores the table of every subject of a projection: give the projection instead of --ledger",
+        ));
     }
-    rank_request(&request)
+    let arg = crate::cli::LedgerLocationArg {
+        ledger: Some(location.clone()).filter(|l| !l.is_empty()),
+        runtime_root: None,
+    };
+    let mut opened = super::ledger::command::open(&arg, ctx)?;
+    let request = parse_request(&input, Some(opened.backend.as_mut()))?;
+    let notes = Notes {
+        ledger: opened.notes.ledger.take(),
+        ..Notes::default()
+    };
+    Ok(Outcome::success(rank_request(&request)?).with_notes(notes))
 }
 
 /// `rank-prior` without `--execute` on an already parsed input: pure.
 pub fn rank_input(input: &Value) -> Result<Value, Error> {
-    rank_request(&parse_request(input)?)
+    rank_request(&parse_request(input, None)?)
 }
 
 fn rank_request(request: &Request) -> Result<Value, Error> {

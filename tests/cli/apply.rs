@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use crate::recall::{ingest_memories, loop_setup, mask, recall, routed};
+use crate::snap;
 use crate::support::{Run, Scratch};
 
 macro_rules! snap_masked {
@@ -204,4 +205,68 @@ fn markdown_shows_an_apply_refusal_and_says_it_on_stderr() {
         "{}",
         run.stderr
     );
+}
+
+/// Runs `apply --input <fixture>` against a runtime root holding the fixture session
+/// (`fixtures/apply/session/`, expiring in 2099): no provider, no recall.
+fn apply_fixture(path: &std::path::Path) -> Run {
+    let s = Scratch::new();
+    let sessions = crate::support::fixtures_dir().join("apply/session");
+    for entry in std::fs::read_dir(&sessions).expect("session fixtures") {
+        let file = entry.expect("entry").path();
+        let name = file.file_name().and_then(|n| n.to_str()).expect("name");
+        s.write(
+            &format!("rt/reward-memory/recall-sessions/{name}"),
+            &std::fs::read_to_string(&file).expect("session"),
+        );
+    }
+    let input = path.to_string_lossy();
+    s.run(
+        &[
+            "apply",
+            "--input",
+            &input,
+            "--runtime-root",
+            "rt",
+            "--format",
+            "json",
+        ],
+        None,
+    )
+}
+
+#[test]
+fn valid_apply_inputs_print_receipts_that_utility_observe_accepts() {
+    let files = crate::support::fixture_files("apply", "valid");
+    assert!(files.len() >= 3);
+    for path in files {
+        let run = apply_fixture(&path);
+        assert_eq!(run.code, 0, "{}: {}", path.display(), run.transcript());
+        crate::ingest_event::conforms("reward_memory_application_v0", &run);
+        let packet = run.json();
+        assert_eq!(
+            packet["receipt"]["schema_version"],
+            "reward_memory_application_receipt_v0"
+        );
+        let input = crate::support::read_json(&path);
+        assert_eq!(packet["receipt"]["outcome"], input["outcome"]);
+        snap!(
+            format!("apply_input_valid_{}", crate::support::snake_stem(&path)),
+            run
+        );
+    }
+}
+
+#[test]
+fn invalid_apply_inputs_are_request_errors() {
+    let files = crate::support::fixture_files("apply", "invalid");
+    assert!(files.len() >= 10);
+    for path in files {
+        let run = apply_fixture(&path);
+        crate::support::assert_invalid_request(&run, &path);
+        snap!(
+            format!("apply_input_invalid_{}", crate::support::snake_stem(&path)),
+            run
+        );
+    }
 }

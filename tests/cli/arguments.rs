@@ -65,6 +65,8 @@ fn a_global_option_after_a_subcommand_that_does_not_read_it_gets_a_hint() {
         line.contains("tip: --runtime-root is a global option"),
         "{line}"
     );
+    // A command group counts as a reader when its leaves read it.
+    assert!(line.contains("and utility-ledger read it"), "{line}");
     assert!(!line.contains("as a value"), "{line}");
 }
 
@@ -113,6 +115,9 @@ fn top_level_help_lists_every_exit_status() {
         "utility-project (rejected)",
         "utility-validate (invalid)",
         "rank-evaluate (hold)",
+        "utility-ledger append (committed_with_refusals",
+        "utility-ledger verify (mismatch)",
+        "utility-ledger project (rejected partition)",
         "--detail",
     ] {
         assert!(out.stdout.contains(needle), "help lacks {needle}");

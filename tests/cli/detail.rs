@@ -288,3 +288,214 @@ fn request_errors_add_no_report() {
          - error: `cannot read input JSON: [Errno 2] No such file or directory: 'nope.json'`\n\n"
     );
 }
+
+/// The six partition flags of the `utility_project/valid` fixtures.
+const STAGE2_PARTITION: [&str; 12] = [
+    "--agent-id",
+    "agent:stage2",
+    "--project-id",
+    "project:loopx",
+    "--corpus-id",
+    "reward-memory-corpus",
+    "--surface-id",
+    "loopx.issue_fix",
+    "--retrieval-snapshot-ref",
+    "retrieval:stage2",
+    "--policy-snapshot-ref",
+    "policy:stage2",
+];
+
+/// A scratch dir with `ledger.sqlite3` holding `mixed-levels.json`: four subjects (two
+/// item, one set, one unresolved) of one partition.
+fn ledger_scratch() -> Scratch {
+    let scratch = Scratch::new();
+    let input = fixture("utility_project/valid/mixed-levels.json");
+    let out = scratch.run(
+        &[
+            "utility-ledger",
+            "append",
+            "--ledger",
+            "ledger.sqlite3",
+            "--input",
+            &input,
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.transcript());
+    scratch
+}
+
+#[test]
+fn ledger_append_adds_the_batch_and_where_the_ledger_is() {
+    let scratch = Scratch::new();
+    let input = fixture("utility_ledger/append/every-refusal.jsonl");
+    let run = |ledger: &str, detail: bool| {
+        let mut args = vec![
+            "utility-ledger",
+            "append",
+            "--ledger",
+            ledger,
+            "--input",
+            &input,
+        ];
+        if detail {
+            args.push("--detail");
+        }
+        scratch.run(&args, None)
+    };
+    // Two fresh ledgers: an append is not idempotent in its counts.
+    let plain = run("plain.sqlite3", false);
+    let out = run("detail.sqlite3", true);
+    assert_eq!(out.code, 2);
+    assert_eq!(out.stderr, plain.stderr);
+    let rest = out
+        .stdout
+        .strip_prefix(&plain.stdout)
+        .unwrap_or_else(|| panic!("{}\n---\n{}", plain.stdout, out.stdout));
+    assert!(
+        rest.starts_with("## Batch\n\n- ledger: detail.sqlite3 (sqlite)\n"),
+        "{rest}"
+    );
+    snap!("detail_utility_ledger_append", out);
+}
+
+#[test]
+fn ledger_projection_page_adds_subjects_and_paging() {
+    let scratch = ledger_scratch();
+    let mut args = vec![
+        "utility-ledger",
+        "project",
+        "--ledger",
+        "ledger.sqlite3",
+        "--limit",
+        "2",
+    ];
+    args.extend(STAGE2_PARTITION);
+    let out = detail(&scratch, &args);
+    assert!(
+        out.stdout.contains(
+            "- observations: `deliveries 4, accepted 4, duplicate 0, conflicting 0, rejected 0`\n\
+             - subjects: `4 (item 2, set 1, unresolved 1, in conflict 0)`\n\
+             - page: `2 subjects (limit 2), next page: --after mui_"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("## Subjects (this page, by subject_id)\n"),
+        "{}",
+        out.stdout
+    );
+    snap!("detail_utility_ledger_projection_page", out);
+}
+
+#[test]
+fn ledger_project_within_the_caps_shows_the_v0_view_and_the_ledger() {
+    let scratch = ledger_scratch();
+    let mut args = vec!["utility-ledger", "project", "--ledger", "ledger.sqlite3"];
+    args.extend(STAGE2_PARTITION);
+    let out = detail(&scratch, &args);
+    assert!(
+        out.stdout
+            .contains("## Projection\n\n- ledger: ledger.sqlite3 (sqlite)\n- status: ready\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn ledger_subject_shows_subjects_by_default_and_their_history_in_detail() {
+    let scratch = ledger_scratch();
+    let mut args = vec![
+        "utility-ledger",
+        "subject",
+        "--ledger",
+        "ledger.sqlite3",
+        "--memory-ref-digest",
+        "0123456789abcdef",
+        "--memory-ref-digest",
+        "00000000000000aa",
+    ];
+    args.extend(STAGE2_PARTITION);
+    let plain = scratch.run(&args, None);
+    assert_eq!(plain.code, 0, "{}", plain.transcript());
+    assert!(
+        plain.stdout.contains(
+            "- status: `found`\n- subject_count: `3`\n\
+             - missing_memory_ref_digests: `00000000000000aa`\n\n## Subjects\n\n"
+        ),
+        "{}",
+        plain.stdout
+    );
+    assert!(
+        plain.stdout.contains(
+            "| item  | helpful |      0.9 |        0.9 | helpful 1 | deterministic_effect | none "
+        ),
+        "{}",
+        plain.stdout
+    );
+    let out = detail(&scratch, &args);
+    assert!(
+        out.stdout
+            .contains("## Latest observations of 0123456789abcdef (mui_"),
+        "{}",
+        out.stdout
+    );
+    snap!("detail_utility_ledger_subject", out);
+}
+
+#[test]
+fn ledger_verify_lists_what_was_checked() {
+    let scratch = ledger_scratch();
+    let out = detail(
+        &scratch,
+        &["utility-ledger", "verify", "--ledger", "ledger.sqlite3"],
+    );
+    assert!(
+        out.stdout
+            .contains("- first_difference: -\n\nEvery observation aggregate"),
+        "{}",
+        out.stdout
+    );
+    snap!("detail_utility_ledger_verify", out);
+}
+
+#[test]
+fn ledger_runtime_root_after_the_leaf_wins_and_names_the_default_ledger() {
+    let scratch = Scratch::new();
+    let input = fixture("utility_project/valid/mixed-levels.json");
+    let out = scratch.run(
+        &[
+            "--runtime-root",
+            "before",
+            "utility-ledger",
+            "append",
+            "--input",
+            &input,
+            "--runtime-root",
+            "after",
+            "--detail",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.transcript());
+    assert!(
+        out.stdout
+            .contains("- ledger: after/reward-memory/utility-ledger.sqlite3 (sqlite)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        scratch
+            .path
+            .join("after/reward-memory/utility-ledger.sqlite3")
+            .is_file()
+    );
+    assert!(!scratch.path.join("before").exists());
+    let verify = scratch.run(
+        &["utility-ledger", "verify", "--runtime-root", "after"],
+        None,
+    );
+    assert_eq!(verify.code, 0, "{}", verify.transcript());
+}

@@ -760,3 +760,139 @@ fn detail_reports_a_guard_blocked_recall_under_the_summary() {
     assert!(rest.starts_with("## "), "{rest}");
     snap!("recall_detail_guard_blocked", detail);
 }
+
+#[test]
+fn recall_reads_the_utility_from_the_ledger_as_from_its_projection() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let packet = recall(&s, &[]).json();
+    let session = packet["recall_session_ref"].as_str().expect("session");
+    let memory_ref = packet["results"][1]["memory_ref"].as_str().expect("ref");
+    let applied = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            session,
+            "--application-id",
+            "application:loop-1",
+            "--artifact-ref",
+            "pr:loop-1",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            memory_ref,
+            "--reasoning-summary",
+            "Ran the focused test suite before pushing",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    )
+    .json();
+    let mut observe = read_json(&fixtures_dir().join("recall/loop/observe.json"));
+    observe["application_receipt"] = applied["receipt"].clone();
+    observe["evaluator_proposal"]["memory_ref_digests"] =
+        applied["receipt"]["memory_ref_digests"].clone();
+    s.write("observe-filled.json", &pretty(&observe));
+    let observation = s
+        .run(
+            &[
+                "utility-observe",
+                "--input",
+                "observe-filled.json",
+                "--format",
+                "json",
+            ],
+            None,
+        )
+        .json();
+    s.write(
+        "observations.json",
+        &pretty(&json!({"observations": [observation]})),
+    );
+    // The ledger under the runtime root (the default location, --ledger without a value).
+    let appended = routed(
+        &s,
+        &[
+            "utility-ledger",
+            "append",
+            "--input",
+            "observations.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(appended.json()["appended"], 1, "{}", appended.stdout);
+    let projected = routed(
+        &s,
+        &[
+            "utility-ledger",
+            "project",
+            "--input",
+            "partition.json",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        projected.json()["schema_version"],
+        "memory_utility_projection_v0"
+    );
+    s.write("projection.json", &projected.stdout);
+    let gate = [
+        "--rank-prior",
+        "profile.json",
+        "--partition",
+        "partition.json",
+        "--evaluation",
+        "evaluation.json",
+    ];
+    let with = |source: &[&str]| -> Value {
+        let mut flags = gate.to_vec();
+        flags.extend_from_slice(source);
+        let run = recall(&s, &flags);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        conforms("reward_memory_recall_v0", &run);
+        run.json()
+    };
+    let from_projection = with(&["--projection", "projection.json"]);
+    let from_ledger = with(&["--ledger"]);
+    let explicit = with(&["--ledger", "rt/reward-memory/utility-ledger.sqlite3"]);
+    assert_eq!(from_ledger["rank_prior_applied"], true);
+    assert_eq!(from_ledger["rank_prior"], from_projection["rank_prior"]);
+    assert_eq!(explicit["rank_prior"], from_projection["rank_prior"]);
+    assert_eq!(candidates(&from_ledger), candidates(&from_projection));
+    let mut semantic = candidates(&packet);
+    semantic.reverse();
+    assert_eq!(
+        candidates(&from_ledger),
+        semantic,
+        "utility changed the order"
+    );
+
+    // A ledger that does not exist is a request error before the provider is called.
+    let mut flags = gate.to_vec();
+    flags.extend(["--ledger", "nowhere.sqlite3"]);
+    let missing = recall(&s, &flags);
+    assert_eq!(missing.code, 2, "{}", missing.transcript());
+    assert_eq!(
+        missing.json()["error"],
+        "utility ledger does not exist yet: utility-ledger append creates it"
+    );
+
+    // A stored subject that cannot be read after the recall keeps the prior off
+    // (fail-open): the recall is printed in semantic order and says why.
+    let db = rusqlite::Connection::open(s.path.join("rt/reward-memory/utility-ledger.sqlite3"))
+        .expect("ledger");
+    db.execute("UPDATE subjects SET state = 'damaged'", [])
+        .expect("damage");
+    drop(db);
+    let damaged = with(&["--ledger"]);
+    assert_eq!(damaged["rank_prior_applied"], false);
+    assert_eq!(
+        damaged["rank_prior_reason_code"],
+        "utility_ledger_unavailable"
+    );
+    assert_eq!(candidates(&damaged), candidates(&packet));
+}

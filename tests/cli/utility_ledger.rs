@@ -209,10 +209,17 @@ fn every_ledger_subcommand_has_help() {
             out.stdout.contains("--ledger"),
             "{sub} --help names --ledger"
         );
-        assert!(
-            out.stdout.contains("--runtime-root"),
-            "{sub} --help explains the default"
-        );
+        for needle in [
+            "--runtime-root <DIR>",
+            "$REWARD_MEMORY_LEDGER",
+            "RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3",
+            "~/.codex/loopx",
+            "PGPASSWORD",
+            "--format <FORMAT>",
+            "--detail",
+        ] {
+            assert!(out.stdout.contains(needle), "{sub} --help lacks {needle}");
+        }
     }
     snap!(
         "utility_ledger_help",

@@ -6,8 +6,8 @@
 //! standard streams are reached only through [`crate::io`].
 
 use crate::cli::{
-    LedgerAppendArgs, LedgerCommand, LedgerExportArgs, LedgerProjectArgs, LedgerSubjectArgs,
-    LedgerVerifyArgs, PartitionArgs, UtilityLedgerArgs,
+    LedgerAppendArgs, LedgerCommand, LedgerExportArgs, LedgerLocationArg, LedgerProjectArgs,
+    LedgerSubjectArgs, LedgerVerifyArgs, PartitionArgs, RouteArgs, UtilityLedgerArgs,
 };
 use crate::error::Error;
 use crate::io;
@@ -15,14 +15,26 @@ use crate::utility::observation::memory_ref_digests;
 use crate::utility::reducer::{self, ReducerContext};
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt;
-use crate::{Context, Outcome};
+use crate::{Context, Notes, Outcome};
 
 use super::engine::{self, Paging};
 use super::packets::{self, MAX_PAGE};
 use super::{LedgerError, Location, PartitionKey};
 
-/// Runs one `utility-ledger` subcommand.
+/// Runs one `utility-ledger` subcommand. A `--runtime-root` given after the leaf wins
+/// over the one given before `utility-ledger`.
 pub fn run(args: &UtilityLedgerArgs, ctx: &Context) -> Result<Outcome, Error> {
+    let location = match &args.command {
+        LedgerCommand::Append(a) => &a.location,
+        LedgerCommand::Project(a) => &a.location,
+        LedgerCommand::Subject(a) => &a.location,
+        LedgerCommand::Export(a) => &a.location,
+        LedgerCommand::Verify(a) => &a.location,
+    };
+    let ctx = &ctx.with_route(&RouteArgs {
+        registry: None,
+        runtime_root: location.runtime_root.clone(),
+    });
     match &args.command {
         LedgerCommand::Append(a) => append(a, ctx),
         LedgerCommand::Project(a) => project(a, ctx),
@@ -43,9 +55,27 @@ pub fn location(ledger: Option<&str>, ctx: &Context) -> Result<Location, LedgerE
     }
 }
 
-fn open(ledger: Option<&str>, ctx: &Context) -> Result<Box<dyn super::LedgerBackend>, Error> {
-    let location = location(ledger, ctx)?;
-    Ok(super::open(&location, &ctx.env.pg)?)
+/// An opened ledger and the notes that name it (without credentials) for `--detail`.
+pub struct Opened {
+    pub backend: Box<dyn super::LedgerBackend>,
+    pub notes: Notes,
+}
+
+/// Opens the ledger of `--ledger` (else `REWARD_MEMORY_LEDGER`, else the runtime root's).
+pub fn open(arg: &LedgerLocationArg, ctx: &Context) -> Result<Opened, Error> {
+    let location = location(arg.ledger.as_deref(), ctx)?;
+    let notes = Notes {
+        ledger: Some(format!(
+            "{} ({})",
+            location.public_display(),
+            location.backend_name()
+        )),
+        ..Notes::default()
+    };
+    Ok(Opened {
+        backend: super::open(&location, &ctx.env.pg)?,
+        notes,
+    })
 }
 
 fn request(message: impl Into<String>) -> Error {
@@ -54,10 +84,10 @@ fn request(message: impl Into<String>) -> Error {
 
 fn append(args: &LedgerAppendArgs, ctx: &Context) -> Result<Outcome, Error> {
     let reader = io::open_input_stream(&ctx.env, &args.input)?;
-    let mut backend = open(args.location.ledger.as_deref(), ctx)?;
+    let mut opened = open(&args.location, ctx)?;
     let mut records = super::input::records(reader);
-    let report = engine::append(backend.as_mut(), &mut records)?;
-    Ok(Outcome::by_ok(packets::append_receipt(&report)))
+    let report = engine::append(opened.backend.as_mut(), &mut records)?;
+    Ok(Outcome::by_ok(packets::append_receipt(&report)).with_notes(opened.notes))
 }
 
 /// The partition and reducer version a command names, before strict validation: the raw
@@ -239,8 +269,8 @@ fn project(args: &LedgerProjectArgs, ctx: &Context) -> Result<Outcome, Error> {
             return Ok(Outcome::by_ok(packet));
         }
     };
-    let mut backend = open(args.location.ledger.as_deref(), ctx)?;
-    let packet = engine::project(backend.as_mut(), &context, paging.as_ref())?;
+    let mut opened = open(&args.location, ctx)?;
+    let packet = engine::project(opened.backend.as_mut(), &context, paging.as_ref())?;
     if packet.get("schema_version").and_then(Value::as_str)
         == Some(packets::PROJECTION_SCHEMA_VERSION)
     {
@@ -250,7 +280,7 @@ fn project(args: &LedgerProjectArgs, ctx: &Context) -> Result<Outcome, Error> {
             )))
         })?;
     }
-    Ok(Outcome::by_ok(packet))
+    Ok(Outcome::by_ok(packet).with_notes(opened.notes))
 }
 
 fn subject(args: &LedgerSubjectArgs, ctx: &Context) -> Result<Outcome, Error> {
@@ -270,9 +300,9 @@ fn subject(args: &LedgerSubjectArgs, ctx: &Context) -> Result<Outcome, Error> {
             "takes between 1 and 16 digests",
         ))
     })?;
-    let mut backend = open(args.location.ledger.as_deref(), ctx)?;
-    let packet = engine::subjects(backend.as_mut(), &context, &digests)?;
-    Ok(Outcome::success(packet))
+    let mut opened = open(&args.location, ctx)?;
+    let packet = engine::subjects(opened.backend.as_mut(), &context, &digests)?;
+    Ok(Outcome::success(packet).with_notes(opened.notes))
 }
 
 fn export(args: &LedgerExportArgs, ctx: &Context) -> Result<Outcome, Error> {
@@ -287,10 +317,10 @@ fn export(args: &LedgerExportArgs, ctx: &Context) -> Result<Outcome, Error> {
             "--after-sequence applies to a whole-ledger export, not to one partition",
         ));
     }
-    let mut backend = open(args.location.ledger.as_deref(), ctx)?;
+    let mut opened = open(&args.location, ctx)?;
     let mut out = io::StdoutStream::new();
     let result = engine::export(
-        backend.as_mut(),
+        opened.backend.as_mut(),
         partition.as_ref().map(|k: &PartitionKey| k),
         args.after_sequence.unwrap_or(0),
         &mut |line| {
@@ -305,7 +335,7 @@ fn export(args: &LedgerExportArgs, ctx: &Context) -> Result<Outcome, Error> {
 }
 
 fn verify(args: &LedgerVerifyArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let mut backend = open(args.location.ledger.as_deref(), ctx)?;
-    let report = engine::verify(backend.as_mut())?;
-    Ok(Outcome::by_ok(packets::verify_packet(&report)))
+    let mut opened = open(&args.location, ctx)?;
+    let report = engine::verify(opened.backend.as_mut())?;
+    Ok(Outcome::by_ok(packets::verify_packet(&report)).with_notes(opened.notes))
 }

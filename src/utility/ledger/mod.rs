@@ -2,8 +2,9 @@
 //! with materialized per-subject state, on SQLite (one file) or PostgreSQL (shared).
 //!
 //! Owns the storage model shared by both backends, the [`LedgerBackend`] trait they
-//! implement ([`sqlite`], [`postgres`]), the location rules and the `utility-ledger`
-//! command entry points ([`command`]). The rules of utility live in
+//! implement ([`sqlite`], [`postgres`]), the location rules, the `utility-ledger`
+//! command entry points ([`command`]) and the rank prior's view of stored subjects
+//! ([`view`]). The rules of utility live in
 //! [`crate::utility::reducer`] only: [`engine`] hands each touched subject's deliveries to
 //! the reducer and stores what it returns; nothing here re-implements precedence,
 //! noisy-OR or review logic. Deliveries are never updated or deleted; every other table
@@ -30,6 +31,7 @@ pub mod packets;
 pub mod postgres;
 pub mod sqlite;
 pub mod validate;
+pub mod view;
 
 use std::path::PathBuf;
 
@@ -125,6 +127,21 @@ impl Location {
             ));
         }
         Ok(Location::Sqlite(expand(text)))
+    }
+
+    /// The location as a person may see it (`--detail`): a SQLite path as given, a
+    /// PostgreSQL URL reduced to `scheme://host:port/database`, without the user, the
+    /// password or query parameters (which may carry either).
+    pub fn public_display(&self) -> String {
+        match self {
+            Location::Sqlite(path) => path.display().to_string(),
+            Location::Postgres(url) => {
+                let (scheme, rest) = url.split_once("://").unwrap_or(("postgres", url));
+                let host = rest.rfind('@').map_or(rest, |at| &rest[at + 1..]);
+                let host = host.split('?').next().unwrap_or_default();
+                format!("{scheme}://{host}")
+            }
+        }
     }
 
     /// `sqlite` or `postgres`.
@@ -632,3 +649,26 @@ pub fn open(location: &Location, pg_env: &postgres::PgEnv) -> LedgerResult<Box<d
 
 #[cfg(test)]
 mod props;
+
+#[cfg(test)]
+mod location_tests {
+    use super::Location;
+
+    #[test]
+    fn public_display_never_shows_credentials() {
+        let shown = |url: &str| Location::Postgres(url.to_owned()).public_display();
+        assert_eq!(
+            shown("postgres://ledger:s3cret@db.internal:5432/utility_ledger"),
+            "postgres://db.internal:5432/utility_ledger"
+        );
+        assert_eq!(
+            shown("postgresql://u:p@ss@w0rd@host/db?password=x&user=y"),
+            "postgresql://host/db"
+        );
+        assert_eq!(shown("postgres:///db?host=/run/pg"), "postgres:///db");
+        assert_eq!(
+            Location::Sqlite("/tmp/l.sqlite3".into()).public_display(),
+            "/tmp/l.sqlite3"
+        );
+    }
+}

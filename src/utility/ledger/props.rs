@@ -15,7 +15,7 @@ use crate::utility::reducer::ReducerContext;
 
 /// A delivery stream: base observations, retries (same statement, later time) and
 /// conflicting versions (same id, another label or confidence).
-fn deliveries() -> impl Strategy<Value = Vec<Value>> {
+pub(super) fn deliveries() -> impl Strategy<Value = Vec<Value>> {
     (
         prop::collection::vec(spec_with(&["item", "set", "none"]), 0..20),
         prop::collection::vec((any::<prop::sample::Index>(), 0u8..3, 0u8..24), 0..16),
@@ -52,7 +52,7 @@ fn deliveries() -> impl Strategy<Value = Vec<Value>> {
         .prop_shuffle()
 }
 
-fn stage2_context() -> ReducerContext {
+pub(super) fn stage2_context() -> ReducerContext {
     let c = context();
     ReducerContext::strict(
         c.get("scope").unwrap_or(&Value::Null),
@@ -63,7 +63,7 @@ fn stage2_context() -> ReducerContext {
     .unwrap_or_else(|e| panic!("context: {e}"))
 }
 
-fn append_all(ledger: &mut SqliteLedger, batch: &[Value]) {
+pub(super) fn append_all(ledger: &mut SqliteLedger, batch: &[Value]) {
     let mut records = batch.iter().enumerate().map(|(i, v)| {
         Ok(Record::Item {
             line: i as u64 + 1,

@@ -834,8 +834,10 @@ impl LedgerBackend for SqliteLedger {
         digest: &str,
     ) -> LedgerResult<Vec<SubjectRow>> {
         let conn = self.conn()?;
+        // CROSS JOIN keeps the digest index as the outer loop: without statistics the
+        // planner otherwise walks every subject of the partition for each look-up.
         let mut stmt = sq(conn.prepare_cached(&format!(
-            "SELECT {SUBJECT_COLUMNS_S} FROM subject_digests g JOIN subjects s \
+            "SELECT {SUBJECT_COLUMNS_S} FROM subject_digests g CROSS JOIN subjects s \
              ON s.partition_id = g.partition_id AND s.subject_id = g.subject_id \
              WHERE g.partition_id = ?1 AND g.memory_ref_digest = ?2 ORDER BY s.subject_id"
         )))?;
