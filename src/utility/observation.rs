@@ -740,7 +740,7 @@ pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<App
     }
     let optional = |key: &str| -> FieldResult<Option<String>> {
         raw.get(key)
-            .map(|v| lenient_ref(v, &format!("application_receipt.{key}")))
+            .map(|v| lenient_ref(v, format!("application_receipt.{key}")))
             .transpose()
     };
     let retrieval_snapshot_ref = optional("retrieval_snapshot_ref")?;
@@ -950,17 +950,17 @@ fn evaluator_proposal_fields(
     exact_fields(raw, &PROPOSAL_FIELDS, "evaluator_proposal")?;
     let label = |key: &str| format!("evaluator_proposal.{key}");
     let scope = lenient_scope(field(raw, "scope"), &label("scope"))?;
-    let application_id = lenient_token(field(raw, "application_id"), &label("application_id"))?;
-    let artifact_ref = lenient_token(field(raw, "artifact_ref"), &label("artifact_ref"))?;
-    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), &label("outcome_ref"))?;
-    let outcome_status = lenient_ref(field(raw, "outcome_status"), &label("outcome_status"))?;
+    let application_id = lenient_token(field(raw, "application_id"), label("application_id"))?;
+    let artifact_ref = lenient_token(field(raw, "artifact_ref"), label("artifact_ref"))?;
+    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), label("outcome_ref"))?;
+    let outcome_status = lenient_ref(field(raw, "outcome_status"), label("outcome_status"))?;
     let retrieval = lenient_ref(
         field(raw, "retrieval_snapshot_ref"),
-        &label("retrieval_snapshot_ref"),
+        label("retrieval_snapshot_ref"),
     )?;
     let policy = lenient_ref(
         field(raw, "policy_snapshot_ref"),
-        &label("policy_snapshot_ref"),
+        label("policy_snapshot_ref"),
     )?;
     let digests = memory_ref_digests(
         field(raw, "memory_ref_digests"),

@@ -82,13 +82,13 @@ pub fn exact_fields(map: &Map, expected: &[&str], label: impl Display) -> FieldR
 }
 
 /// `"{label} must be an object"` unless the value is an object.
-pub fn object<'a>(v: &'a Value, label: impl Display) -> FieldResult<&'a Map> {
+pub fn object(v: &Value, label: impl Display) -> FieldResult<&Map> {
     v.as_object()
         .ok_or_else(|| FieldError(format!("{label} must be an object")))
 }
 
 /// A strict opaque reference: a string, already stripped, matching `REF`.
-pub fn strict_ref<'a>(v: &'a Value, label: impl Display) -> FieldResult<&'a str> {
+pub fn strict_ref(v: &Value, label: impl Display) -> FieldResult<&str> {
     match v {
         // REF admits no whitespace at all, so "equal to its stripped form" is implied.
         Value::Str(s) if is_ref(s) => Ok(s),
@@ -99,7 +99,7 @@ pub fn strict_ref<'a>(v: &'a Value, label: impl Display) -> FieldResult<&'a str>
 }
 
 /// A strict observation id (`muo_` + 64 hex).
-pub fn observation_ref<'a>(v: &'a Value, label: impl Display) -> FieldResult<&'a str> {
+pub fn observation_ref(v: &Value, label: impl Display) -> FieldResult<&str> {
     let s = strict_ref(v, &label)?;
     if is_observation_id(s) {
         Ok(s)

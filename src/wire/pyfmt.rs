@@ -361,8 +361,10 @@ mod tests {
             (5e-324, "5e-324"),
             (0.42, "0.42"),
             (123.0, "123.0"),
-            // Two shortest forms equally close: the even digit, as Python prints it.
-            (671455930560847.25, "671455930560847.2"),
+            // Two shortest forms equally close: the even digit, as Python prints it
+            // (the value is exact: a multiple of 2^-3, written as a sum so that no
+            // literal carries more digits than a float keeps).
+            (671_455_930_560_847.0 + 0.25, "671455930560847.2"),
         ];
         for (f, want) in table {
             assert_eq!(float_repr(*f), *want, "repr of {f:e}");
