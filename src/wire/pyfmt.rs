@@ -118,6 +118,9 @@ pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
 /// large magnitudes such as 671455930560847.25), `{:e}` rounds the last digit up where
 /// Python's `repr` takes the even one (`...847.3` against `...847.2`).
 fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
+    if let Some(found) = six_decimal_digits(f, out) {
+        return found;
+    }
     let mut sci = FloatBuf::new();
     let _ = write!(sci, "{f:e}");
     let sci = sci.as_str();
@@ -131,6 +134,38 @@ fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
         }
     }
     (n, exp)
+}
+
+/// [`shortest_digits`] without the formatting machinery for a value (finite, positive)
+/// below 1e9 that is exactly `n / 10^6` for an integer `n`, as every `round(x, 6)` result
+/// is: the digits of `n` are then the only shortest form that reads back as `f` (any
+/// other decimal with as few digits is a multiple of 10^-6 apart from it, far more than
+/// half a unit in the last place). `None` for every other value.
+fn six_decimal_digits(f: f64, out: &mut [u8; 24]) -> Option<(usize, i32)> {
+    if !(f < 1e9) {
+        return None;
+    }
+    let scaled = (f * 1e6).round();
+    if scaled < 1.0 || scaled / 1e6 != f {
+        return None;
+    }
+    // Below 1e15, so exact as an integer.
+    let mut n = scaled as u64;
+    let mut reversed = [0u8; 20];
+    let mut len = 0;
+    while n > 0 && len < reversed.len() {
+        reversed[len] = b'0' + (n % 10) as u8;
+        n /= 10;
+        len += 1;
+    }
+    for (slot, &digit) in out.iter_mut().zip(reversed[..len].iter().rev()) {
+        *slot = digit;
+    }
+    let mut kept = len.min(out.len());
+    while kept > 1 && out[kept - 1] == b'0' {
+        kept -= 1;
+    }
+    Some((kept, len as i32 - 7))
 }
 
 /// Python's `str.isspace()` for one character.
@@ -436,7 +471,6 @@ mod props {
         /// `repr` is the shortest text that reads back to the same float, in Python's
         /// layout: fixed notation with a `.` for exponents -4..16, else `d[.ddd]e±XX`.
         #[test]
-        #[test]
         fn float_repr_round_trips_in_python_layout(bits in any::<u64>()) {
             let f = f64::from_bits(bits);
             prop_assume!(f.is_finite());
@@ -455,8 +489,38 @@ mod props {
         }
     }
 
+    /// The digits and exponent of Rust's `{:e}` (the general path of `shortest_digits`).
+    fn sci_digits(f: f64) -> (String, i32) {
+        let sci = format!("{f:e}");
+        let (mantissa, exp) = sci.split_once('e').expect("exponent");
+        let digits = mantissa.chars().filter(char::is_ascii_digit).collect();
+        (digits, exp.parse().expect("int"))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The six-decimal fast path gives exactly the `{:e}` digits for every value it
+        /// takes (rounded values of any size and scale), and declines the others.
+        #[test]
+        fn six_decimal_digits_match_the_general_path(
+            n in 1u64..1_000_000_000_000_000,
+            shift in 0u32..16,
+            bits in any::<u64>(),
+        ) {
+            let rounded = (n / 10u64.pow(shift)).max(1) as f64 / 1e6;
+            let any = f64::from_bits(bits).abs();
+            for f in [rounded, any] {
+                prop_assume!(f.is_finite() && f > 0.0);
+                let mut out = [0u8; 24];
+                if let Some((len, exp)) = super::six_decimal_digits(f, &mut out) {
+                    let digits = std::str::from_utf8(&out[..len]).expect("ascii").to_owned();
+                    prop_assert_eq!((digits, exp), sci_digits(f), "{:e}", f);
+                } else {
+                    prop_assert!(f >= 1e9 || (f * 1e6).round() / 1e6 != f, "{:e}", f);
+                }
+            }
+        }
 
         /// The fast path for text without edge whitespace strips like the full rule.
         #[test]
