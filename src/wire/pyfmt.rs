@@ -142,7 +142,7 @@ fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
 /// other decimal with as few digits is a multiple of 10^-6 apart from it, far more than
 /// half a unit in the last place). `None` for every other value.
 fn six_decimal_digits(f: f64, out: &mut [u8; 24]) -> Option<(usize, i32)> {
-    if !(f < 1e9) {
+    if !f.is_finite() || f >= 1e9 {
         return None;
     }
     let scaled = (f * 1e6).round();
