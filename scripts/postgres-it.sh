@@ -5,7 +5,10 @@
 # 1. Installs Debian's `postgresql` package when no server binaries are found (apt-get).
 # 2. initdb's a cluster in a temporary directory (as the `postgres` user: Debian's server
 #    refuses root), password authentication on TCP for the role the wrong-password test
-#    uses, and starts it on a free 127.0.0.1 port.
+#    uses, and starts it on a free 127.0.0.1 port. Durability stays on (fsync,
+#    synchronous_commit, full_page_writes); the memory and checkpoint settings are those
+#    of a server sized for a write-heavy ledger (256 MB shared buffers, 16 MB WAL buffers,
+#    checkpoints every 4 GB of WAL or 30 min) rather than the 128 MB / 1 GB defaults.
 # 3. Runs the ledger tests of `cargo test --test cli utility_ledger` that take a backend
 #    with REWARD_MEMORY_TEST_PG_URL set: each runs against a fresh database of that server.
 # The server is stopped and its directory removed on exit.
@@ -79,7 +82,7 @@ cp "$WORK/pg_hba.conf" "$DATA/pg_hba.conf"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 "${RUN_AS[@]}" "$PG_BIN/pg_ctl" -D "$DATA" -l "$WORK/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $PORT -k $WORK -c max_connections=100 -c fsync=on -c synchronous_commit=on" \
+    -o "-c listen_addresses=127.0.0.1 -p $PORT -k $WORK -c max_connections=100 -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c shared_buffers=256MB -c wal_buffers=16MB -c max_wal_size=4GB -c checkpoint_timeout=30min" \
     start >/dev/null || fail "server did not start"
 log "server on 127.0.0.1:$PORT"
 

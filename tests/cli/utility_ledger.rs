@@ -919,6 +919,31 @@ fn bad_ledger_files_are_error_packets_and_are_never_replaced() {
     let e = error_text(&ledger_cmd(&scratch, "verify", &newer, &[]));
     assert!(e.contains("newer"), "{e}");
 
+    // A ledger in the first layout (schema version 1): refused with what to do, untouched.
+    let older = path("older.sqlite3");
+    assert_eq!(append(&scratch, &older, "input.json", None).code, 0);
+    {
+        let conn = rusqlite::Connection::open(&older).expect("db");
+        conn.execute(
+            "UPDATE ledger_meta SET value = '1' WHERE key = 'ledger_schema_version'",
+            [],
+        )
+        .expect("downgrade");
+    }
+    let before = std::fs::read(&older).expect("bytes");
+    let e = error_text(&append(&scratch, &older, "input.json", None));
+    assert!(
+        e.contains("schema version 1 is older than this reward-memory reads (2)")
+            && e.contains("append the export to a new ledger"),
+        "{e}"
+    );
+    let e = error_text(&ledger_cmd(&scratch, "export", &older, &[]));
+    assert!(e.contains("older"), "{e}");
+    assert!(
+        std::fs::read(&older).expect("bytes") == before,
+        "an older ledger must stay unchanged"
+    );
+
     // A truncated ledger: reported, never rebuilt.
     let truncated = path("truncated.sqlite3");
     let big: Vec<Value> = (0..400)

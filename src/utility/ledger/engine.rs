@@ -20,19 +20,21 @@ use crate::wire::json::{self, DumpOptions, Value};
 use super::packets::{self, Refusal};
 use super::{
     BatchRow, ConflictRow, Counters, DeliveryRow, HISTORY_PER_SUBJECT, LedgerBackend, LedgerError,
-    LedgerResult, ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
-    order_key_text, order_prefix, split_order_key,
+    LedgerResult, ObservationKey, ObservationRow, PartitionKey, PartitionRow, SubjectKey,
+    SubjectRow, order_key_text, order_prefix, split_order_key,
 };
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 use crate::utility::reducer::{Review, SubjectState, SummaryPair};
 use crate::wire::pyfmt::float_repr;
 
-/// Valid deliveries handled per storage round.
+/// Valid deliveries handled per storage round (and per hand-over from the validating
+/// thread).
 const CHUNK: usize = 1024;
-/// Touched subjects kept before they are recomputed.
-const FLUSH_SUBJECTS: usize = 16384;
-/// Subjects recomputed per storage round.
-const SUBJECT_ROUND: usize = 512;
+/// Deliveries classified and aggregated together (see [`aggregate_run`]); their
+/// touched subjects are recomputed together, right after.
+const RUN: usize = 16384;
+/// Chunks of records handed to the validating thread ahead of the writer.
+const PIPELINE_DEPTH: usize = 2;
 
 /// Compact JSON in insertion order (stored subject state, export lines).
 pub const COMPACT: DumpOptions = DumpOptions {
@@ -68,7 +70,6 @@ pub struct AppendReport {
 
 struct Prepared {
     observation: Observation,
-    key: PartitionKey,
     fingerprint: String,
     subject_id: String,
     order: String,
@@ -86,25 +87,47 @@ pub fn prepare_delivery(bytes: &[u8]) -> Result<Observation, (&'static str, Stri
 }
 
 struct Aggregate {
+    /// Its `fingerprints` list every version once the id conflicts.
     row: ObservationRow,
-    fingerprints: BTreeSet<String>,
     dirty: bool,
+}
+
+impl Aggregate {
+    /// True when a delivery with this fingerprint was stored under the id.
+    fn knows(&self, fingerprint: &str) -> bool {
+        self.row.fingerprint == fingerprint
+            || self.row.fingerprints.iter().any(|f| f == fingerprint)
+    }
 }
 
 struct AppendState {
     high_water: i64,
     batch: BatchRow,
-    partitions: HashMap<PartitionKey, i64>,
-    partition_keys: HashMap<i64, PartitionKey>,
+    /// Resolved partitions by [`PartitionKey::hash_of`] (colliding keys share a list).
+    partitions: HashMap<u64, Vec<(PartitionKey, i64)>>,
     deltas: BTreeMap<i64, Counters>,
-    touched: BTreeSet<SubjectKey>,
+    /// Subjects to recompute, with their sorted digests joined by `,`.
+    touched: BTreeMap<SubjectKey, String>,
     refusals: Vec<Refusal>,
     /// Each resolved partition's latest order key, as this batch changes it.
     latest: HashMap<i64, String>,
     latest_changed: BTreeSet<i64>,
     /// Partitions whose latest subject lost its latest observation: read them again.
     latest_rescan: BTreeSet<i64>,
+    /// Stored deliveries waiting for their aggregate run, in ledger order.
+    staged: Vec<Staged>,
+    /// Where written chunks go to be freed, off the writing thread.
+    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
 }
+
+/// What a written chunk leaves behind, freed by the dropping thread (the writer is the
+/// append's bottleneck; freeing a chunk's many small strings is not its job).
+type Garbage = (
+    Vec<Prepared>,
+    Vec<DeliveryRow>,
+    Vec<ObservationRow>,
+    Vec<Staged>,
+);
 
 impl AppendState {
     fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
@@ -118,22 +141,124 @@ impl AppendState {
         }
     }
 
-    fn partition_id(
+    fn cached_partition(&self, observation: &Observation) -> Option<i64> {
+        self.partitions
+            .get(&PartitionKey::hash_of(observation))
+            .and_then(|list| list.iter().find(|(k, _)| k.holds(observation)))
+            .map(|found| found.1)
+    }
+
+    /// The partition ids of a chunk's deliveries: cached ones, then the others read in
+    /// one round, then the missing ones created.
+    fn partition_ids(
         &mut self,
         backend: &mut dyn LedgerBackend,
-        key: &PartitionKey,
-    ) -> LedgerResult<i64> {
-        if let Some(id) = self.partitions.get(key) {
-            return Ok(*id);
+        pending: &[Prepared],
+    ) -> LedgerResult<Vec<i64>> {
+        let mut unknown: Vec<PartitionKey> = Vec::new();
+        for p in pending {
+            if self.cached_partition(&p.observation).is_none()
+                && !unknown.iter().any(|k| k.holds(&p.observation))
+            {
+                unknown.push(PartitionKey::of(&p.observation));
+            }
         }
-        let (id, latest) = match backend.find_partition(key)? {
-            Some(row) => (row.partition_id, row.latest_key),
-            None => (backend.insert_partition(key)?, String::new()),
-        };
-        self.latest.insert(id, latest);
-        self.partitions.insert(key.clone(), id);
-        self.partition_keys.insert(id, key.clone());
-        Ok(id)
+        if !unknown.is_empty() {
+            let found = backend.find_partitions(&unknown)?;
+            for (key, row) in unknown.into_iter().zip(found) {
+                let (id, latest) = match row {
+                    Some(row) => (row.partition_id, row.latest_key),
+                    None => (backend.insert_partition(&key)?, String::new()),
+                };
+                self.latest.insert(id, latest);
+                let hash = PartitionKey::hash_of_key(&key);
+                self.partitions.entry(hash).or_default().push((key, id));
+            }
+        }
+        pending
+            .iter()
+            .map(|p| {
+                self.cached_partition(&p.observation)
+                    .ok_or_else(|| LedgerError::Storage("a partition was not resolved".into()))
+            })
+            .collect()
+    }
+}
+
+/// Reads records on the calling thread and hands them, [`CHUNK`] at a time, to a
+/// validating thread; validated chunks come back in input order. Parsing, validation
+/// and hashing thus run beside the storage writes (and, before the write lock is
+/// taken, beside another appender's transaction).
+struct Pipeline<'r> {
+    records: &'r mut dyn Iterator<Item = LedgerResult<Record>>,
+    to_worker: Option<std::sync::mpsc::SyncSender<Vec<Record>>>,
+    from_worker: std::sync::mpsc::Receiver<Intake>,
+    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
+    in_flight: usize,
+    ended: bool,
+    /// A failure of the input itself (the whole append is refused).
+    failed: Option<LedgerError>,
+}
+
+impl Pipeline<'_> {
+    /// Reads and sends chunks until [`PIPELINE_DEPTH`] are in flight or the input ends.
+    fn feed(&mut self) {
+        while self.in_flight < PIPELINE_DEPTH && !self.ended {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            while chunk.len() < CHUNK {
+                match self.records.next() {
+                    None => {
+                        self.ended = true;
+                        break;
+                    }
+                    Some(Ok(record)) => chunk.push(record),
+                    Some(Err(err)) => {
+                        self.ended = true;
+                        self.failed = Some(err);
+                        break;
+                    }
+                }
+            }
+            if self.failed.is_some() {
+                return;
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            let sent = self
+                .to_worker
+                .as_ref()
+                .is_some_and(|tx| tx.send(chunk).is_ok());
+            if !sent {
+                self.ended = true;
+                self.failed = Some(LedgerError::Storage("the validating thread stopped".into()));
+                return;
+            }
+            self.in_flight += 1;
+        }
+        if self.ended {
+            // No more input: let the worker finish once its queue is empty.
+            self.to_worker = None;
+        }
+    }
+
+    /// The next validated chunk in input order; `None` when the input is exhausted.
+    fn next(&mut self) -> LedgerResult<Option<Intake>> {
+        self.feed();
+        if let Some(err) = self.failed.take() {
+            return Err(err);
+        }
+        if self.in_flight == 0 {
+            return Ok(None);
+        }
+        let intake = self
+            .from_worker
+            .recv()
+            .map_err(|_| LedgerError::Storage("the validating thread stopped".into()))?;
+        self.in_flight -= 1;
+        // Keep the worker busy while the caller writes this chunk.
+        self.feed();
+        Ok(Some(intake))
     }
 }
 
@@ -143,17 +268,67 @@ pub fn append(
     backend: &mut dyn LedgerBackend,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
 ) -> LedgerResult<AppendReport> {
-    // Parse and validate the head of the input before taking the write lock, so that
-    // concurrent appenders validate in parallel and hold the lock only to write.
-    let mut head = Intake::default();
-    while head.prepared.len() < PREVALIDATED {
-        match records.next() {
+    std::thread::scope(|scope| {
+        let (to_worker, worker_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(PIPELINE_DEPTH);
+        let (worker_tx, from_worker) = std::sync::mpsc::sync_channel::<Intake>(PIPELINE_DEPTH);
+        let (garbage, dropper_rx) = std::sync::mpsc::channel::<Garbage>();
+        // Without these threads (the system refused them) the channels close at once
+        // and the append fails with a storage error; nothing is written.
+        let _ = std::thread::Builder::new()
+            .name("ledger-drop".into())
+            .spawn_scoped(scope, move || {
+                for garbage in dropper_rx {
+                    drop(garbage);
+                }
+            });
+        let _ = std::thread::Builder::new()
+            .name("ledger-validate".into())
+            .spawn_scoped(scope, move || {
+                for chunk in worker_rx {
+                    let mut intake = Intake::default();
+                    for record in chunk {
+                        intake.take(record);
+                    }
+                    if worker_tx.send(intake).is_err() {
+                        break;
+                    }
+                }
+            });
+        let mut pipeline = Pipeline {
+            records,
+            to_worker: Some(to_worker),
+            from_worker,
+            garbage: Some(garbage),
+            in_flight: 0,
+            ended: false,
+            failed: None,
+        };
+        let result = append_pipelined(backend, &mut pipeline);
+        // Dropping the pipeline closes both channels: the worker ends.
+        drop(pipeline);
+        result
+    })
+}
+
+fn append_pipelined(
+    backend: &mut dyn LedgerBackend,
+    pipeline: &mut Pipeline<'_>,
+) -> LedgerResult<AppendReport> {
+    // Validate the head of the input before taking the write lock, so that concurrent
+    // appenders validate in parallel and hold the lock only to write.
+    let mut head = Vec::new();
+    let mut prepared = 0;
+    while prepared < PREVALIDATED {
+        match pipeline.next()? {
             None => break,
-            Some(record) => head.take(record?),
+            Some(intake) => {
+                prepared += intake.prepared.len();
+                head.push(intake);
+            }
         }
     }
     backend.begin_write()?;
-    match append_in_transaction(backend, head, records) {
+    match append_in_transaction(backend, head, pipeline) {
         Ok(report) => {
             backend.commit()?;
             Ok(report)
@@ -166,7 +341,7 @@ pub fn append(
 }
 
 /// Deliveries validated at most before the write lock is taken.
-const PREVALIDATED: usize = 8192;
+const PREVALIDATED: usize = 4096;
 
 /// Records read and validated, not yet written.
 #[derive(Default)]
@@ -191,7 +366,6 @@ impl Intake {
                     let subject_id = reducer::subject_id(&observation);
                     let order = order_prefix(observation.created_instant, &observation.created_at);
                     self.prepared.push(Prepared {
-                        key: PartitionKey::of(&observation),
                         observation,
                         fingerprint,
                         subject_id,
@@ -206,8 +380,8 @@ impl Intake {
 
 fn append_in_transaction(
     backend: &mut dyn LedgerBackend,
-    head: Intake,
-    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+    head: Vec<Intake>,
+    pipeline: &mut Pipeline<'_>,
 ) -> LedgerResult<AppendReport> {
     let mut state = AppendState {
         high_water: backend.high_water()?,
@@ -216,48 +390,36 @@ fn append_in_transaction(
             ..BatchRow::default()
         },
         partitions: HashMap::new(),
-        partition_keys: HashMap::new(),
         deltas: BTreeMap::new(),
-        touched: BTreeSet::new(),
+        touched: BTreeMap::new(),
         refusals: Vec::new(),
         latest: HashMap::new(),
         latest_changed: BTreeSet::new(),
         latest_rescan: BTreeSet::new(),
+        garbage: pipeline.garbage.take(),
+        staged: Vec::new(),
     };
-    let mut intake = head;
+    let mut head = head.into_iter();
     loop {
-        state.batch.received += intake.received;
-        for (line, code, error) in intake.refused.drain(..) {
+        let intake = match head.next() {
+            Some(intake) => intake,
+            None => match pipeline.next()? {
+                Some(intake) => intake,
+                None => break,
+            },
+        };
+        let Intake {
+            mut prepared,
+            received,
+            refused,
+        } = intake;
+        state.batch.received += received;
+        for (line, code, error) in refused {
             state.refuse(line, code, error);
         }
-        let mut prepared = std::mem::take(&mut intake.prepared);
-        while !prepared.is_empty() {
-            let rest = prepared.split_off(prepared.len().min(CHUNK));
-            process_chunk(backend, &mut state, &mut prepared)?;
-            prepared = rest;
-        }
-        intake = Intake::default();
-        let mut ended = true;
-        for record in &mut *records {
-            intake.take(record?);
-            if intake.prepared.len() >= CHUNK {
-                ended = false;
-                break;
-            }
-        }
-        if ended {
-            state.batch.received += intake.received;
-            for (line, code, error) in intake.refused.drain(..) {
-                state.refuse(line, code, error);
-            }
-            let mut pending = std::mem::take(&mut intake.prepared);
-            process_chunk(backend, &mut state, &mut pending)?;
-            break;
-        }
+        process_chunk(backend, &mut state, &mut prepared)?;
     }
-    let mut pending: Vec<Prepared> = Vec::new();
-    process_chunk(backend, &mut state, &mut pending)?;
-    flush_subjects(backend, &mut state)?;
+    aggregate_run(backend, &mut state)?;
     let deltas: Vec<(i64, Counters)> = state
         .deltas
         .iter()
@@ -288,6 +450,24 @@ fn append_in_transaction(
     })
 }
 
+/// A stored delivery waiting for its aggregate run: what classification and the
+/// aggregate row need, without the rest of the observation.
+struct Staged {
+    pid: i64,
+    seq: i64,
+    observation_id: String,
+    subject_id: String,
+    fingerprint: String,
+    order: String,
+    utility_label: UtilityLabel,
+    evidence_basis: EvidenceBasis,
+    confidence: f64,
+    /// Sorted digests joined by `,`.
+    digests: String,
+}
+
+/// Stores a chunk's deliveries (in ledger order, at the end of the `deliveries` table)
+/// and stages them for the next aggregate run.
 fn process_chunk(
     backend: &mut dyn LedgerBackend,
     state: &mut AppendState,
@@ -296,55 +476,121 @@ fn process_chunk(
     if pending.is_empty() {
         return Ok(());
     }
-    let mut partition_ids = Vec::with_capacity(pending.len());
-    for p in pending.iter() {
-        partition_ids.push(state.partition_id(backend, &p.key)?);
-    }
-    let ids: Vec<String> = pending
-        .iter()
-        .map(|p| p.observation.observation_id.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut aggregates: HashMap<String, Aggregate> = backend
-        .load_observations(&ids)?
-        .into_iter()
-        .map(|row| {
-            let mut fingerprints: BTreeSet<String> = row.fingerprints.iter().cloned().collect();
-            fingerprints.insert(row.fingerprint.clone());
-            (
-                row.observation_id.clone(),
-                Aggregate {
-                    row,
-                    fingerprints,
-                    dirty: false,
-                },
-            )
-        })
-        .collect();
+    let partition_ids = state.partition_ids(backend, pending)?;
     let mut deliveries = Vec::with_capacity(pending.len());
-    let mut new_versions: Vec<(String, String)> = Vec::new();
-    for (p, pid) in pending.drain(..).zip(partition_ids) {
+    let mut spent = Vec::with_capacity(pending.len());
+    for (mut p, pid) in pending.drain(..).zip(partition_ids) {
         state.high_water += 1;
         let seq = state.high_water;
         if state.batch.first_seq == 0 {
             state.batch.first_seq = seq;
         }
+        state.staged.push(Staged {
+            pid,
+            seq,
+            observation_id: p.observation.observation_id.clone(),
+            subject_id: std::mem::take(&mut p.subject_id),
+            fingerprint: std::mem::take(&mut p.fingerprint),
+            order: std::mem::take(&mut p.order),
+            utility_label: p.observation.utility_label,
+            evidence_basis: p.observation.evidence_basis,
+            confidence: p.observation.confidence,
+            digests: p.observation.memory_ref_digests.join(","),
+        });
+        deliveries.push(DeliveryRow::take_from(
+            &mut p.observation,
+            seq,
+            state.batch.batch_id,
+            pid,
+        ));
+        spent.push(p);
+    }
+    backend.write_chunk(&deliveries, &[], &[])?;
+    if let Some(garbage) = &state.garbage {
+        // A stopped dropping thread only means the chunk is freed here.
+        let _ = garbage.send((spent, deliveries, Vec::new(), Vec::new()));
+    }
+    if state.staged.len() >= RUN {
+        aggregate_run(backend, state)?;
+    }
+    Ok(())
+}
+
+/// Aggregates the staged deliveries, a window of subjects at a time in key order
+/// (partition, subject, observation): a window's aggregates are read, its deliveries
+/// classified (each id's in ledger order: a delivery's class depends only on the earlier
+/// deliveries of its id), its changed aggregates written and its touched subjects
+/// recomputed while their pages are still cached. A large run thus visits each storage
+/// page about once instead of once per delivery.
+fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
+    let mut staged = std::mem::take(&mut state.staged);
+    // Stable: each id's deliveries stay in ledger order.
+    staged.sort_by(|a, b| {
+        (a.pid, &a.subject_id, &a.observation_id).cmp(&(b.pid, &b.subject_id, &b.observation_id))
+    });
+    let window = backend.subject_window().max(1);
+    let mut start = 0;
+    while start < staged.len() {
+        let mut end = start;
+        let mut subjects = 0;
+        while end < staged.len() {
+            if end == start
+                || staged[end].pid != staged[end - 1].pid
+                || staged[end].subject_id != staged[end - 1].subject_id
+            {
+                if subjects == window {
+                    break;
+                }
+                subjects += 1;
+            }
+            end += 1;
+        }
+        aggregate_window(backend, state, &staged[start..end])?;
+        flush_subjects(backend, state)?;
+        start = end;
+    }
+    if let Some(garbage) = &state.garbage {
+        let _ = garbage.send((Vec::new(), Vec::new(), Vec::new(), staged));
+    }
+    Ok(())
+}
+
+/// Classifies one window of staged deliveries (sorted by key, each id's in ledger order)
+/// and writes the changed aggregates; touched subjects are left in `state.touched`.
+fn aggregate_window(
+    backend: &mut dyn LedgerBackend,
+    state: &mut AppendState,
+    staged: &[Staged],
+) -> LedgerResult<()> {
+    let mut keys: Vec<ObservationKey> = staged
+        .iter()
+        .map(|p| (p.pid, p.subject_id.clone(), p.observation_id.clone()))
+        .collect();
+    keys.dedup();
+    let mut aggregates: HashMap<String, Aggregate> = backend
+        .load_observations(&keys)?
+        .into_iter()
+        .map(|row| (row.observation_id.clone(), Aggregate { row, dirty: false }))
+        .collect();
+    drop(keys);
+    let mut new_versions: Vec<(String, String)> = Vec::new();
+    for p in staged {
+        let pid = p.pid;
+        let seq = p.seq;
         let delta = state.deltas.entry(pid).or_default();
         delta.deliveries += 1;
-        let id = p.observation.observation_id.clone();
-        match aggregates.get_mut(&id) {
+        let id = &p.observation_id;
+        let mut touch = false;
+        match aggregates.get_mut(id) {
             None => {
                 state.batch.appended += 1;
                 delta.accepted += 1;
-                state.touched.insert((pid, p.subject_id.clone()));
-                let mut fingerprints = BTreeSet::new();
-                fingerprints.insert(p.fingerprint.clone());
+                touch = true;
                 aggregates.insert(
                     id.clone(),
                     Aggregate {
                         row: ObservationRow {
-                            observation_id: id,
+                            observation_id: id.clone(),
                             partition_id: pid,
                             subject_id: p.subject_id.clone(),
                             version_count: 1,
@@ -353,13 +599,15 @@ fn process_chunk(
                             rep_seq: seq,
                             rep_order: p.order.clone(),
                             fingerprints: Vec::new(),
+                            utility_label: p.utility_label,
+                            evidence_basis: p.evidence_basis,
+                            confidence: p.confidence,
                         },
-                        fingerprints,
                         dirty: true,
                     },
                 );
             }
-            Some(agg) if agg.fingerprints.contains(&p.fingerprint) => {
+            Some(agg) if agg.knows(&p.fingerprint) => {
                 state.batch.duplicate += 1;
                 delta.duplicate += 1;
                 agg.dirty = true;
@@ -367,11 +615,7 @@ fn process_chunk(
                 if p.fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
                     agg.row.rep_seq = seq;
                     agg.row.rep_order = p.order.clone();
-                    if agg.row.version_count == 1 {
-                        state
-                            .touched
-                            .insert((agg.row.partition_id, agg.row.subject_id.clone()));
-                    }
+                    touch = agg.row.version_count == 1;
                 }
                 if agg.row.version_count > 1 {
                     delta.rejected += 1;
@@ -385,36 +629,75 @@ fn process_chunk(
                     delta.conflicting += 1;
                     delta.rejected += agg.row.delivery_count + 1;
                     new_versions.push((id.clone(), agg.row.fingerprint.clone()));
-                    state
-                        .touched
-                        .insert((agg.row.partition_id, agg.row.subject_id.clone()));
+                    agg.row.fingerprints.push(agg.row.fingerprint.clone());
+                    touch = true;
                 } else {
                     delta.rejected += 1;
                 }
                 new_versions.push((id.clone(), p.fingerprint.clone()));
-                agg.fingerprints.insert(p.fingerprint.clone());
+                agg.row.fingerprints.push(p.fingerprint.clone());
+                agg.row.fingerprints.sort();
                 agg.row.version_count += 1;
                 agg.row.delivery_count += 1;
             }
         }
-        deliveries.push(DeliveryRow::from_observation(
-            &p.observation,
-            seq,
-            state.batch.batch_id,
-            pid,
-        ));
+        if touch {
+            // An id belongs to one subject: the subject of this delivery.
+            let key = (pid, p.subject_id.clone());
+            state
+                .touched
+                .entry(key)
+                .or_insert_with(|| p.digests.clone());
+        }
     }
     let mut changed: Vec<ObservationRow> = aggregates
         .into_values()
         .filter(|a| a.dirty)
         .map(|a| a.row)
         .collect();
-    changed.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
-    backend.write_chunk(&deliveries, &changed, &new_versions)?;
-    if state.touched.len() >= FLUSH_SUBJECTS {
-        flush_subjects(backend, state)?;
+    changed.sort_by(|a, b| {
+        (a.partition_id, &a.subject_id, &a.observation_id).cmp(&(
+            b.partition_id,
+            &b.subject_id,
+            &b.observation_id,
+        ))
+    });
+    new_versions.sort();
+    backend.write_chunk(&[], &changed, &new_versions)?;
+    if let Some(garbage) = &state.garbage {
+        let _ = garbage.send((Vec::new(), Vec::new(), changed, Vec::new()));
     }
     Ok(())
+}
+
+/// The attribution level a subject id names (`mui_`, `mus_`, `mul_`).
+pub fn subject_level(subject_id: &str) -> Option<AttributionLevel> {
+    match subject_id.get(..4)? {
+        "mui_" => Some(AttributionLevel::Item),
+        "mus_" => Some(AttributionLevel::Set),
+        "mul_" => Some(AttributionLevel::None),
+        _ => None,
+    }
+}
+
+/// The aggregate row a representative delivery stands for, as far as the reducer and
+/// the history read it (verify rebuilds subjects from deliveries this way).
+pub fn member_of_delivery(row: &DeliveryRow, partition: &PartitionKey) -> Option<ObservationRow> {
+    let observation = row.observation(partition)?;
+    Some(ObservationRow {
+        observation_id: row.observation_id.clone(),
+        partition_id: row.partition_id,
+        subject_id: String::new(),
+        version_count: 1,
+        delivery_count: 1,
+        fingerprint: String::new(),
+        rep_seq: row.seq,
+        rep_order: order_prefix(observation.created_instant, &observation.created_at),
+        fingerprints: Vec::new(),
+        utility_label: observation.utility_label,
+        evidence_basis: observation.evidence_basis,
+        confidence: observation.confidence,
+    })
 }
 
 /// The reduced state of one subject from its representative deliveries (in
@@ -424,17 +707,38 @@ pub fn reduce_stored_subject(
     partition: &PartitionKey,
     rows: &[DeliveryRow],
 ) -> LedgerResult<Option<SubjectRow>> {
-    let mut observations = Vec::with_capacity(rows.len());
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let mut members = Vec::with_capacity(rows.len());
     for row in rows {
-        observations.push(row.observation(partition).ok_or_else(|| {
+        members.push(member_of_delivery(row, partition).ok_or_else(|| {
             LedgerError::Storage(format!("delivery {} is not a valid observation", row.seq))
         })?);
     }
-    let Some(first) = observations.first() else {
+    reduce_members(key, &first.memory_ref_digests, &members)
+}
+
+/// The reduced state of one subject from the aggregates of its accepted observations
+/// (in `observation_id` order; `digests` its sorted digests joined by `,`), or `None`
+/// when it has none. The rules are [`reducer::reduce_subject`]'s, on the inputs it reads.
+pub fn reduce_members(
+    key: &SubjectKey,
+    digests: &str,
+    members: &[ObservationRow],
+) -> LedgerResult<Option<SubjectRow>> {
+    if members.is_empty() {
         return Ok(None);
-    };
-    let level = first.attribution_level;
-    let digests = first.memory_ref_digests.clone();
+    }
+    let level = subject_level(&key.1)
+        .ok_or_else(|| LedgerError::Storage(format!("subject id {} is damaged", key.1)))?;
+    let mut observations = Vec::with_capacity(members.len());
+    for m in members {
+        observations.push(m.reducer_input(level).ok_or_else(|| {
+            LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+        })?);
+    }
+    let digests: Vec<String> = digests.split(',').map(str::to_owned).collect();
     let refs: Vec<&Observation> = observations.iter().collect();
     let state = reducer::reduce_subject(&key.1, level, &digests, &refs);
     let mut order: Vec<usize> = (0..observations.len()).collect();
@@ -442,10 +746,10 @@ pub fn reduce_stored_subject(
         observations[a]
             .order_key()
             .cmp(&observations[b].order_key())
-            .then(rows[a].seq.cmp(&rows[b].seq))
+            .then(members[a].rep_seq.cmp(&members[b].rep_seq))
     });
     let start = order.len().saturating_sub(HISTORY_PER_SUBJECT);
-    let history_seqs: Vec<i64> = order[start..].iter().map(|&i| rows[i].seq).collect();
+    let history_seqs: Vec<i64> = order[start..].iter().map(|&i| members[i].rep_seq).collect();
     let last = order
         .last()
         .map(|&i| order_key_text(&observations[i]))
@@ -590,19 +894,17 @@ fn subject_counters(row: &SubjectRow, sign: i64) -> Counters {
 }
 
 fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
-    let touched: Vec<SubjectKey> = std::mem::take(&mut state.touched).into_iter().collect();
-    for keys in touched.chunks(SUBJECT_ROUND) {
-        let olds = backend.load_subjects(keys)?;
-        let members = backend.subject_members(keys)?;
+    let touched: Vec<(SubjectKey, String)> =
+        std::mem::take(&mut state.touched).into_iter().collect();
+    for round in touched.chunks(backend.subject_window().max(1)) {
+        let keys: Vec<SubjectKey> = round.iter().map(|(k, _)| k.clone()).collect();
+        let olds = backend.load_subjects(&keys)?;
+        let members = backend.subject_members(&keys)?;
         let mut puts = Vec::new();
         let mut digests = Vec::new();
         let mut deletes = Vec::new();
-        for ((key, old), rows) in keys.iter().zip(olds).zip(members) {
-            let partition = state
-                .partition_keys
-                .get(&key.0)
-                .ok_or_else(|| LedgerError::Storage(format!("partition {} is unknown", key.0)))?;
-            let new = reduce_stored_subject(key, partition, &rows)?;
+        for (((key, subject_digests), old), rows) in round.iter().zip(olds).zip(members) {
+            let new = reduce_members(key, subject_digests, &rows)?;
             let current = state.latest.get(&key.0).cloned().unwrap_or_default();
             if let Some(old) = &old
                 && old.last_key == current
@@ -623,11 +925,8 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
             match new {
                 Some(row) => {
                     delta.add(&subject_counters(&row, 1));
-                    if old.is_none()
-                        && row.attribution_level != "item"
-                        && let Some(first) = rows.first()
-                    {
-                        for d in first.memory_ref_digests.split(',') {
+                    if old.is_none() && row.attribution_level != "item" {
+                        for d in subject_digests.split(',') {
                             digests.push((key.0, d.to_owned(), key.1.clone()));
                         }
                     }
@@ -640,6 +939,7 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
                 }
             }
         }
+        digests.sort();
         backend.put_subjects(&puts, &digests)?;
         backend.delete_subjects(&deletes)?;
     }
@@ -1138,6 +1438,7 @@ fn check_observation(
     let mut fingerprints: Vec<String> = Vec::new();
     let mut rep: Option<(String, i64)> = None;
     let mut subject = String::new();
+    let mut inputs: Option<(UtilityLabel, EvidenceBasis, f64)> = None;
     for row in group {
         let Some(partition) = partitions.get(&row.partition_id) else {
             return Some(format!("delivery {} names an unknown partition", row.seq));
@@ -1157,6 +1458,11 @@ fn check_observation(
             fingerprints.push(fp.clone());
         }
         if fp == fingerprints[0] {
+            inputs.get_or_insert((
+                observation.utility_label,
+                observation.evidence_basis,
+                observation.confidence,
+            ));
             let order = order_prefix(observation.created_instant, &observation.created_at);
             if rep.as_ref().is_none_or(|(o, _)| order < *o) {
                 rep = Some((order, row.seq));
@@ -1176,6 +1482,8 @@ fn check_observation(
         delta.accepted += 1;
     }
     let (rep_order, rep_seq) = rep.unwrap_or_default();
+    let (utility_label, evidence_basis, confidence) =
+        inputs.unwrap_or((UtilityLabel::Unknown, EvidenceBasis::Insufficient, 0.0));
     let mut sorted = fingerprints.clone();
     sorted.sort();
     let want_fingerprints = if versions > 1 { sorted } else { Vec::new() };
@@ -1189,6 +1497,9 @@ fn check_observation(
         rep_seq,
         rep_order,
         fingerprints: want_fingerprints,
+        utility_label,
+        evidence_basis,
+        confidence,
     };
     (want != *stored).then(|| format!("observation {id} aggregate differs from its deliveries"))
 }

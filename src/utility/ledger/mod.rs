@@ -15,8 +15,10 @@
 //! * `partitions`: one row per (scope, retrieval snapshot, policy snapshot) with exact
 //!   counters;
 //! * `deliveries`: every valid delivery, in ledger order (`seq`), normalized;
-//! * `observations`: one row per `observation_id`: delivery and version counts, the
-//!   first fingerprint, the representative delivery (smallest order key);
+//! * `observations`: one row per `observation_id`, keyed by (partition, subject, id):
+//!   delivery and version counts, the first fingerprint, the representative delivery
+//!   (smallest order key) and the reducer's inputs of it, so that a subject is recomputed
+//!   from its own rows without reading deliveries;
 //! * `conflict_versions`: every fingerprint of an id delivered with two or more;
 //! * `subjects`: the reduced subject (compact text), its latest order key and the
 //!   sequences of its latest history entries;
@@ -40,8 +42,9 @@ use crate::utility::observation::{
 };
 use crate::wire::timestamp::{self, Instant};
 
-/// The storage schema version this binary reads and writes.
-pub const LEDGER_SCHEMA_VERSION: i64 = 1;
+/// The storage schema version this binary reads and writes. Version 1 (text ids, a
+/// subject index beside the observations) is refused with [`LedgerError::OlderSchema`].
+pub const LEDGER_SCHEMA_VERSION: i64 = 2;
 /// Most history entries kept per subject in ledger packets.
 pub const HISTORY_PER_SUBJECT: usize = 16;
 
@@ -65,6 +68,11 @@ pub enum LedgerError {
         "utility ledger schema version {0} is newer than this reward-memory supports ({LEDGER_SCHEMA_VERSION}): upgrade reward-memory"
     )]
     NewerSchema(i64),
+    /// Written by an older binary in a layout this one no longer reads.
+    #[error(
+        "utility ledger schema version {0} is older than this reward-memory reads ({LEDGER_SCHEMA_VERSION}): export it with the reward-memory that wrote it and append the export to a new ledger"
+    )]
+    OlderSchema(i64),
     /// A `ledger_meta` value this binary cannot read.
     #[error("utility ledger schema version is unknown: {0}")]
     UnknownSchema(String),
@@ -182,6 +190,50 @@ impl PartitionKey {
             retrieval_snapshot_ref: observation.retrieval_snapshot_ref.clone(),
             policy_snapshot_ref: observation.policy_snapshot_ref.clone(),
         }
+    }
+
+    /// True when `observation` belongs to this partition.
+    pub fn holds(&self, observation: &Observation) -> bool {
+        self.agent_id == observation.scope.agent_id
+            && self.project_id == observation.scope.project_id
+            && self.corpus_id == observation.scope.corpus_id
+            && self.surface_id == observation.scope.surface_id
+            && self.retrieval_snapshot_ref == observation.retrieval_snapshot_ref
+            && self.policy_snapshot_ref == observation.policy_snapshot_ref
+    }
+
+    /// A hash of an observation's partition fields (the same for every observation of
+    /// one partition), for look-ups that do not build the key.
+    pub fn hash_of(observation: &Observation) -> u64 {
+        Self::hash_fields([
+            &observation.scope.agent_id,
+            &observation.scope.project_id,
+            &observation.scope.corpus_id,
+            &observation.scope.surface_id,
+            &observation.retrieval_snapshot_ref,
+            &observation.policy_snapshot_ref,
+        ])
+    }
+
+    /// [`PartitionKey::hash_of`] of the key's own observations.
+    pub fn hash_of_key(&self) -> u64 {
+        Self::hash_fields([
+            &self.agent_id,
+            &self.project_id,
+            &self.corpus_id,
+            &self.surface_id,
+            &self.retrieval_snapshot_ref,
+            &self.policy_snapshot_ref,
+        ])
+    }
+
+    fn hash_fields(fields: [&str; 6]) -> u64 {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut h = std::hash::DefaultHasher::new();
+        for f in fields {
+            f.hash(&mut h);
+        }
+        h.finish()
     }
 
     /// The scope part.
@@ -351,6 +403,35 @@ impl DeliveryRow {
         }
     }
 
+    /// The row of a validated observation, taking its strings (what is left of the
+    /// observation is for the caller to drop, possibly on another thread).
+    pub fn take_from(
+        observation: &mut Observation,
+        seq: i64,
+        batch_id: i64,
+        partition_id: i64,
+    ) -> DeliveryRow {
+        let take = std::mem::take::<String>;
+        DeliveryRow {
+            seq,
+            batch_id,
+            partition_id,
+            observation_id: take(&mut observation.observation_id),
+            application_receipt_id: take(&mut observation.application_receipt_id),
+            memory_ref_digests: join(&observation.memory_ref_digests),
+            outcome_ref: take(&mut observation.outcome_ref),
+            utility_label: observation.utility_label.as_str().to_owned(),
+            attribution_level: observation.attribution_level.as_str().to_owned(),
+            evidence_basis: observation.evidence_basis.as_str().to_owned(),
+            confidence: observation.confidence,
+            reason_codes: join(&observation.reason_codes),
+            evidence_refs: join(&observation.evidence_refs),
+            evaluator_ref: take(&mut observation.evaluator_ref),
+            evaluation_version: take(&mut observation.evaluation_version),
+            created_at: take(&mut observation.created_at),
+        }
+    }
+
     /// The observation this row stores, in its partition. `None` when a stored value is
     /// not one the validator could have produced (a damaged row).
     pub fn observation(&self, key: &PartitionKey) -> Option<Observation> {
@@ -376,8 +457,9 @@ impl DeliveryRow {
     }
 }
 
-/// The aggregate of one `observation_id`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The aggregate of one `observation_id`, with the reducer's inputs of its
+/// representative delivery (so that a subject is recomputed from these rows alone).
+#[derive(Debug, Clone, PartialEq)]
 pub struct ObservationRow {
     pub observation_id: String,
     pub partition_id: i64,
@@ -393,7 +475,51 @@ pub struct ObservationRow {
     pub rep_order: String,
     /// Every fingerprint, sorted, when `version_count` ≥ 2 (else empty).
     pub fingerprints: Vec<String>,
+    /// The first fingerprint's label (the same in every delivery of that fingerprint).
+    pub utility_label: UtilityLabel,
+    /// The first fingerprint's evidence basis.
+    pub evidence_basis: EvidenceBasis,
+    /// The first fingerprint's confidence.
+    pub confidence: f64,
 }
+
+impl ObservationRow {
+    /// What the reducer reads of this observation: its id, label, basis, confidence and
+    /// the representative's `created_at` (from [`ObservationRow::rep_order`]); the other
+    /// fields are left empty. `None` when `rep_order` is damaged.
+    pub fn reducer_input(&self, level: AttributionLevel) -> Option<Observation> {
+        let (micros, created_at) = self.rep_order.split_once('\u{1}')?;
+        Some(Observation {
+            observation_id: self.observation_id.clone(),
+            scope: Scope {
+                agent_id: String::new(),
+                project_id: String::new(),
+                corpus_id: String::new(),
+                surface_id: String::new(),
+            },
+            application_receipt_id: String::new(),
+            memory_ref_digests: Vec::new(),
+            retrieval_snapshot_ref: String::new(),
+            policy_snapshot_ref: String::new(),
+            outcome_ref: String::new(),
+            utility_label: self.utility_label,
+            attribution_level: level,
+            evidence_basis: self.evidence_basis,
+            confidence: self.confidence,
+            reason_codes: Vec::new(),
+            evidence_refs: Vec::new(),
+            evaluator_ref: String::new(),
+            evaluation_version: String::new(),
+            created_at: created_at.to_owned(),
+            created_instant: Instant {
+                micros: micros.parse().ok()?,
+            },
+        })
+    }
+}
+
+/// (partition id, subject id, observation id): where an observation's aggregate lives.
+pub type ObservationKey = (i64, String, String);
 
 /// One reduced subject as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -469,6 +595,10 @@ pub fn split_order_key(text: &str) -> Option<(String, String)> {
 pub trait LedgerBackend {
     /// `sqlite` or `postgres`.
     fn backend_name(&self) -> &'static str;
+    /// How many subjects an append aggregates and recomputes per storage round: small
+    /// where a round trip is cheap (pages stay cached between the writes and the reads),
+    /// large where it is not.
+    fn subject_window(&self) -> usize;
 
     /// Starts the append transaction: creates the schema on a fresh ledger, checks the
     /// schema version, takes the write lock.
@@ -492,6 +622,14 @@ pub trait LedgerBackend {
 
     /// The partition with this key.
     fn find_partition(&mut self, key: &PartitionKey) -> LedgerResult<Option<PartitionRow>>;
+    /// [`LedgerBackend::find_partition`] of several keys (one storage round where the
+    /// backend can).
+    fn find_partitions(
+        &mut self,
+        keys: &[PartitionKey],
+    ) -> LedgerResult<Vec<Option<PartitionRow>>> {
+        keys.iter().map(|k| self.find_partition(k)).collect()
+    }
     /// Every partition, by id.
     fn partitions(&mut self) -> LedgerResult<Vec<PartitionRow>>;
     /// Creates a partition with zero counters and returns its id.
@@ -503,8 +641,9 @@ pub trait LedgerBackend {
     /// The greatest subject `last_key` of a partition, read from its subjects.
     fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>>;
 
-    /// The aggregates of these ids (those that exist), with fingerprints of conflicting ones.
-    fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>>;
+    /// The aggregates of these observations (those that exist), with fingerprints of
+    /// conflicting ones. Keys come sorted.
+    fn load_observations(&mut self, keys: &[ObservationKey]) -> LedgerResult<Vec<ObservationRow>>;
     /// Appends deliveries, upserts observation aggregates, adds conflict fingerprints.
     fn write_chunk(
         &mut self,
@@ -513,9 +652,9 @@ pub trait LedgerBackend {
         conflict_versions: &[(String, String)],
     ) -> LedgerResult<()>;
 
-    /// For each key, the representative deliveries of its accepted observations in
+    /// For each key, the aggregates of its accepted observations (`version_count` 1) in
     /// `observation_id` order.
-    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<DeliveryRow>>>;
+    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>>;
     /// For each key, the stored subject when it exists.
     fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>>;
     /// Inserts or replaces subjects; `digests` are added to the digest index (set and

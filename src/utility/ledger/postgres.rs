@@ -17,9 +17,10 @@ use postgres::{Client, NoTls, Row};
 
 use super::{
     BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION,
-    LedgerBackend, LedgerError, LedgerResult, ObservationRow, PartitionKey, PartitionRow,
-    SubjectKey, SubjectRow,
+    LedgerBackend, LedgerError, LedgerResult, ObservationKey, ObservationRow, PartitionKey,
+    PartitionRow, SubjectKey, SubjectRow,
 };
+use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 
 /// The advisory lock every append holds (`hashtext('reward_memory_utility_ledger')` would
 /// do as well; a constant keeps it independent of the server version).
@@ -97,7 +98,10 @@ CREATE TABLE utility_ledger_observations (
     delivery_count BIGINT NOT NULL,
     fingerprint TEXT COLLATE "C" NOT NULL,
     rep_seq BIGINT NOT NULL,
-    rep_order TEXT COLLATE "C" NOT NULL
+    rep_order TEXT COLLATE "C" NOT NULL,
+    utility_label SMALLINT NOT NULL,
+    evidence_basis SMALLINT NOT NULL,
+    confidence DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX utility_ledger_observations_by_subject
     ON utility_ledger_observations (partition_id, subject_id, observation_id);
@@ -142,8 +146,9 @@ const PARTITION_COLUMNS: &str = "partition_id, agent_id, project_id, corpus_id, 
 
 const OBSERVATION_COLUMNS: &str = "o.observation_id, o.partition_id, o.subject_id, \
     o.version_count, o.delivery_count, o.fingerprint, o.rep_seq, o.rep_order, \
-    (SELECT array_agg(v.fingerprint ORDER BY v.fingerprint) \
-     FROM utility_ledger_conflict_versions v WHERE v.observation_id = o.observation_id)";
+    CASE WHEN o.version_count > 1 THEN (SELECT array_agg(v.fingerprint ORDER BY v.fingerprint) \
+     FROM utility_ledger_conflict_versions v WHERE v.observation_id = o.observation_id) END, \
+    o.utility_label, o.evidence_basis, o.confidence";
 
 /// The PostgreSQL ledger behind one connection.
 pub struct PgLedger {
@@ -217,37 +222,60 @@ fn subject(row: &Row, base: usize) -> Result<SubjectRow, postgres::Error> {
 }
 
 fn observation(row: &Row) -> Result<ObservationRow, postgres::Error> {
-    let fps: Option<Vec<String>> = row.try_get(8)?;
+    observation_at(row, 0)
+}
+
+/// An aggregate in [`OBSERVATION_COLUMNS`] order from column `b`.
+fn observation_at(row: &Row, b: usize) -> Result<ObservationRow, postgres::Error> {
+    let fps: Option<Vec<String>> = row.try_get(b + 8)?;
+    let label: i16 = row.try_get(b + 9)?;
+    let basis: i16 = row.try_get(b + 10)?;
     Ok(ObservationRow {
-        observation_id: row.try_get(0)?,
-        partition_id: row.try_get(1)?,
-        subject_id: row.try_get(2)?,
-        version_count: row.try_get(3)?,
-        delivery_count: row.try_get(4)?,
-        fingerprint: row.try_get(5)?,
-        rep_seq: row.try_get(6)?,
-        rep_order: row.try_get(7)?,
+        observation_id: row.try_get(b)?,
+        partition_id: row.try_get(b + 1)?,
+        subject_id: row.try_get(b + 2)?,
+        version_count: row.try_get(b + 3)?,
+        delivery_count: row.try_get(b + 4)?,
+        fingerprint: row.try_get(b + 5)?,
+        rep_seq: row.try_get(b + 6)?,
+        rep_order: row.try_get(b + 7)?,
         fingerprints: fps.unwrap_or_default(),
+        // A value out of range is a damaged row: it reads as a label or basis that
+        // `verify` then reports as different from the deliveries.
+        utility_label: usize::try_from(label)
+            .ok()
+            .and_then(|i| UtilityLabel::ALL.get(i).copied())
+            .unwrap_or(UtilityLabel::Unknown),
+        evidence_basis: usize::try_from(basis)
+            .ok()
+            .and_then(|i| EvidenceBasis::ALL.get(i).copied())
+            .unwrap_or(EvidenceBasis::Insufficient),
+        confidence: row.try_get(b + 11)?,
     })
 }
 
 fn partition(row: &Row) -> Result<PartitionRow, postgres::Error> {
+    partition_at(row, 0)
+}
+
+/// A partition in [`PARTITION_COLUMNS`] order from column `b`.
+fn partition_at(row: &Row, b: usize) -> Result<PartitionRow, postgres::Error> {
     let mut counters = [0i64; 10];
     for (i, c) in counters.iter_mut().enumerate() {
-        *c = row.try_get(7 + i)?;
+        *c = row.try_get(b + 7 + i)?;
     }
     Ok(PartitionRow {
-        partition_id: row.try_get(0)?,
+        partition_id: row.try_get(b)?,
         key: PartitionKey {
-            agent_id: row.try_get(1)?,
-            project_id: row.try_get(2)?,
-            corpus_id: row.try_get(3)?,
-            surface_id: row.try_get(4)?,
-            retrieval_snapshot_ref: row.try_get(5)?,
-            policy_snapshot_ref: row.try_get(6)?,
+            agent_id: row.try_get(b + 1)?,
+            project_id: row.try_get(b + 2)?,
+            corpus_id: row.try_get(b + 3)?,
+            surface_id: row.try_get(b + 4)?,
+            retrieval_snapshot_ref: row.try_get(b + 5)?,
+            policy_snapshot_ref: row.try_get(b + 6)?,
         },
         counters: Counters::from_array(counters),
-        latest_key: row.try_get(17)?,
+        latest_key: row.try_get(b + 17)?,
     })
 }
 
@@ -427,10 +455,21 @@ impl LedgerBackend for PgLedger {
         "postgres"
     }
 
+    fn subject_window(&self) -> usize {
+        4096
+    }
+
     fn begin_write(&mut self) -> LedgerResult<()> {
         self.exec("BEGIN")?;
         let result = (|| {
             self.query("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])?;
+            // Every statement of an append looks rows up by key. Given thousands of keys
+            // at once the planner would rather scan whole tables (and hash-join them),
+            // which costs the size of the ledger on every round: keep it on the indexes.
+            self.exec(
+                "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; \
+                 SET LOCAL enable_mergejoin = off",
+            )?;
             match self.meta_version()? {
                 None => {
                     self.exec(SCHEMA)?;
@@ -565,25 +604,80 @@ impl LedgerBackend for PgLedger {
     }
 
     fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()> {
+        if deltas.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = deltas.iter().map(|d| d.0).collect();
+        let columns: Vec<Vec<i64>> = (0..COUNTER_COLUMNS.len())
+            .map(|i| deltas.iter().map(|d| d.1.to_array()[i]).collect())
+            .collect();
         let sets: Vec<String> = COUNTER_COLUMNS
             .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{c} = {c} + ${}", i + 2))
+            .map(|c| format!("{c} = p.{c} + k.{c}"))
+            .collect();
+        let arrays: Vec<String> = (0..COUNTER_COLUMNS.len())
+            .map(|i| format!("${}::bigint[]", i + 2))
             .collect();
         let sql = format!(
-            "UPDATE utility_ledger_partitions SET {} WHERE partition_id = $1",
-            sets.join(", ")
+            "UPDATE utility_ledger_partitions p SET {} FROM UNNEST($1::bigint[], {}) \
+             AS k(id, {}) WHERE p.partition_id = k.id",
+            sets.join(", "),
+            arrays.join(", "),
+            COUNTER_COLUMNS.join(", ")
         );
-        for (id, d) in deltas {
-            let a = d.to_array();
-            self.query(
-                &sql,
-                &[
-                    &id, &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6], &a[7], &a[8], &a[9],
-                ],
-            )?;
+        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&ids];
+        for c in &columns {
+            params.push(c);
         }
+        self.query(&sql, &params)?;
         Ok(())
+    }
+
+    fn find_partitions(
+        &mut self,
+        keys: &[PartitionKey],
+    ) -> LedgerResult<Vec<Option<PartitionRow>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let field = |f: fn(&PartitionKey) -> &str| -> Vec<&str> { keys.iter().map(f).collect() };
+        let agents = field(|k| &k.agent_id);
+        let projects = field(|k| &k.project_id);
+        let corpora = field(|k| &k.corpus_id);
+        let surfaces = field(|k| &k.surface_id);
+        let retrievals = field(|k| &k.retrieval_snapshot_ref);
+        let policies = field(|k| &k.policy_snapshot_ref);
+        let columns: Vec<String> = PARTITION_COLUMNS
+            .split(", ")
+            .map(|c| format!("p.{}", c.trim()))
+            .collect();
+        let rows = self.query(
+            &format!(
+                "SELECT k.i, {} FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], \
+                 $5::text[], $6::text[]) WITH ORDINALITY AS k(a, pr, c, s, r, po, i) \
+                 JOIN utility_ledger_partitions p ON p.agent_id = k.a AND p.project_id = k.pr \
+                 AND p.corpus_id = k.c AND p.surface_id = k.s \
+                 AND p.retrieval_snapshot_ref = k.r AND p.policy_snapshot_ref = k.po ORDER BY k.i",
+                columns.join(", ")
+            ),
+            &[
+                &agents,
+                &projects,
+                &corpora,
+                &surfaces,
+                &retrievals,
+                &policies,
+            ],
+        )?;
+        let items = rows_to(
+            rows,
+            |r| Ok((r.try_get::<_, i64>(0)?, partition_at(r, 1)?)),
+            self.secret.as_deref(),
+        )?;
+        Ok(group_by_index(keys.len(), items)
+            .into_iter()
+            .map(|mut v| v.pop())
+            .collect())
     }
 
     fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()> {
@@ -600,7 +694,8 @@ impl LedgerBackend for PgLedger {
         Ok(())
     }
 
-    fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>> {
+    fn load_observations(&mut self, keys: &[ObservationKey]) -> LedgerResult<Vec<ObservationRow>> {
+        let ids: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
         let rows = self.query(
             &format!(
                 "SELECT {OBSERVATION_COLUMNS} FROM utility_ledger_observations o \
@@ -680,16 +775,37 @@ impl LedgerBackend for PgLedger {
                 .collect();
             let reps: Vec<i64> = observations.iter().map(|o| o.rep_seq).collect();
             let orders: Vec<&str> = observations.iter().map(|o| o.rep_order.as_str()).collect();
+            let labels: Vec<i16> = observations
+                .iter()
+                .map(|o| o.utility_label.index() as i16)
+                .collect();
+            let bases: Vec<i16> = observations
+                .iter()
+                .map(|o| o.evidence_basis.index() as i16)
+                .collect();
+            let confidences: Vec<f64> = observations.iter().map(|o| o.confidence).collect();
             self.query(
                 "INSERT INTO utility_ledger_observations (observation_id, partition_id, \
-                 subject_id, version_count, delivery_count, fingerprint, rep_seq, rep_order) \
+                 subject_id, version_count, delivery_count, fingerprint, rep_seq, rep_order, \
+                 utility_label, evidence_basis, confidence) \
                  SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bigint[], \
-                 $5::bigint[], $6::text[], $7::bigint[], $8::text[]) \
+                 $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::int2[], $10::int2[], \
+                 $11::float8[]) \
                  ON CONFLICT (observation_id) DO UPDATE SET \
                  version_count = excluded.version_count, delivery_count = excluded.delivery_count, \
                  rep_seq = excluded.rep_seq, rep_order = excluded.rep_order",
                 &[
-                    &ids, &pids, &subjects, &versions, &counts, &fps, &reps, &orders,
+                    &ids,
+                    &pids,
+                    &subjects,
+                    &versions,
+                    &counts,
+                    &fps,
+                    &reps,
+                    &orders,
+                    &labels,
+                    &bases,
+                    &confidences,
                 ],
             )?;
         }
@@ -705,25 +821,24 @@ impl LedgerBackend for PgLedger {
         Ok(())
     }
 
-    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<DeliveryRow>>> {
+    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>> {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
         let (pids, sids) = key_arrays(keys);
         let rows = self.query(
-            &format!(
-                "SELECT k.i, {DELIVERY_COLUMNS} FROM UNNEST($1::bigint[], $2::text[]) \
-                 WITH ORDINALITY AS k(pid, sid, i) \
-                 JOIN utility_ledger_observations o ON o.partition_id = k.pid \
-                 AND o.subject_id = k.sid AND o.version_count = 1 \
-                 JOIN utility_ledger_deliveries d ON d.seq = o.rep_seq \
-                 ORDER BY k.i, o.observation_id"
-            ),
+            "SELECT k.i, o.observation_id, o.partition_id, o.subject_id, o.version_count, \
+             o.delivery_count, o.fingerprint, o.rep_seq, o.rep_order, NULL::text[], \
+             o.utility_label, o.evidence_basis, o.confidence \
+             FROM UNNEST($1::bigint[], $2::text[]) WITH ORDINALITY AS k(pid, sid, i) \
+             JOIN utility_ledger_observations o ON o.partition_id = k.pid \
+             AND o.subject_id = k.sid AND o.version_count = 1 \
+             ORDER BY k.i, o.observation_id",
             &[&pids, &sids],
         )?;
         let items = rows_to(
             rows,
-            |r| Ok((r.try_get::<_, i64>(0)?, delivery(r, 1)?)),
+            |r| Ok((r.try_get::<_, i64>(0)?, observation_at(r, 1)?)),
             self.secret.as_deref(),
         )?;
         Ok(group_by_index(keys.len(), items))

@@ -13,13 +13,27 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension as _, Row, params};
 
 use super::{
     BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION,
-    LedgerBackend, LedgerError, LedgerResult, ObservationRow, PartitionKey, PartitionRow,
-    SubjectKey, SubjectRow,
+    LedgerBackend, LedgerError, LedgerResult, ObservationKey, ObservationRow, PartitionKey,
+    PartitionRow, SubjectKey, SubjectRow,
 };
+use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
 
 /// How long one append waits for another to release the ledger.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// SQLite's page cache per connection, in KiB (negative `cache_size`). Appends visit
+/// pages in key order a window at a time, so a larger cache buys little; with the
+/// validating thread's chunks and a staged run this keeps an append of any size well
+/// under 64 MiB resident.
+const CACHE_KIB: i64 = 24_000;
+
+/// Schema version 2. Identifiers (`muo_`, `muof_`, `mui_`/`mus_`/`mul_` + 64 hex) are
+/// stored as their 32 bytes (subjects with a leading level byte `i`, `s` or `l`), whose
+/// byte order is the text order; order keys as an 8-byte big-endian instant, the raw
+/// `created_at` and (for subjects) `0x01` and the observation id's bytes. Observation
+/// aggregates are keyed by (partition, subject, observation) and carry the reducer's
+/// inputs of their representative delivery, so that a subject is recomputed from one
+/// contiguous key range, without reading deliveries.
 const SCHEMA: &str = "
 CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE partitions (
@@ -57,13 +71,13 @@ CREATE TABLE deliveries (
     seq INTEGER PRIMARY KEY,
     batch_id INTEGER NOT NULL,
     partition_id INTEGER NOT NULL,
-    observation_id TEXT NOT NULL,
+    observation_id BLOB NOT NULL,
     application_receipt_id TEXT NOT NULL,
     memory_ref_digests TEXT NOT NULL,
     outcome_ref TEXT NOT NULL,
-    utility_label TEXT NOT NULL,
-    attribution_level TEXT NOT NULL,
-    evidence_basis TEXT NOT NULL,
+    utility_label INTEGER NOT NULL,
+    attribution_level INTEGER NOT NULL,
+    evidence_basis INTEGER NOT NULL,
     confidence REAL NOT NULL,
     reason_codes TEXT NOT NULL,
     evidence_refs TEXT NOT NULL,
@@ -73,30 +87,32 @@ CREATE TABLE deliveries (
 );
 CREATE INDEX deliveries_by_partition ON deliveries (partition_id, seq);
 CREATE TABLE observations (
-    observation_id TEXT PRIMARY KEY,
     partition_id INTEGER NOT NULL,
-    subject_id TEXT NOT NULL,
+    subject_id BLOB NOT NULL,
+    observation_id BLOB NOT NULL,
     version_count INTEGER NOT NULL,
     delivery_count INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL,
+    fingerprint BLOB NOT NULL,
     rep_seq INTEGER NOT NULL,
-    rep_order TEXT NOT NULL
+    rep_order BLOB NOT NULL,
+    utility_label INTEGER NOT NULL,
+    evidence_basis INTEGER NOT NULL,
+    confidence REAL NOT NULL,
+    PRIMARY KEY (partition_id, subject_id, observation_id)
 ) WITHOUT ROWID;
-CREATE INDEX observations_by_subject ON observations (partition_id, subject_id, observation_id);
 CREATE INDEX observations_conflicting ON observations (partition_id, observation_id)
     WHERE version_count > 1;
 CREATE TABLE conflict_versions (
-    observation_id TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
+    observation_id BLOB NOT NULL,
+    fingerprint BLOB NOT NULL,
     PRIMARY KEY (observation_id, fingerprint)
 ) WITHOUT ROWID;
 CREATE TABLE subjects (
     partition_id INTEGER NOT NULL,
-    subject_id TEXT NOT NULL,
-    attribution_level TEXT NOT NULL,
+    subject_id BLOB NOT NULL,
     review_state TEXT NOT NULL,
     observation_count INTEGER NOT NULL,
-    last_key TEXT NOT NULL,
+    last_key BLOB NOT NULL,
     state TEXT NOT NULL,
     history_seqs TEXT NOT NULL,
     PRIMARY KEY (partition_id, subject_id)
@@ -104,7 +120,7 @@ CREATE TABLE subjects (
 CREATE TABLE subject_digests (
     partition_id INTEGER NOT NULL,
     memory_ref_digest TEXT NOT NULL,
-    subject_id TEXT NOT NULL,
+    subject_id BLOB NOT NULL,
     PRIMARY KEY (partition_id, memory_ref_digest, subject_id)
 ) WITHOUT ROWID;
 ";
@@ -119,11 +135,14 @@ const DELIVERY_COLUMNS_D: &str = "d.seq, d.batch_id, d.partition_id, d.observati
     d.attribution_level, d.evidence_basis, d.confidence, d.reason_codes, d.evidence_refs, \
     d.evaluator_ref, d.evaluation_version, d.created_at";
 
-const SUBJECT_COLUMNS: &str = "partition_id, subject_id, attribution_level, \
-    review_state, observation_count, last_key, state, history_seqs";
+const SUBJECT_COLUMNS: &str = "partition_id, subject_id, review_state, observation_count, \
+    last_key, state, history_seqs";
 
-const SUBJECT_COLUMNS_S: &str = "s.partition_id, s.subject_id, s.attribution_level, \
-    s.review_state, s.observation_count, s.last_key, s.state, s.history_seqs";
+const SUBJECT_COLUMNS_S: &str = "s.partition_id, s.subject_id, s.review_state, \
+    s.observation_count, s.last_key, s.state, s.history_seqs";
+
+const OBSERVATION_COLUMNS: &str = "partition_id, subject_id, observation_id, version_count, \
+    delivery_count, fingerprint, rep_seq, rep_order, utility_label, evidence_basis, confidence";
 
 const PARTITION_COLUMNS: &str = "partition_id, agent_id, project_id, corpus_id, surface_id, \
     retrieval_snapshot_ref, policy_snapshot_ref, delivery_count, accepted_count, \
@@ -192,18 +211,218 @@ fn io_error(err: &std::io::Error) -> LedgerError {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Stored forms of identifiers and order keys
+// ---------------------------------------------------------------------------------------
+
+/// A stored value this binary could not have written (a damaged row).
+fn damaged(column: usize) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        column,
+        rusqlite::types::Type::Blob,
+        "damaged ledger value".into(),
+    )
+}
+
+/// A value that cannot be stored in this layout (never produced by the validator).
+fn unstorable(what: &str) -> LedgerError {
+    LedgerError::Storage(format!("{what} is not in its canonical form"))
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Lowercase hex digit → its value; 0x10 marks every other byte.
+const NIBBLE: [u8; 256] = {
+    let mut table = [0x10u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// 64 lowercase hex digits → their 32 bytes appended to `out` (a look-up table and one
+/// check at the end: every id of every delivery is converted on the writing thread).
+fn push_hex(out: &mut Vec<u8>, hex: &str) -> Option<()> {
+    let bytes: &[u8; 64] = hex.as_bytes().try_into().ok()?;
+    let mut decoded = [0u8; 32];
+    let mut bad = 0u8;
+    for (byte, pair) in decoded.iter_mut().zip(bytes.chunks_exact(2)) {
+        let (hi, lo) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
+        bad |= hi | lo;
+        *byte = (hi << 4) | lo;
+    }
+    if bad & 0x10 != 0 {
+        return None;
+    }
+    out.extend_from_slice(&decoded);
+    Some(())
+}
+
+fn hex_of(prefix: &str, bytes: &[u8]) -> Option<String> {
+    if bytes.len() != 32 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(prefix.len() + 64);
+    out.extend_from_slice(prefix.as_bytes());
+    for b in bytes {
+        out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `prefix` + 64 lowercase hex → the 32 bytes.
+fn id_blob(text: &str, prefix: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(32);
+    push_hex(&mut out, text.strip_prefix(prefix)?)?;
+    Some(out)
+}
+
+fn observation_blob(id: &str) -> LedgerResult<Vec<u8>> {
+    id_blob(id, "muo_").ok_or_else(|| unstorable("an observation id"))
+}
+
+fn fingerprint_blob(fp: &str) -> LedgerResult<Vec<u8>> {
+    id_blob(fp, "muof_").ok_or_else(|| unstorable("a fingerprint"))
+}
+
+/// `mui_`/`mus_`/`mul_` + 64 hex → the level letter then the 32 bytes.
+fn subject_blob(id: &str) -> Option<Vec<u8>> {
+    let tag = match id.get(..4)? {
+        "mui_" => b'i',
+        "mus_" => b's',
+        "mul_" => b'l',
+        _ => return None,
+    };
+    let mut out = Vec::with_capacity(33);
+    out.push(tag);
+    push_hex(&mut out, id.get(4..)?)?;
+    Some(out)
+}
+
+fn subject_blob_of(id: &str) -> LedgerResult<Vec<u8>> {
+    subject_blob(id).ok_or_else(|| unstorable("a subject id"))
+}
+
+fn subject_text(blob: &[u8]) -> Option<String> {
+    let (tag, rest) = blob.split_first()?;
+    let prefix = match tag {
+        b'i' => "mui_",
+        b's' => "mus_",
+        b'l' => "mul_",
+        _ => return None,
+    };
+    hex_of(prefix, rest)
+}
+
+fn level_of_subject(blob: &[u8]) -> Option<&'static str> {
+    match blob.first()? {
+        b'i' => Some("item"),
+        b's' => Some("set"),
+        b'l' => Some("none"),
+        _ => None,
+    }
+}
+
+/// An [`super::order_prefix`] text → 8-byte big-endian instant + `created_at`.
+fn order_blob(text: &str) -> Option<Vec<u8>> {
+    let (micros, created_at) = text.split_once('\u{1}')?;
+    if micros.len() != 20 {
+        return None;
+    }
+    let micros: u64 = micros.parse().ok()?;
+    let mut out = Vec::with_capacity(8 + created_at.len() + 33);
+    out.extend_from_slice(&micros.to_be_bytes());
+    out.extend_from_slice(created_at.as_bytes());
+    Some(out)
+}
+
+fn order_text(blob: &[u8]) -> Option<String> {
+    let (micros, created_at) = blob.split_at_checked(8)?;
+    let micros = u64::from_be_bytes(micros.try_into().ok()?);
+    let created_at = std::str::from_utf8(created_at).ok()?;
+    Some(format!("{micros:020}\u{1}{created_at}"))
+}
+
+/// An [`super::order_key_text`] → [`order_blob`] of its prefix, `0x01`, the id's bytes.
+fn key_blob(text: &str) -> Option<Vec<u8>> {
+    let (prefix, id) = text.rsplit_once('\u{1}')?;
+    let mut out = order_blob(prefix)?;
+    out.push(1);
+    push_hex(&mut out, id.strip_prefix("muo_")?)?;
+    Some(out)
+}
+
+fn key_text(blob: &[u8]) -> Option<String> {
+    let split = blob.len().checked_sub(33)?;
+    let (order, id) = blob.split_at(split);
+    let (sep, id) = id.split_first()?;
+    if *sep != 1 {
+        return None;
+    }
+    Some(format!(
+        "{}\u{1}{}",
+        order_text(order)?,
+        hex_of("muo_", id)?
+    ))
+}
+
+fn label_index(text: &str) -> LedgerResult<i64> {
+    UtilityLabel::parse(text)
+        .map(|l| l.index() as i64)
+        .ok_or_else(|| unstorable("a utility label"))
+}
+
+fn level_index(text: &str) -> LedgerResult<i64> {
+    AttributionLevel::parse(text)
+        .map(|l| l.index() as i64)
+        .ok_or_else(|| unstorable("an attribution level"))
+}
+
+fn basis_index(text: &str) -> LedgerResult<i64> {
+    EvidenceBasis::parse(text)
+        .map(|l| l.index() as i64)
+        .ok_or_else(|| unstorable("an evidence basis"))
+}
+
+fn from_index<T: Copy>(all: &[T], row: &Row<'_>, column: usize) -> rusqlite::Result<T> {
+    let i: i64 = row.get(column)?;
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| all.get(i).copied())
+        .ok_or_else(|| damaged(column))
+}
+
+fn blob_column<T>(
+    row: &Row<'_>,
+    column: usize,
+    convert: impl Fn(&[u8]) -> Option<T>,
+) -> rusqlite::Result<T> {
+    let value = row.get_ref(column)?;
+    let bytes = value.as_blob().map_err(|_| damaged(column))?;
+    convert(bytes).ok_or_else(|| damaged(column))
+}
+
 fn delivery(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
     Ok(DeliveryRow {
         seq: row.get(0)?,
         batch_id: row.get(1)?,
         partition_id: row.get(2)?,
-        observation_id: row.get(3)?,
+        observation_id: blob_column(row, 3, |b| hex_of("muo_", b))?,
         application_receipt_id: row.get(4)?,
         memory_ref_digests: row.get(5)?,
         outcome_ref: row.get(6)?,
-        utility_label: row.get(7)?,
-        attribution_level: row.get(8)?,
-        evidence_basis: row.get(9)?,
+        utility_label: from_index(UtilityLabel::ALL, row, 7)?.as_str().to_owned(),
+        attribution_level: from_index(AttributionLevel::ALL, row, 8)?
+            .as_str()
+            .to_owned(),
+        evidence_basis: from_index(EvidenceBasis::ALL, row, 9)?.as_str().to_owned(),
         confidence: row.get(10)?,
         reason_codes: row.get(11)?,
         evidence_refs: row.get(12)?,
@@ -227,16 +446,35 @@ pub fn format_seqs(seqs: &[i64]) -> String {
 }
 
 fn subject(row: &Row<'_>) -> rusqlite::Result<SubjectRow> {
-    let seqs: String = row.get(7)?;
+    let seqs: String = row.get(6)?;
     Ok(SubjectRow {
         partition_id: row.get(0)?,
-        subject_id: row.get(1)?,
-        attribution_level: row.get(2)?,
-        review_state: row.get(3)?,
-        observation_count: row.get(4)?,
-        last_key: row.get(5)?,
-        state: row.get(6)?,
+        subject_id: blob_column(row, 1, subject_text)?,
+        attribution_level: blob_column(row, 1, level_of_subject)?.to_owned(),
+        review_state: row.get(2)?,
+        observation_count: row.get(3)?,
+        last_key: blob_column(row, 4, key_text)?,
+        state: row.get(5)?,
         history_seqs: parse_seqs(&seqs),
+    })
+}
+
+/// An observation aggregate (columns of [`OBSERVATION_COLUMNS`] from `base`), without
+/// its conflict fingerprints.
+fn observation(row: &Row<'_>, base: usize) -> rusqlite::Result<ObservationRow> {
+    Ok(ObservationRow {
+        partition_id: row.get(base)?,
+        subject_id: blob_column(row, base + 1, subject_text)?,
+        observation_id: blob_column(row, base + 2, |b| hex_of("muo_", b))?,
+        version_count: row.get(base + 3)?,
+        delivery_count: row.get(base + 4)?,
+        fingerprint: blob_column(row, base + 5, |b| hex_of("muof_", b))?,
+        rep_seq: row.get(base + 6)?,
+        rep_order: blob_column(row, base + 7, order_text)?,
+        fingerprints: Vec::new(),
+        utility_label: from_index(UtilityLabel::ALL, row, base + 8)?,
+        evidence_basis: from_index(EvidenceBasis::ALL, row, base + 9)?,
+        confidence: row.get(base + 10)?,
     })
 }
 
@@ -329,7 +567,7 @@ impl SqliteLedger {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         ))?;
         sq(conn.busy_timeout(BUSY_TIMEOUT))?;
-        sq(conn.pragma_update(None, "cache_size", -32_000))?;
+        sq(conn.pragma_update(None, "cache_size", -CACHE_KIB))?;
         self.conn = Some(conn);
         Ok(())
     }
@@ -361,7 +599,8 @@ impl SqliteLedger {
     }
 }
 
-/// Accepts exactly [`LEDGER_SCHEMA_VERSION`]; a newer one is refused, never migrated down.
+/// Accepts exactly [`LEDGER_SCHEMA_VERSION`]; a newer one is refused, never migrated down,
+/// and an older one (a different layout) is refused with what to do.
 pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
     let Some(text) = version else {
         return Err(LedgerError::NotALedger);
@@ -369,6 +608,7 @@ pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
     match text.trim().parse::<i64>() {
         Ok(v) if v == LEDGER_SCHEMA_VERSION => Ok(()),
         Ok(v) if v > LEDGER_SCHEMA_VERSION => Err(LedgerError::NewerSchema(v)),
+        Ok(v) if v >= 1 => Err(LedgerError::OlderSchema(v)),
         _ => Err(LedgerError::UnknownSchema(
             text.chars().take(40).collect::<String>(),
         )),
@@ -378,6 +618,10 @@ pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
 impl LedgerBackend for SqliteLedger {
     fn backend_name(&self) -> &'static str {
         "sqlite"
+    }
+
+    fn subject_window(&self) -> usize {
+        256
     }
 
     fn begin_write(&mut self) -> LedgerResult<()> {
@@ -584,36 +828,29 @@ impl LedgerBackend for SqliteLedger {
         Ok(())
     }
 
-    fn load_observations(&mut self, ids: &[String]) -> LedgerResult<Vec<ObservationRow>> {
+    fn load_observations(&mut self, keys: &[ObservationKey]) -> LedgerResult<Vec<ObservationRow>> {
         let conn = self.conn()?;
-        let mut stmt = sq(conn.prepare_cached(
-            "SELECT observation_id, partition_id, subject_id, version_count, delivery_count, \
-             fingerprint, rep_seq, rep_order FROM observations WHERE observation_id = ?1",
-        ))?;
+        let mut stmt = sq(conn.prepare_cached(&format!(
+            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE partition_id = ?1 \
+             AND subject_id = ?2 AND observation_id = ?3"
+        )))?;
         let mut versions = sq(conn.prepare_cached(
             "SELECT fingerprint FROM conflict_versions WHERE observation_id = ?1 \
              ORDER BY fingerprint",
         ))?;
         let mut out = Vec::new();
-        for id in ids {
+        for (pid, sid, id) in keys {
+            let id_bytes = observation_blob(id)?;
             let row = sq(stmt
-                .query_row(params![id], |r| {
-                    Ok(ObservationRow {
-                        observation_id: r.get(0)?,
-                        partition_id: r.get(1)?,
-                        subject_id: r.get(2)?,
-                        version_count: r.get(3)?,
-                        delivery_count: r.get(4)?,
-                        fingerprint: r.get(5)?,
-                        rep_seq: r.get(6)?,
-                        rep_order: r.get(7)?,
-                        fingerprints: Vec::new(),
-                    })
+                .query_row(params![pid, subject_blob_of(sid)?, id_bytes], |r| {
+                    observation(r, 0)
                 })
                 .optional())?;
             if let Some(mut row) = row {
                 if row.version_count > 1 {
-                    let fps = sq(versions.query_map(params![id], |r| r.get::<_, String>(0)))?;
+                    let fps = sq(versions.query_map(params![id_bytes], |r| {
+                        blob_column(r, 0, |b| hex_of("muof_", b))
+                    }))?;
                     row.fingerprints = fps.map(sq).collect::<LedgerResult<_>>()?;
                 }
                 out.push(row);
@@ -639,13 +876,13 @@ impl LedgerBackend for SqliteLedger {
                     d.seq,
                     d.batch_id,
                     d.partition_id,
-                    d.observation_id,
+                    observation_blob(&d.observation_id)?,
                     d.application_receipt_id,
                     d.memory_ref_digests,
                     d.outcome_ref,
-                    d.utility_label,
-                    d.attribution_level,
-                    d.evidence_basis,
+                    label_index(&d.utility_label)?,
+                    level_index(&d.attribution_level)?,
+                    basis_index(&d.evidence_basis)?,
                     d.confidence,
                     d.reason_codes,
                     d.evidence_refs,
@@ -656,24 +893,27 @@ impl LedgerBackend for SqliteLedger {
             }
         }
         {
-            let mut stmt = sq(conn.prepare_cached(
-                "INSERT INTO observations (observation_id, partition_id, subject_id, \
-                 version_count, delivery_count, fingerprint, rep_seq, rep_order) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
-                 ON CONFLICT (observation_id) DO UPDATE SET version_count = excluded.version_count, \
+            let mut stmt = sq(conn.prepare_cached(&format!(
+                "INSERT INTO observations ({OBSERVATION_COLUMNS}) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+                 ON CONFLICT (partition_id, subject_id, observation_id) DO UPDATE SET \
+                 version_count = excluded.version_count, \
                  delivery_count = excluded.delivery_count, rep_seq = excluded.rep_seq, \
-                 rep_order = excluded.rep_order",
-            ))?;
+                 rep_order = excluded.rep_order"
+            )))?;
             for o in observations {
                 sq(stmt.execute(params![
-                    o.observation_id,
                     o.partition_id,
-                    o.subject_id,
+                    subject_blob_of(&o.subject_id)?,
+                    observation_blob(&o.observation_id)?,
                     o.version_count,
                     o.delivery_count,
-                    o.fingerprint,
+                    fingerprint_blob(&o.fingerprint)?,
                     o.rep_seq,
-                    o.rep_order
+                    order_blob(&o.rep_order).ok_or_else(|| unstorable("an order key"))?,
+                    o.utility_label.index() as i64,
+                    o.evidence_basis.index() as i64,
+                    o.confidence
                 ]))?;
             }
         }
@@ -681,21 +921,21 @@ impl LedgerBackend for SqliteLedger {
             "INSERT OR IGNORE INTO conflict_versions (observation_id, fingerprint) VALUES (?1, ?2)",
         ))?;
         for (id, fp) in conflict_versions {
-            sq(stmt.execute(params![id, fp]))?;
+            sq(stmt.execute(params![observation_blob(id)?, fingerprint_blob(fp)?]))?;
         }
         Ok(())
     }
 
-    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<DeliveryRow>>> {
+    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>> {
         let conn = self.conn()?;
         let mut stmt = sq(conn.prepare_cached(&format!(
-            "SELECT {DELIVERY_COLUMNS_D} FROM observations o JOIN deliveries d \
-             ON d.seq = o.rep_seq WHERE o.partition_id = ?1 AND o.subject_id = ?2 \
-             AND o.version_count = 1 ORDER BY o.observation_id"
+            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE partition_id = ?1 \
+             AND subject_id = ?2 AND version_count = 1 ORDER BY observation_id"
         )))?;
         let mut out = Vec::with_capacity(keys.len());
         for (pid, sid) in keys {
-            let rows = sq(stmt.query_map(params![pid, sid], delivery))?;
+            let rows =
+                sq(stmt.query_map(params![pid, subject_blob_of(sid)?], |r| observation(r, 0)))?;
             out.push(rows.map(sq).collect::<LedgerResult<Vec<_>>>()?);
         }
         Ok(out)
@@ -707,7 +947,11 @@ impl LedgerBackend for SqliteLedger {
             "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND subject_id = ?2"
         )))?;
         keys.iter()
-            .map(|(pid, sid)| sq(stmt.query_row(params![pid, sid], subject).optional()))
+            .map(|(pid, sid)| match subject_blob(sid) {
+                // Not a subject id: no subject has it.
+                None => Ok(None),
+                Some(blob) => sq(stmt.query_row(params![pid, blob], subject).optional()),
+            })
             .collect()
     }
 
@@ -719,7 +963,7 @@ impl LedgerBackend for SqliteLedger {
         let conn = self.conn()?;
         {
             let mut stmt = sq(conn.prepare_cached(&format!(
-                "INSERT INTO subjects ({SUBJECT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                "INSERT INTO subjects ({SUBJECT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
                  ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
                  review_state = excluded.review_state, observation_count = excluded.observation_count, \
                  last_key = excluded.last_key, state = excluded.state, \
@@ -728,11 +972,10 @@ impl LedgerBackend for SqliteLedger {
             for s in rows {
                 sq(stmt.execute(params![
                     s.partition_id,
-                    s.subject_id,
-                    s.attribution_level,
+                    subject_blob_of(&s.subject_id)?,
                     s.review_state,
                     s.observation_count,
-                    s.last_key,
+                    key_blob(&s.last_key).ok_or_else(|| unstorable("an order key"))?,
                     s.state,
                     format_seqs(&s.history_seqs)
                 ]))?;
@@ -743,7 +986,7 @@ impl LedgerBackend for SqliteLedger {
              VALUES (?1, ?2, ?3)",
         ))?;
         for (pid, digest, sid) in digests {
-            sq(stmt.execute(params![pid, digest, sid]))?;
+            sq(stmt.execute(params![pid, digest, subject_blob_of(sid)?]))?;
         }
         Ok(())
     }
@@ -757,8 +1000,9 @@ impl LedgerBackend for SqliteLedger {
             "DELETE FROM subject_digests WHERE partition_id = ?1 AND subject_id = ?2",
         ))?;
         for (pid, sid) in keys {
-            sq(del.execute(params![pid, sid]))?;
-            sq(del_digests.execute(params![pid, sid]))?;
+            let blob = subject_blob_of(sid)?;
+            sq(del.execute(params![pid, blob]))?;
+            sq(del_digests.execute(params![pid, blob]))?;
         }
         Ok(())
     }
@@ -820,11 +1064,15 @@ impl LedgerBackend for SqliteLedger {
     ) -> LedgerResult<Vec<SubjectRow>> {
         let conn = self.conn()?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let after = match after {
+            None => Vec::new(),
+            Some(text) => subject_blob_of(text)?,
+        };
         let mut stmt = sq(conn.prepare_cached(&format!(
             "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND subject_id > ?2 \
              ORDER BY subject_id LIMIT ?3"
         )))?;
-        let rows = sq(stmt.query_map(params![partition_id, after.unwrap_or(""), limit], subject))?;
+        let rows = sq(stmt.query_map(params![partition_id, after, limit], subject))?;
         rows.map(sq).collect()
     }
 
@@ -847,11 +1095,17 @@ impl LedgerBackend for SqliteLedger {
 
     fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
         let conn = self.conn()?;
-        sq(conn.query_row(
+        let blob: Option<Vec<u8>> = sq(conn.query_row(
             "SELECT max(last_key) FROM subjects WHERE partition_id = ?1",
             params![partition_id],
             |r| r.get(0),
-        ))
+        ))?;
+        match blob {
+            None => Ok(None),
+            Some(b) => key_text(&b)
+                .map(Some)
+                .ok_or_else(|| LedgerError::Storage("a subject's order key is damaged".into())),
+        }
     }
 
     fn conflicts(&mut self, partition_id: i64, limit: usize) -> LedgerResult<Vec<ConflictRow>> {
@@ -861,7 +1115,7 @@ impl LedgerBackend for SqliteLedger {
             "SELECT observation_id, delivery_count, version_count FROM observations \
              WHERE partition_id = ?1 AND version_count > 1 ORDER BY observation_id LIMIT ?2",
         ))?;
-        let heads: Vec<(String, i64, i64)> = sq(stmt
+        let heads: Vec<(Vec<u8>, i64, i64)> = sq(stmt
             .query_map(params![partition_id, limit], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?))
             })?
@@ -873,10 +1127,11 @@ impl LedgerBackend for SqliteLedger {
         let mut out = Vec::with_capacity(heads.len());
         for (id, delivery_count, version_count) in heads {
             let fingerprints: Vec<String> = sq(fps
-                .query_map(params![id], |r| r.get(0))?
+                .query_map(params![id], |r| blob_column(r, 0, |b| hex_of("muof_", b)))?
                 .collect::<rusqlite::Result<_>>())?;
             out.push(ConflictRow {
-                observation_id: id,
+                observation_id: hex_of("muo_", &id)
+                    .ok_or_else(|| LedgerError::Storage("an observation id is damaged".into()))?,
                 delivery_count,
                 fingerprints,
                 version_count,
@@ -898,8 +1153,12 @@ impl LedgerBackend for SqliteLedger {
                 "SELECT observation_id, fingerprint FROM conflict_versions \
                  ORDER BY observation_id, fingerprint",
             ))?;
-            let rows =
-                sq(stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))))?;
+            let rows = sq(stmt.query_map([], |r| {
+                Ok((
+                    blob_column(r, 0, |b| hex_of("muo_", b))?,
+                    blob_column(r, 1, |b| hex_of("muof_", b))?,
+                ))
+            }))?;
             for row in rows {
                 let (id, fp) = sq(row)?;
                 versions.entry(id).or_default().push(fp);
@@ -909,30 +1168,17 @@ impl LedgerBackend for SqliteLedger {
             "SELECT {DELIVERY_COLUMNS} FROM deliveries ORDER BY observation_id, seq"
         )))?;
         let left = sq(left_stmt.query_map([], delivery))?.map(sq);
-        let mut right_stmt = sq(conn.prepare(
-            "SELECT observation_id, partition_id, subject_id, version_count, delivery_count, \
-             fingerprint, rep_seq, rep_order FROM observations ORDER BY observation_id",
-        ))?;
-        let right = sq(right_stmt.query_map([], |r| {
-            Ok(ObservationRow {
-                observation_id: r.get(0)?,
-                partition_id: r.get(1)?,
-                subject_id: r.get(2)?,
-                version_count: r.get(3)?,
-                delivery_count: r.get(4)?,
-                fingerprint: r.get(5)?,
-                rep_seq: r.get(6)?,
-                rep_order: r.get(7)?,
-                fingerprints: Vec::new(),
-            })
-        }))?
-        .map(sq)
-        .map(|row| {
-            row.map(|mut row| {
-                row.fingerprints = versions.remove(&row.observation_id).unwrap_or_default();
-                row
-            })
-        });
+        let mut right_stmt = sq(conn.prepare(&format!(
+            "SELECT {OBSERVATION_COLUMNS} FROM observations ORDER BY observation_id"
+        )))?;
+        let right = sq(right_stmt.query_map([], |r| observation(r, 0)))?
+            .map(sq)
+            .map(|row| {
+                row.map(|mut row| {
+                    row.fingerprints = versions.remove(&row.observation_id).unwrap_or_default();
+                    row
+                })
+            });
         super::merge_sorted(
             left,
             right,
@@ -954,7 +1200,7 @@ impl LedgerBackend for SqliteLedger {
         )))?;
         let left = sq(left_stmt.query_map([], |r| {
             let d = delivery(r)?;
-            let sid: String = r.get(16)?;
+            let sid = blob_column(r, 16, subject_text)?;
             Ok((sid, d))
         }))?
         .map(sq);
@@ -979,7 +1225,9 @@ impl LedgerBackend for SqliteLedger {
             "SELECT partition_id, subject_id, memory_ref_digest FROM subject_digests \
              ORDER BY partition_id, subject_id, memory_ref_digest",
         ))?;
-        let rows = sq(stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))))?;
+        let rows = sq(stmt.query_map([], |r| {
+            Ok((r.get(0)?, blob_column(r, 1, subject_text)?, r.get(2)?))
+        }))?;
         rows.map(sq).collect()
     }
 
@@ -1014,4 +1262,34 @@ pub fn integrity_check(path: &Path) -> LedgerResult<String> {
     ))?;
     sq(conn.busy_timeout(BUSY_TIMEOUT))?;
     sq(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hex_of, id_blob, subject_blob, subject_text};
+
+    #[test]
+    fn ids_convert_to_bytes_and_back_and_non_canonical_ids_are_refused() {
+        let hex: String = (0u8..32)
+            .map(|b| format!("{:02x}", b.wrapping_mul(37)))
+            .collect();
+        let id = format!("muo_{hex}");
+        let blob = id_blob(&id, "muo_").expect("canonical");
+        assert_eq!(blob.len(), 32);
+        assert_eq!(hex_of("muo_", &blob).as_deref(), Some(id.as_str()));
+        let subject = format!("mus_{hex}");
+        let blob = subject_blob(&subject).expect("canonical");
+        assert_eq!(blob[0], b's');
+        assert_eq!(subject_text(&blob).as_deref(), Some(subject.as_str()));
+        for bad in [
+            format!("muo_{}", hex.to_uppercase()),
+            format!("muo_{}g", &hex[..63]),
+            format!("muo_{}", &hex[..62]),
+            format!("muo_{hex}00"),
+            format!("muo_{}\u{e9}", &hex[..62]),
+            format!("mui_{hex}"),
+        ] {
+            assert_eq!(id_blob(&bad, "muo_"), None, "{bad}");
+        }
+    }
 }
