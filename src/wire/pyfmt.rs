@@ -4,63 +4,168 @@
 //! `repr()` of strings, lists and dicts, Python's whitespace set for `strip()`/`split()`,
 //! and `round(x, 6)`. Everything here is pure and deterministic.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::wire::json::Value;
 
 /// `repr(f)` for a finite or non-finite float (`inf`, `nan` as Python prints them).
 pub fn float_repr(f: f64) -> String {
+    float_repr_in(f, &mut FloatBuf::new()).to_owned()
+}
+
+/// Stack space for the text of one float (the longest `repr` takes 24 bytes).
+#[derive(Debug, Clone)]
+pub struct FloatBuf {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl FloatBuf {
+    pub fn new() -> FloatBuf {
+        FloatBuf {
+            bytes: [0; 48],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        let end = (self.len + b.len()).min(self.bytes.len());
+        let n = end - self.len;
+        self.bytes[self.len..end].copy_from_slice(&b[..n]);
+        self.len = end;
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII is ever pushed.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl Default for FloatBuf {
+    fn default() -> Self {
+        FloatBuf::new()
+    }
+}
+
+impl std::fmt::Write for FloatBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// [`float_repr`] written into `buf` instead of a new `String`.
+pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
+    buf.len = 0;
     if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    // `{:e}` gives the shortest round-trip digits in scientific form, e.g. `1.5e-7`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        // Fixed notation with at least one digit after the point.
-        let point = exp + 1; // digits before the decimal point
-        if point <= 0 {
-            out.push_str("0.");
-            for _ in 0..(-point) {
-                out.push('0');
-            }
-            out.push_str(&digits);
+        buf.push(b"nan");
+    } else if f.is_infinite() {
+        buf.push(if f > 0.0 { b"inf" } else { b"-inf" });
+    } else if f == 0.0 {
+        buf.push(if f.is_sign_negative() {
+            b"-0.0"
         } else {
-            let point = point as usize;
-            if digits.len() <= point {
-                out.push_str(&digits);
-                for _ in digits.len()..point {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..point]);
-                out.push('.');
-                out.push_str(&digits[point..]);
-            }
-        }
+            b"0.0"
+        });
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+        let mut digit_buf = [0u8; 24];
+        let (n, exp) = shortest_digits(f.abs(), &mut digit_buf);
+        let digits = &digit_buf[..n];
+        let negative = f.is_sign_negative();
+        if negative {
+            buf.push(b"-");
         }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        if (-4..16).contains(&exp) {
+            // Fixed notation with at least one digit after the point.
+            let point = exp + 1; // digits before the decimal point
+            if point <= 0 {
+                buf.push(b"0.");
+                for _ in 0..(-point) {
+                    buf.push(b"0");
+                }
+                buf.push(digits);
+            } else {
+                let point = point as usize;
+                if digits.len() <= point {
+                    buf.push(digits);
+                    for _ in digits.len()..point {
+                        buf.push(b"0");
+                    }
+                    buf.push(b".0");
+                } else {
+                    buf.push(&digits[..point]);
+                    buf.push(b".");
+                    buf.push(&digits[point..]);
+                }
+            }
+        } else {
+            buf.push(&digits[..1]);
+            if digits.len() > 1 {
+                buf.push(b".");
+                buf.push(&digits[1..]);
+            }
+            let _ = write!(buf, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        }
     }
-    out
+    buf.as_str()
+}
+
+/// The shortest digits that read back as `f` (finite, positive), written into `out`
+/// without trailing zeros, with the decimal exponent of the first digit. Rust's `{:e}`
+/// finds them (as on `main`), written into a stack buffer, not a `String`. Known
+/// difference: when two shortest forms are equally close (an exact tie, possible only for
+/// large magnitudes such as 671455930560847.25), `{:e}` rounds the last digit up where
+/// Python's `repr` takes the even one (`...847.3` against `...847.2`).
+fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
+    if let Some(found) = six_decimal_digits(f, out) {
+        return found;
+    }
+    let mut sci = FloatBuf::new();
+    let _ = write!(sci, "{f:e}");
+    let sci = sci.as_str();
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut n = 0;
+    for &b in mantissa.as_bytes() {
+        if b.is_ascii_digit() && n < out.len() {
+            out[n] = b;
+            n += 1;
+        }
+    }
+    (n, exp)
+}
+
+/// [`shortest_digits`] without the formatting machinery for a value (finite, positive)
+/// below 1e9 that is exactly `n / 10^6` for an integer `n`, as every `round(x, 6)` result
+/// is: the digits of `n` are then the only shortest form that reads back as `f` (any
+/// other decimal with as few digits is a multiple of 10^-6 apart from it, far more than
+/// half a unit in the last place). `None` for every other value.
+fn six_decimal_digits(f: f64, out: &mut [u8; 24]) -> Option<(usize, i32)> {
+    if !f.is_finite() || f >= 1e9 {
+        return None;
+    }
+    let scaled = (f * 1e6).round();
+    if scaled < 1.0 || scaled / 1e6 != f {
+        return None;
+    }
+    // Below 1e15, so exact as an integer.
+    let mut n = scaled as u64;
+    let mut reversed = [0u8; 20];
+    let mut len = 0;
+    while n > 0 && len < reversed.len() {
+        reversed[len] = b'0' + (n % 10) as u8;
+        n /= 10;
+        len += 1;
+    }
+    for (slot, &digit) in out.iter_mut().zip(reversed[..len].iter().rev()) {
+        *slot = digit;
+    }
+    let mut kept = len.min(out.len());
+    while kept > 1 && out[kept - 1] == b'0' {
+        kept -= 1;
+    }
+    Some((kept, len as i32 - 7))
 }
 
 /// Python's `str.isspace()` for one character.
@@ -87,7 +192,12 @@ pub fn is_py_space(c: char) -> bool {
 
 /// Python's `s.strip()`.
 pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(is_py_space)
+    // Text that starts and ends with a visible ASCII character has nothing to strip.
+    match s.as_bytes() {
+        [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => s,
+        [only] if only.is_ascii_graphic() => s,
+        _ => s.trim_matches(is_py_space),
+    }
 }
 
 /// Python's `s.split()` (no argument).
@@ -121,6 +231,14 @@ pub fn pystr(v: Option<&Value>) -> String {
 pub fn pystr_strip(v: Option<&Value>) -> String {
     let s = pystr(v);
     py_strip(&s).to_owned()
+}
+
+/// [`pystr_strip`] borrowing the text of a string value instead of copying it.
+pub fn pystr_strip_cow(v: Option<&Value>) -> Cow<'_, str> {
+    match v {
+        Some(Value::Str(s)) => Cow::Borrowed(py_strip(s)),
+        other => Cow::Owned(pystr_strip(other)),
+    }
 }
 
 /// Python's `str(v)` (not `repr`) for any JSON value.
@@ -368,6 +486,48 @@ mod props {
             } else {
                 prop_assert!(text.contains('.') && !text.contains('e'), "{}", text);
             }
+        }
+    }
+
+    /// The digits and exponent of Rust's `{:e}` (the general path of `shortest_digits`).
+    fn sci_digits(f: f64) -> (String, i32) {
+        let sci = format!("{f:e}");
+        let (mantissa, exp) = sci.split_once('e').expect("exponent");
+        let digits = mantissa.chars().filter(char::is_ascii_digit).collect();
+        (digits, exp.parse().expect("int"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The six-decimal fast path gives exactly the `{:e}` digits for every value it
+        /// takes (rounded values of any size and scale), and declines the others.
+        #[test]
+        fn six_decimal_digits_match_the_general_path(
+            n in 1u64..1_000_000_000_000_000,
+            shift in 0u32..16,
+            bits in any::<u64>(),
+        ) {
+            let rounded = (n / 10u64.pow(shift)).max(1) as f64 / 1e6;
+            let any = f64::from_bits(bits).abs();
+            for f in [rounded, any] {
+                prop_assume!(f.is_finite() && f > 0.0);
+                let mut out = [0u8; 24];
+                if let Some((len, exp)) = super::six_decimal_digits(f, &mut out) {
+                    let digits = std::str::from_utf8(&out[..len]).expect("ascii").to_owned();
+                    prop_assert_eq!((digits, exp), sci_digits(f), "{:e}", f);
+                } else {
+                    prop_assert!(f >= 1e9 || (f * 1e6).round() / 1e6 != f, "{:e}", f);
+                }
+            }
+        }
+
+        /// The fast path for text without edge whitespace strips like the full rule.
+        #[test]
+        fn py_strip_fast_path_agrees_with_the_full_rule(
+            s in "[ \t\n\u{b}\u{c}\r\u{1c}-\u{1f}\u{85}\u{a0}\u{3000}a-z~!é]{0,12}"
+        ) {
+            prop_assert_eq!(super::py_strip(&s), s.trim_matches(super::is_py_space));
         }
     }
 }
