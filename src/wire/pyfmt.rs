@@ -113,10 +113,8 @@ pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
 
 /// The shortest digits that read back as `f` (finite, positive), written into `out`
 /// without trailing zeros, with the decimal exponent of the first digit. Rust's `{:e}`
-/// finds them (as on `main`), written into a stack buffer, not a `String`. Known
-/// difference: when two shortest forms are equally close (an exact tie, possible only for
-/// large magnitudes such as 671455930560847.25), `{:e}` rounds the last digit up where
-/// Python's `repr` takes the even one (`...847.3` against `...847.2`).
+/// finds them, written into a stack buffer, not a `String`; an exact tie between two
+/// shortest forms is then settled as Python settles it ([`settle_tie`]).
 fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
     if let Some(found) = six_decimal_digits(f, out) {
         return found;
@@ -133,7 +131,61 @@ fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
             n += 1;
         }
     }
+    settle_tie(f, out, n);
     (n, exp)
+}
+
+/// When `f` lies exactly halfway between two shortest forms of `n` digits, Python's
+/// `repr` takes the one whose last digit is even, where `{:e}` takes the upper one
+/// (671455930560847.25 is `...847.2` in Python). Such a tie needs the exact decimal
+/// expansion of `f` to end one digit after the shortest form, in a 5: `f = m * 2^-k`
+/// (m odd) has the `m * 5^k` digits, so only small `k` can tie. Rewrites the last digit
+/// in place when that is the case and the even form reads back as `f`.
+fn settle_tie(f: f64, out: &mut [u8; 24], n: usize) {
+    if n == 0 || n >= out.len() || (out[n - 1] - b'0').is_multiple_of(2) {
+        return;
+    }
+    let bits = f.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let mut mantissa = bits & ((1 << 52) - 1);
+    let mut exp2 = if biased == 0 {
+        -1074
+    } else {
+        mantissa |= 1 << 52;
+        biased - 1075
+    };
+    if mantissa == 0 {
+        return;
+    }
+    let zeros = mantissa.trailing_zeros();
+    mantissa >>= zeros;
+    exp2 += zeros as i32;
+    if !(-26..0).contains(&exp2) {
+        return;
+    }
+    let exact = u128::from(mantissa) * 5u128.pow(exp2.unsigned_abs());
+    let digits = exact.checked_ilog10().map_or(1, |d| d as usize + 1);
+    if digits != n + 1 {
+        return;
+    }
+    let lower = exact / 10;
+    let shown = out[..n]
+        .iter()
+        .fold(0u128, |acc, &d| acc * 10 + u128::from(d - b'0'));
+    let even = if shown == lower { lower + 1 } else { lower };
+    if (shown != lower && shown != lower + 1) || !even.is_multiple_of(2) || even / 10 != shown / 10
+    {
+        return;
+    }
+    let mut text = FloatBuf::new();
+    let _ = write!(text, "{}", even);
+    let candidate = text.as_str();
+    let mut check = FloatBuf::new();
+    // `exact` is `f * 10^k`, and `even` counts units of its second-to-last digit.
+    let _ = write!(check, "{candidate}e{}", exp2 + 1);
+    if check.as_str().parse::<f64>() == Ok(f) {
+        out[n - 1] = b'0' + (even % 10) as u8;
+    }
 }
 
 /// [`shortest_digits`] without the formatting machinery for a value (finite, positive)
@@ -400,6 +452,65 @@ mod tests {
         ];
         for (f, want) in table {
             assert_eq!(float_repr(*f), *want, "repr of {f:e}");
+        }
+    }
+
+    #[test]
+    fn exact_ties_take_the_even_digit_as_python_does() {
+        // Values halfway between two shortest forms, with Python's repr of each.
+        let ties = [
+            "1142643739891557.2",
+            "1933098805650895.8",
+            "105380157916191.88",
+            "1729906760687039.2",
+            "2025568270395031.8",
+            "178856249101560.38",
+            "4008952189445.5938",
+            "1666157303937071.8",
+            "34765225284350.062",
+            "270935487290111.62",
+            "1549701294616903.8",
+            "1597734842333641.8",
+            "1497959055766329.8",
+            "1986962429672441.8",
+            "1424922634911896.2",
+            "1490642310747352.2",
+            "1761579764179350.8",
+            "1610086221870962.8",
+            "186487443267932.38",
+            "222153163234355.88",
+            "1352190126061453.8",
+            "1648832146109399.2",
+            "2055440325106415.2",
+            "1433128624851278.8",
+            "1134736535829397.2",
+            "259010387717070.38",
+            "1846080341275156.8",
+            "1099766246347220.8",
+            "1753864832940791.2",
+            "1559653097641179.8",
+            "1928661577334661.2",
+            "2137523655806095.2",
+            "1711035208633394.2",
+            "783184069883437.2",
+            "1309603548468705.2",
+            "617796956865646.8",
+            "1864263932393968.8",
+            "1627322734557447.2",
+            "1426721206184416.2",
+            "1277913292562958.8",
+        ];
+        for text in ties {
+            let f: f64 = text.parse().expect("table value");
+            assert_eq!(float_repr(f), text, "repr of {f:e}");
+            assert_eq!(float_repr(-f), format!("-{text}"));
+        }
+        for (exact, want) in [
+            ("671455930560847.25", "671455930560847.2"),
+            ("671455930560847.75", "671455930560847.8"),
+        ] {
+            let f: f64 = exact.parse().expect("exact value");
+            assert_eq!(float_repr(f), want);
         }
     }
 
