@@ -57,6 +57,12 @@ print(f"output: status {p['status']}, pool {p['semantic_stage']['pool_count']}, 
 PY
 
 echo "== rank-prior, 1000 candidates x 128-subject projection (whole process)"
-hyperfine --warmup 5 --runs "$runs" -N \
+hyperfine --warmup 5 --runs "$runs" -N --export-json "$work/hf.json" \
     "$bin rank-prior --input $work/rank-1000x128.json --format json"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("wall ms: mean %.2f ± %.2f, min %.2f, median %.2f" % (r["mean"]*1000, r["stddev"]*1000, r["min"]*1000, r["median"]*1000))' "$work/hf.json"
 echo "peak RSS: $(peak_rss_kb "$bin" rank-prior --input "$work/rank-1000x128.json" --format json) KiB"
+if command -v valgrind >/dev/null 2>&1; then
+    echo "instructions (callgrind, whole process): $(valgrind --tool=callgrind \
+        --callgrind-out-file=/dev/null "$bin" rank-prior --input "$work/rank-1000x128.json" \
+        --format json 2>&1 >/dev/null | awk '/Collected :/ {print $4}')"
+fi

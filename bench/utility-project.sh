@@ -83,13 +83,13 @@ wall_ms() {
     if command -v hyperfine >/dev/null 2>&1; then
         hyperfine --style none --warmup 2 --runs "$runs" -N --ignore-failure \
             --export-json "$work/hf.json" "$(printf '%q ' "$@")" >/dev/null 2>&1
-        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f ± %.1f" % (r["mean"]*1000, r["stddev"]*1000))' "$work/hf.json"
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f ± %.1f (min %.1f)" % (r["mean"]*1000, r["stddev"]*1000, r["min"]*1000))' "$work/hf.json"
     else
         local start end
         start=$(date +%s%N)
         for _ in 1 2 3 4 5; do "$@" >/dev/null || true; done
         end=$(date +%s%N)
-        echo "$(( (end - start) / 5000000 ))"
+        echo "$(( (end - start) / 5000000 )) (no hyperfine)"
     fi
 }
 
@@ -116,7 +116,7 @@ same_as_ours() {
 run_all() {
     local label=$1 compare=$2; shift 2
     echo "== $label"
-    printf '%-18s %-10s %-22s %-14s %-44s %s\n' input size "wall ms (mean±sd)" "peak RSS KiB" result \
+    printf '%-18s %-10s %-28s %-14s %-44s %s\n' input size "wall ms (mean±sd, min)" "peak RSS KiB" result \
         "$( ((compare)) && echo "stdout vs ours")"
     for name in "${inputs[@]}"; do
         local file="$work/$name.json"
@@ -129,7 +129,7 @@ run_all() {
         else
             "${cmd[@]}" >"$work/ours-$name.out" 2>/dev/null || true
         fi
-        printf '%-18s %-10s %-22s %-14s %-44s %s\n' "$name" "$size" "$(wall_ms "${cmd[@]}")" \
+        printf '%-18s %-10s %-28s %-14s %-44s %s\n' "$name" "$size" "$(wall_ms "${cmd[@]}")" \
             "$(peak_rss_kb "${cmd[@]}")" "$(outcome "${cmd[@]}")" "$same"
     done
 }
@@ -137,6 +137,21 @@ run_all() {
 runs=${BENCH_RUNS:-10}
 run_all "reward-memory $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')" 0 \
     "$bin" utility-project
+
+# Instruction counts are stable where wall time is not (the machine is shared). Valgrind
+# hides SHA-NI from the program, so these counts include a software SHA-256 (about 55 M
+# instructions of the total on the contract inputs) that a real run does in hardware.
+if command -v valgrind >/dev/null 2>&1; then
+    echo "== instructions (valgrind --tool=callgrind, whole process)"
+    for name in bench-1024 max-1024-a conflicts-1024; do
+        count=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" utility-project \
+            --input "$work/$name.json" --format json 2>&1 >/dev/null \
+            | awk '/Collected :/ {print $4}')
+        printf '%-18s %s\n' "$name" "$count"
+    done
+else
+    echo "(valgrind not installed: no instruction counts)"
+fi
 
 runs=${REF_RUNS:-5}
 echo "(reference bytecode: PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-unset}; modules without a cached .pyc are recompiled on every run when it is set)"

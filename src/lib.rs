@@ -261,5 +261,6 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
     {
         io::write_stderr_line(&format!("reward-memory: {message}"));
     }
+    io::leave_to_exit((outcome, text));
     code
 }

@@ -98,7 +98,9 @@ fn request_error(message: impl Into<String>) -> Error {
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    project_input(&input)
+    let projection = project_input(&input);
+    io::leave_to_exit(input);
+    projection
 }
 
 /// `utility-project` on an already parsed input.

@@ -7,18 +7,20 @@
 //! float. The result is always a normalized [`Observation`]. This module never reduces,
 //! ranks or stores anything, and does no I/O.
 
+use std::sync::LazyLock;
+
 use crate::obj;
 use crate::recall::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
 };
 use crate::wire::digest;
-use crate::wire::json::{self, Map, Value};
-use crate::wire::pyfmt::{self, pystr_strip};
-use crate::wire::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::wire::json::{Json, Map, Value};
+use crate::wire::pyfmt::{self, pystr_strip, pystr_strip_cow};
+use crate::wire::text::{self, FieldError, FieldResult, is_ref, is_token};
 use crate::wire::timestamp::{self, Instant};
 
-use super::strict::{MEMORY_DIGEST_RE, SCOPE_KEYS, exact_fields};
+use super::strict::{SCOPE_KEYS, exact_fields, is_memory_digest};
 
 /// Schema version of every observation.
 pub const OBSERVATION_SCHEMA_VERSION: &str = "memory_utility_observation_v0";
@@ -53,6 +55,14 @@ const OBSERVATION_FIELDS: [&str; 21] = [
     "external_writes_performed",
     "raw_content_captured",
 ];
+
+/// Positions in [`OBSERVATION_FIELDS`] in code-point order of the names: the order in
+/// which canonical JSON prints the fields.
+static SORTED_FIELDS: LazyLock<[usize; 21]> = LazyLock::new(|| {
+    let mut order: [usize; 21] = std::array::from_fn(|i| i);
+    order.sort_by_key(|&i| OBSERVATION_FIELDS[i]);
+    order
+});
 
 const WRITE_BOUNDARY_FIELDS: [&str; 4] = [
     "grants_new_action_authority",
@@ -204,6 +214,16 @@ impl Scope {
         }
     }
 
+    /// The scope entries in declaration order, borrowed.
+    pub fn entries(&self) -> [(&'static str, Json<'_>); 4] {
+        [
+            ("agent_id", Json::Str(&self.agent_id)),
+            ("project_id", Json::Str(&self.project_id)),
+            ("corpus_id", Json::Str(&self.corpus_id)),
+            ("surface_id", Json::Str(&self.surface_id)),
+        ]
+    }
+
     /// The scope object in sorted key order, as projections print it.
     pub fn to_sorted_map(&self) -> Map {
         obj! {
@@ -263,50 +283,77 @@ impl Observation {
         Value::Object(self.to_map(true))
     }
 
+    /// The fields in contract order, borrowed; `scope` holds [`Scope::entries`].
+    fn fields<'a>(&'a self, scope: &'a [(&'a str, Json<'a>); 4]) -> [(&'static str, Json<'a>); 21] {
+        [
+            ("schema_version", Json::Str(OBSERVATION_SCHEMA_VERSION)),
+            ("observation_id", Json::Str(&self.observation_id)),
+            ("scope", Json::Object(scope)),
+            (
+                "application_receipt_id",
+                Json::Str(&self.application_receipt_id),
+            ),
+            ("memory_ref_digests", Json::Strs(&self.memory_ref_digests)),
+            (
+                "retrieval_snapshot_ref",
+                Json::Str(&self.retrieval_snapshot_ref),
+            ),
+            ("policy_snapshot_ref", Json::Str(&self.policy_snapshot_ref)),
+            ("outcome_ref", Json::Str(&self.outcome_ref)),
+            ("utility_label", Json::Str(self.utility_label.as_str())),
+            (
+                "attribution_level",
+                Json::Str(self.attribution_level.as_str()),
+            ),
+            ("evidence_basis", Json::Str(self.evidence_basis.as_str())),
+            ("confidence", Json::Float(self.confidence)),
+            ("reason_codes", Json::Strs(&self.reason_codes)),
+            ("evidence_refs", Json::Strs(&self.evidence_refs)),
+            ("evaluator_ref", Json::Str(&self.evaluator_ref)),
+            ("evaluation_version", Json::Str(&self.evaluation_version)),
+            ("created_at", Json::Str(&self.created_at)),
+            ("grants_new_action_authority", Json::Bool(false)),
+            ("provider_write_performed", Json::Bool(false)),
+            ("external_writes_performed", Json::Bool(false)),
+            ("raw_content_captured", Json::Bool(false)),
+        ]
+    }
+
     fn to_map(&self, with_created_at: bool) -> Map {
-        let mut m = obj! {
-            "schema_version" => OBSERVATION_SCHEMA_VERSION,
-            "observation_id" => self.observation_id.as_str(),
-            "scope" => self.scope.to_map(),
-            "application_receipt_id" => self.application_receipt_id.as_str(),
-            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
-            "retrieval_snapshot_ref" => self.retrieval_snapshot_ref.as_str(),
-            "policy_snapshot_ref" => self.policy_snapshot_ref.as_str(),
-            "outcome_ref" => self.outcome_ref.as_str(),
-            "utility_label" => self.utility_label.as_str(),
-            "attribution_level" => self.attribution_level.as_str(),
-            "evidence_basis" => self.evidence_basis.as_str(),
-            "confidence" => self.confidence,
-            "reason_codes" => json::str_list(&self.reason_codes),
-            "evidence_refs" => json::str_list(&self.evidence_refs),
-            "evaluator_ref" => self.evaluator_ref.as_str(),
-            "evaluation_version" => self.evaluation_version.as_str(),
-        };
-        if with_created_at {
-            m.insert("created_at", self.created_at.as_str());
+        let scope = self.scope.entries();
+        self.fields(&scope)
+            .iter()
+            .filter(|(k, _)| with_created_at || *k != "created_at")
+            .map(|(k, v)| (*k, v.to_value()))
+            .collect()
+    }
+
+    /// The digest of the fields `keep` selects, hashed from the borrowed fields (the
+    /// canonical printer sorts the keys, so contract order is fine).
+    fn digest_of(&self, prefix: &str, keep: impl Fn(&str) -> bool) -> String {
+        let scope = self.scope.entries();
+        let fields = self.fields(&scope);
+        let mut selected = [("", Json::Null); 21];
+        let mut n = 0;
+        // In key order already, so the printer need not sort them.
+        for entry in SORTED_FIELDS.iter().map(|&i| fields[i]) {
+            if keep(entry.0) {
+                selected[n] = entry;
+                n += 1;
+            }
         }
-        for flag in WRITE_BOUNDARY_FIELDS {
-            m.insert(flag, false);
-        }
-        m
+        digest::prefixed_canonical_json(prefix, &Json::Object(&selected[..n]))
     }
 
     /// `muo_` + SHA-256 of the canonical JSON of the 12 identity fields.
     pub fn computed_id(&self) -> String {
-        // Canonical JSON sorts the keys, so the identity fields can stay in map order.
-        let identity: Map = self
-            .to_map(true)
-            .into_entries()
-            .into_iter()
-            .filter(|(k, _)| IDENTITY_FIELDS.contains(&k.as_str()))
-            .collect();
-        digest::prefixed_canonical("muo_", &Value::Object(identity))
+        self.digest_of("muo_", |k| IDENTITY_FIELDS.contains(&k))
     }
 
     /// `muof_` + SHA-256 of the canonical JSON of every field except `created_at`: two
     /// deliveries with the same fingerprint are the same semantic statement.
     pub fn fingerprint(&self) -> String {
-        digest::prefixed_canonical("muof_", &Value::Object(self.to_map(false)))
+        self.digest_of("muof_", |k| k != "created_at")
     }
 
     /// The ordering key of the reducer: UTC instant, then the raw text, then the id.
@@ -368,10 +415,10 @@ fn lenient_object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
 
 /// `str(value or "").strip()` matching `REF`. JSON `true` is refused rather than read as
 /// the reference `"True"` (a deliberate divergence, see docs/compatibility.md).
-fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
-    let s = pystr_strip(Some(v));
-    if *v != Value::Bool(true) && REF_RE.is_match(&s) {
-        Ok(s)
+fn lenient_ref(v: &Value, label: impl std::fmt::Display) -> FieldResult<String> {
+    let s = pystr_strip_cow(Some(v));
+    if *v != Value::Bool(true) && is_ref(&s) {
+        Ok(s.into_owned())
     } else {
         Err(FieldError(format!(
             "{label} must be an opaque public-safe reference"
@@ -381,10 +428,10 @@ fn lenient_ref(v: &Value, label: &str) -> FieldResult<String> {
 
 /// `str(value or "").strip()` matching `TOKEN`; JSON `true` is refused like in
 /// [`lenient_ref`].
-fn lenient_token(v: &Value, label: &str) -> FieldResult<String> {
-    let s = pystr_strip(Some(v));
-    if *v != Value::Bool(true) && TOKEN_RE.is_match(&s) {
-        Ok(s)
+fn lenient_token(v: &Value, label: impl std::fmt::Display) -> FieldResult<String> {
+    let s = pystr_strip_cow(Some(v));
+    if *v != Value::Bool(true) && is_token(&s) {
+        Ok(s.into_owned())
     } else {
         Err(FieldError(format!(
             "{label} must be a compact public-safe token"
@@ -416,7 +463,7 @@ fn lenient_refs(v: &Value, label: &str, min: usize, max: usize) -> FieldResult<V
 /// Normalizes a memory digest list (sorted, unique, canonical digests).
 pub fn memory_ref_digests(v: &Value, label: &str, min: usize) -> FieldResult<Vec<String>> {
     let out = lenient_refs(v, label, min, MAX_MEMORY_DIGESTS)?;
-    if out.iter().any(|d| !MEMORY_DIGEST_RE.is_match(d)) {
+    if out.iter().any(|d| !is_memory_digest(d)) {
         return Err(FieldError(format!(
             "{label} must contain only canonical opaque memory digests"
         )));
@@ -427,7 +474,7 @@ pub fn memory_ref_digests(v: &Value, label: &str, min: usize) -> FieldResult<Vec
 fn lenient_scope(v: &Value, label: &str) -> FieldResult<Scope> {
     let map = lenient_object(v, label)?;
     exact_fields(map, &SCOPE_KEYS, label)?;
-    let get = |key: &str| lenient_ref(field(map, key), &format!("{label}.{key}"));
+    let get = |key: &str| lenient_ref(field(map, key), format_args!("{label}.{key}"));
     Ok(Scope {
         agent_id: get("agent_id")?,
         project_id: get("project_id")?,
@@ -496,15 +543,16 @@ struct UtilityFields {
     evaluation_version: String,
 }
 
-fn utility_fields(map: &Map) -> FieldResult<UtilityFields> {
-    let label = UtilityLabel::parse(&pystr_strip(map.get("utility_label")))
+fn utility_fields<'a>(map: impl Fn(&str) -> &'a Value) -> FieldResult<UtilityFields> {
+    let field = |key: &str| map(key);
+    let label = UtilityLabel::parse(&pystr_strip_cow(Some(field("utility_label"))))
         .ok_or_else(|| FieldError::new("utility_label is invalid"))?;
-    let level = AttributionLevel::parse(&pystr_strip(map.get("attribution_level")))
+    let level = AttributionLevel::parse(&pystr_strip_cow(Some(field("attribution_level"))))
         .ok_or_else(|| FieldError::new("attribution_level is invalid"))?;
-    let basis = EvidenceBasis::parse(&pystr_strip(map.get("evidence_basis")))
+    let basis = EvidenceBasis::parse(&pystr_strip_cow(Some(field("evidence_basis"))))
         .ok_or_else(|| FieldError::new("evidence_basis is invalid"))?;
     let evidence_refs = lenient_refs(
-        field(map, "evidence_refs"),
+        field("evidence_refs"),
         "evidence_refs",
         0,
         MAX_EVIDENCE_REFS,
@@ -533,16 +581,11 @@ fn utility_fields(map: &Map) -> FieldResult<UtilityFields> {
         utility_label: label,
         attribution_level: level,
         evidence_basis: basis,
-        confidence: confidence(field(map, "confidence"))?,
-        reason_codes: lenient_refs(
-            field(map, "reason_codes"),
-            "reason_codes",
-            0,
-            MAX_REASON_CODES,
-        )?,
+        confidence: confidence(field("confidence"))?,
+        reason_codes: lenient_refs(field("reason_codes"), "reason_codes", 0, MAX_REASON_CODES)?,
         evidence_refs,
-        evaluator_ref: lenient_ref(field(map, "evaluator_ref"), "evaluator_ref")?,
-        evaluation_version: lenient_ref(field(map, "evaluation_version"), "evaluation_version")?,
+        evaluator_ref: lenient_ref(field("evaluator_ref"), "evaluator_ref")?,
+        evaluation_version: lenient_ref(field("evaluation_version"), "evaluation_version")?,
     })
 }
 
@@ -697,7 +740,7 @@ pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<App
     }
     let optional = |key: &str| -> FieldResult<Option<String>> {
         raw.get(key)
-            .map(|v| lenient_ref(v, &format!("application_receipt.{key}")))
+            .map(|v| lenient_ref(v, format!("application_receipt.{key}")))
             .transpose()
     };
     let retrieval_snapshot_ref = optional("retrieval_snapshot_ref")?;
@@ -907,24 +950,24 @@ fn evaluator_proposal_fields(
     exact_fields(raw, &PROPOSAL_FIELDS, "evaluator_proposal")?;
     let label = |key: &str| format!("evaluator_proposal.{key}");
     let scope = lenient_scope(field(raw, "scope"), &label("scope"))?;
-    let application_id = lenient_token(field(raw, "application_id"), &label("application_id"))?;
-    let artifact_ref = lenient_token(field(raw, "artifact_ref"), &label("artifact_ref"))?;
-    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), &label("outcome_ref"))?;
-    let outcome_status = lenient_ref(field(raw, "outcome_status"), &label("outcome_status"))?;
+    let application_id = lenient_token(field(raw, "application_id"), label("application_id"))?;
+    let artifact_ref = lenient_token(field(raw, "artifact_ref"), label("artifact_ref"))?;
+    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), label("outcome_ref"))?;
+    let outcome_status = lenient_ref(field(raw, "outcome_status"), label("outcome_status"))?;
     let retrieval = lenient_ref(
         field(raw, "retrieval_snapshot_ref"),
-        &label("retrieval_snapshot_ref"),
+        label("retrieval_snapshot_ref"),
     )?;
     let policy = lenient_ref(
         field(raw, "policy_snapshot_ref"),
-        &label("policy_snapshot_ref"),
+        label("policy_snapshot_ref"),
     )?;
     let digests = memory_ref_digests(
         field(raw, "memory_ref_digests"),
         &label("memory_ref_digests"),
         1,
     )?;
-    let utility = utility_fields(raw)?;
+    let utility = utility_fields(|k| field(raw, k))?;
     let echoes = [
         ("scope", scope == context.scope),
         ("application_id", application_id == receipt.application_id),
@@ -970,29 +1013,36 @@ fn normalize_observation(value: &Value) -> FieldResult<Observation> {
     for key in WRITE_BOUNDARY_FIELDS {
         false_boundary(raw, key, "observation")?;
     }
-    let observation_id = lenient_ref(field(raw, "observation_id"), "observation.observation_id")?;
-    let scope = lenient_scope(field(raw, "scope"), "observation.scope")?;
+    normalize_fields(|key| field(raw, key))
+}
+
+/// The lenient rules of every field but the schema version and the boundary flags, in
+/// the reference's order, then the identity check; `field` reads one field (`null` when
+/// absent).
+fn normalize_fields<'a>(field: impl Fn(&str) -> &'a Value) -> FieldResult<Observation> {
+    let observation_id = lenient_ref(field("observation_id"), "observation.observation_id")?;
+    let scope = lenient_scope(field("scope"), "observation.scope")?;
     let application_receipt_id = lenient_ref(
-        field(raw, "application_receipt_id"),
+        field("application_receipt_id"),
         "observation.application_receipt_id",
     )?;
     let digests = memory_ref_digests(
-        field(raw, "memory_ref_digests"),
+        field("memory_ref_digests"),
         "observation.memory_ref_digests",
         1,
     )?;
     let retrieval_snapshot_ref = lenient_ref(
-        field(raw, "retrieval_snapshot_ref"),
+        field("retrieval_snapshot_ref"),
         "observation.retrieval_snapshot_ref",
     )?;
     let policy_snapshot_ref = lenient_ref(
-        field(raw, "policy_snapshot_ref"),
+        field("policy_snapshot_ref"),
         "observation.policy_snapshot_ref",
     )?;
-    let outcome_ref = lenient_ref(field(raw, "outcome_ref"), "observation.outcome_ref")?;
-    let utility = utility_fields(raw)?;
+    let outcome_ref = lenient_ref(field("outcome_ref"), "observation.outcome_ref")?;
+    let utility = utility_fields(&field)?;
     let (created_at, created_instant) =
-        lenient_timestamp(field(raw, "created_at"), "observation.created_at")?;
+        lenient_timestamp(field("created_at"), "observation.created_at")?;
     let observation = Observation {
         observation_id,
         scope,
@@ -1018,6 +1068,16 @@ fn normalize_observation(value: &Value) -> FieldResult<Observation> {
         ));
     }
     Ok(observation)
+}
+
+/// Validates the observation whose schema version and boundary flags are fixed (a
+/// projection's history entry completed by its context) and whose other fields `field`
+/// reads: exactly what [`validate_observation`] accepts for the complete packet, without
+/// building it.
+pub(crate) fn validate_observation_fields<'a>(
+    field: impl Fn(&str) -> &'a Value,
+) -> FieldResult<Observation> {
+    normalize_fields(field)
 }
 
 /// Classifies a rejected observation from its typed input fields (§4.6 precedence).
@@ -1192,6 +1252,40 @@ mod tests {
             .map(str::to_owned)
             .collect();
         assert_eq!(keys, OBSERVATION_FIELDS);
+    }
+
+    #[test]
+    fn identifiers_hash_the_same_bytes_as_the_packet_fields() {
+        // The digests hash borrowed fields; the definition is the canonical JSON of the
+        // packet's own fields, selected from the printed observation.
+        let mut specs = vec![stage2()];
+        let mut set = Spec::item("helpful", "controlled_replay", 0.123456789, "v:2");
+        set.evidence_ref = "evidence:x".into();
+        specs.push(set);
+        specs.push(
+            Spec::item("harmful", "owner_correction", 1.0, "v:3").at("2026-08-16T00:00:00+02:00"),
+        );
+        for spec in specs {
+            let observation = spec.build();
+            let packet = observation.to_value();
+            let map = packet.as_object().expect("object");
+            let pick = |keep: &dyn Fn(&str) -> bool| -> Value {
+                Value::Object(
+                    map.iter()
+                        .filter(|(k, _)| keep(k))
+                        .map(|(k, v)| (k, v.clone()))
+                        .collect(),
+                )
+            };
+            assert_eq!(
+                observation.computed_id(),
+                digest::prefixed_canonical("muo_", &pick(&|k| IDENTITY_FIELDS.contains(&k)))
+            );
+            assert_eq!(
+                observation.fingerprint(),
+                digest::prefixed_canonical("muof_", &pick(&|k| k != "created_at"))
+            );
+        }
     }
 
     #[test]

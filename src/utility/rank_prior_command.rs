@@ -368,8 +368,14 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
 /// Runs `rank-prior`.
 pub fn command(args: &RankPriorArgs, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    let outcome = command_on(args, ctx, &input);
+    io::leave_to_exit(input);
+    outcome
+}
+
+fn command_on(args: &RankPriorArgs, ctx: &Context, input: &Value) -> Result<Outcome, Error> {
     let Some(location) = &args.ledger else {
-        let request = parse_request(&input, None)?;
+        let request = parse_request(input, None)?;
         if args.execute {
             return execute(args, ctx, &request).map(Outcome::success);
         }
@@ -385,7 +391,7 @@ pub fn command(args: &RankPriorArgs, ctx: &Context) -> Result<Outcome, Error> {
         runtime_root: None,
     };
     let mut opened = super::ledger::command::open(&arg, ctx)?;
-    let request = parse_request(&input, Some(opened.backend.as_mut()))?;
+    let request = parse_request(input, Some(opened.backend.as_mut()))?;
     let notes = Notes {
         ledger: opened.notes.ledger.take(),
         ..Notes::default()

@@ -7,6 +7,7 @@
 //! status. Every packet it returns has passed the readback validator. It never merges a
 //! previous projection, never calls a provider and never deletes or ranks anything. Pure.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::obj;
@@ -485,9 +486,14 @@ pub fn reduce_subject(
 
 /// One history entry (15 keys).
 pub fn history_entry(observation: &Observation, subject_id: &str) -> Value {
+    history_entry_with(observation, observation.fingerprint(), subject_id)
+}
+
+/// [`history_entry`] with the observation's fingerprint already computed.
+fn history_entry_with(observation: &Observation, fingerprint: String, subject_id: &str) -> Value {
     Value::Object(obj! {
         "observation_id" => observation.observation_id.as_str(),
-        "observation_fingerprint" => observation.fingerprint(),
+        "observation_fingerprint" => fingerprint,
         "subject_id" => subject_id,
         "application_receipt_id" => observation.application_receipt_id.as_str(),
         "outcome_ref" => observation.outcome_ref.as_str(),
@@ -656,8 +662,9 @@ struct Deliveries {
 }
 
 struct Deduplicated {
-    /// Accepted observations, ordered by `observation_id`.
-    accepted: Vec<Observation>,
+    /// Accepted observations, ordered by `observation_id`, each with its fingerprint
+    /// when deduplication already computed it.
+    accepted: Vec<(Observation, Option<String>)>,
     conflicts: Vec<Value>,
     conflicting_ids: usize,
     duplicate: usize,
@@ -665,31 +672,48 @@ struct Deduplicated {
 }
 
 fn deduplicate(items: Vec<Observation>) -> Deduplicated {
-    let mut by_id: BTreeMap<String, Deliveries> = BTreeMap::new();
-    for item in items {
-        let fingerprint = item.fingerprint();
-        let entry = by_id.entry(item.observation_id.clone()).or_default();
-        entry.total += 1;
-        match entry.versions.get_mut(&fingerprint) {
-            Some((prior, count)) => {
-                *count += 1;
-                if item.order_key() < prior.order_key() {
-                    *prior = item;
-                }
-            }
-            None => {
-                entry.versions.insert(fingerprint, (item, 1));
-            }
-        }
-    }
+    // Deliveries of one id side by side, ids in order. An id delivered once is accepted
+    // as it is: only repeated ids need fingerprints to tell retries from conflicts.
+    let count = items.len();
+    let mut order: Vec<usize> = (0..count).collect();
+    order.sort_by(|&a, &b| items[a].observation_id.cmp(&items[b].observation_id));
+    let mut slots: Vec<Option<Observation>> = items.into_iter().map(Some).collect();
+    let items = order.into_iter().filter_map(|i| slots[i].take());
     let mut out = Deduplicated {
-        accepted: Vec::with_capacity(by_id.len()),
+        accepted: Vec::with_capacity(count),
         conflicts: Vec::new(),
         conflicting_ids: 0,
         duplicate: 0,
         conflicting_deliveries: 0,
     };
-    for (id, deliveries) in by_id {
+    let mut rest = items.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        if rest
+            .peek()
+            .is_none_or(|next| next.observation_id != first.observation_id)
+        {
+            out.accepted.push((first, None));
+            continue;
+        }
+        let id = first.observation_id.clone();
+        let mut deliveries = Deliveries::default();
+        let mut next = Some(first);
+        while let Some(item) = next {
+            let fingerprint = item.fingerprint();
+            deliveries.total += 1;
+            match deliveries.versions.get_mut(&fingerprint) {
+                Some((prior, count)) => {
+                    *count += 1;
+                    if item.order_key() < prior.order_key() {
+                        *prior = item;
+                    }
+                }
+                None => {
+                    deliveries.versions.insert(fingerprint, (item, 1));
+                }
+            }
+            next = rest.next_if(|o| o.observation_id == id);
+        }
         out.duplicate += deliveries
             .versions
             .values()
@@ -718,8 +742,8 @@ fn deduplicate(items: Vec<Observation>) -> Deduplicated {
             }
             continue;
         }
-        if let Some((_, (observation, _))) = deliveries.versions.into_iter().next() {
-            out.accepted.push(observation);
+        if let Some((fingerprint, (observation, _))) = deliveries.versions.into_iter().next() {
+            out.accepted.push((observation, Some(fingerprint)));
         }
     }
     out
@@ -745,8 +769,12 @@ fn bound_history(ordered: &[(Instant, &str, &str, &str)]) -> (Vec<usize>, bool) 
     (kept.into_iter().collect(), true)
 }
 
-/// Accepted observations grouped by subject key, with the subject id.
-type SubjectGroups<'a> = BTreeMap<(&'static str, Vec<String>), (String, Vec<&'a Observation>)>;
+/// Accepted observations (with their fingerprint when known) grouped by subject key —
+/// the sorted digests, or the subject id for `none` — with the subject id once known.
+type SubjectGroups<'a> = BTreeMap<
+    (&'static str, Cow<'a, [String]>),
+    (Option<String>, Vec<&'a (Observation, Option<String>)>),
+>;
 
 /// Reduces a complete observation stream into a validated projection packet.
 ///
@@ -791,46 +819,51 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
     let accepted = &dedup.accepted;
 
     // Group by (level, digest tuple) — or (level, subject id) for `none` — in the
-    // reference's sort order of those keys.
+    // reference's sort order of those keys. Item and set subjects hash their id once.
     let mut groups: SubjectGroups<'_> = BTreeMap::new();
-    for observation in accepted {
-        let id = subject_id(observation);
+    for entry in accepted {
+        let observation = &entry.0;
         let level = observation.attribution_level;
-        let key_tail = if level == AttributionLevel::None {
-            vec![id.clone()]
+        let (key_tail, id) = if level == AttributionLevel::None {
+            let id = subject_id(observation);
+            (Cow::Owned(vec![id.clone()]), Some(id))
         } else {
-            observation.memory_ref_digests.clone()
+            (Cow::Borrowed(&observation.memory_ref_digests[..]), None)
         };
         groups
             .entry((level.as_str(), key_tail))
             .or_insert_with(|| (id, Vec::new()))
             .1
-            .push(observation);
+            .push(entry);
     }
     if groups.len() > MAX_SUBJECTS {
         return rejected_projection(Some(&context), &[reason::SUBJECT_LIMIT], accepted.len());
     }
 
     let mut subjects = Vec::with_capacity(groups.len());
-    let mut history: Vec<(&Observation, usize)> = Vec::with_capacity(accepted.len());
+    let mut history: Vec<(&(Observation, Option<String>), usize)> =
+        Vec::with_capacity(accepted.len());
     for (subject_index, (_, (id, members))) in groups.iter().enumerate() {
         let Some(first) = members.first() else {
             continue;
         };
+        let first = &first.0;
+        let id = id.clone().unwrap_or_else(|| subject_id(first));
+        let observations: Vec<&Observation> = members.iter().map(|m| &m.0).collect();
         let subject = reduce_subject(
-            id,
+            &id,
             first.attribution_level,
             &first.memory_ref_digests,
-            members,
+            &observations,
         );
-        history.extend(members.iter().map(|o| (*o, subject_index)));
+        history.extend(members.iter().map(|m| (*m, subject_index)));
         subjects.push(subject);
     }
-    history.sort_by(|a, b| a.0.order_key().cmp(&b.0.order_key()));
+    history.sort_by(|a, b| a.0.0.order_key().cmp(&b.0.0.order_key()));
     let keys: Vec<(Instant, &str, &str, &str)> = history
         .iter()
         .map(|(o, s)| {
-            let (instant, at, id) = o.order_key();
+            let (instant, at, id) = o.0.order_key();
             (instant, at, id, subjects[*s].subject_id.as_str())
         })
         .collect();
@@ -838,8 +871,11 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
     let history_values: Vec<Value> = kept
         .iter()
         .map(|&i| {
-            let (observation, s) = history[i];
-            history_entry(observation, &subjects[s].subject_id)
+            let ((observation, fingerprint), s) = history[i];
+            let fingerprint = fingerprint
+                .clone()
+                .unwrap_or_else(|| observation.fingerprint());
+            history_entry_with(observation, fingerprint, &subjects[s].subject_id)
         })
         .collect();
 
@@ -853,7 +889,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
     };
     let last = history
         .last()
-        .map(|(o, _)| (o.created_at.clone(), o.observation_id.clone()));
+        .map(|((o, _), _)| (o.created_at.clone(), o.observation_id.clone()));
     let value = packet(
         &context,
         Body {

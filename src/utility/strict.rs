@@ -5,15 +5,19 @@
 //! its own stripped text, a sorted unique list); nothing is coerced or normalized. Every
 //! failure carries the reference's message. Pure: no I/O.
 
+use std::fmt::Display;
+#[cfg(test)]
 use std::sync::LazyLock;
 
+#[cfg(test)]
 use regex::Regex;
 
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt;
-use crate::wire::text::{FieldError, FieldResult, REF_RE};
+use crate::wire::text::{FieldError, FieldResult, is_prefixed_hex, is_ref};
 use crate::wire::timestamp::{self, Instant, TimestampError};
 
+#[cfg(test)]
 fn re(pattern: &str) -> Regex {
     match Regex::new(pattern) {
         Ok(r) => r,
@@ -22,10 +26,30 @@ fn re(pattern: &str) -> Regex {
 }
 
 pub use crate::recall::MEMORY_DIGEST_RE;
-/// `^muo_[0-9a-f]{64}$`: an observation id.
+/// `^muo_[0-9a-f]{64}$`: an observation id (the definition [`is_observation_id`] is
+/// tested against).
+#[cfg(test)]
 pub static OBSERVATION_ID_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^muo_[0-9a-f]{64}$"));
-/// `^muof_[0-9a-f]{64}$`: an observation fingerprint.
+/// `^muof_[0-9a-f]{64}$`: an observation fingerprint (the definition [`is_fingerprint`]
+/// is tested against).
+#[cfg(test)]
 pub static FINGERPRINT_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^muof_[0-9a-f]{64}$"));
+
+/// [`MEMORY_DIGEST_RE`] without the regex engine (checked for every digest of every
+/// observation; a property test holds it to the pattern).
+pub fn is_memory_digest(s: &str) -> bool {
+    is_prefixed_hex(s, "", 16) || is_prefixed_hex(s, "sha256:", 64)
+}
+
+/// `^muo_[0-9a-f]{64}$`: an observation id, without the regex engine.
+pub fn is_observation_id(s: &str) -> bool {
+    is_prefixed_hex(s, "muo_", 64)
+}
+
+/// `^muof_[0-9a-f]{64}$`: an observation fingerprint, without the regex engine.
+pub fn is_fingerprint(s: &str) -> bool {
+    is_prefixed_hex(s, "muof_", 64)
+}
 
 /// The four scope ids in declaration order (observation packets, fallback context).
 pub const SCOPE_KEYS: [&str; 4] = ["agent_id", "project_id", "corpus_id", "surface_id"];
@@ -34,7 +58,11 @@ pub const SCOPE_KEYS_SORTED: [&str; 4] = ["agent_id", "corpus_id", "project_id",
 
 /// `"{label} has invalid fields: missing=[...], unknown=[...]"` unless the key set of
 /// `map` is exactly `expected`.
-pub fn exact_fields(map: &Map, expected: &[&str], label: &str) -> FieldResult<()> {
+pub fn exact_fields(map: &Map, expected: &[&str], label: impl Display) -> FieldResult<()> {
+    // Packets are usually printed in their contract's key order: one comparison per key.
+    if map.len() == expected.len() && map.keys().zip(expected).all(|(k, e)| k == *e) {
+        return Ok(());
+    }
     let mut missing: Vec<&str> = expected
         .iter()
         .copied()
@@ -54,16 +82,16 @@ pub fn exact_fields(map: &Map, expected: &[&str], label: &str) -> FieldResult<()
 }
 
 /// `"{label} must be an object"` unless the value is an object.
-pub fn object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
+pub fn object(v: &Value, label: impl Display) -> FieldResult<&Map> {
     v.as_object()
         .ok_or_else(|| FieldError(format!("{label} must be an object")))
 }
 
 /// A strict opaque reference: a string, already stripped, matching `REF`.
-pub fn strict_ref<'a>(v: &'a Value, label: &str) -> FieldResult<&'a str> {
+pub fn strict_ref(v: &Value, label: impl Display) -> FieldResult<&str> {
     match v {
         // REF admits no whitespace at all, so "equal to its stripped form" is implied.
-        Value::Str(s) if REF_RE.is_match(s) => Ok(s),
+        Value::Str(s) if is_ref(s) => Ok(s),
         _ => Err(FieldError(format!(
             "{label} must be an opaque public-safe reference"
         ))),
@@ -71,9 +99,9 @@ pub fn strict_ref<'a>(v: &'a Value, label: &str) -> FieldResult<&'a str> {
 }
 
 /// A strict observation id (`muo_` + 64 hex).
-pub fn observation_ref<'a>(v: &'a Value, label: &str) -> FieldResult<&'a str> {
-    let s = strict_ref(v, label)?;
-    if OBSERVATION_ID_RE.is_match(s) {
+pub fn observation_ref(v: &Value, label: impl Display) -> FieldResult<&str> {
+    let s = strict_ref(v, &label)?;
+    if is_observation_id(s) {
         Ok(s)
     } else {
         Err(FieldError(format!(
@@ -83,7 +111,13 @@ pub fn observation_ref<'a>(v: &'a Value, label: &str) -> FieldResult<&'a str> {
 }
 
 /// A strict digest list: 1–16 canonical memory digests, sorted and unique.
-pub fn memory_digests(v: &Value, label: &str) -> FieldResult<Vec<String>> {
+pub fn memory_digests(v: &Value, label: impl Display) -> FieldResult<Vec<String>> {
+    check_memory_digests(v, label)?;
+    Ok(strings(v))
+}
+
+/// The rules of [`memory_digests`] without copying the digests out.
+pub fn check_memory_digests(v: &Value, label: impl Display) -> FieldResult<()> {
     let items = match v {
         Value::Array(items) if !items.is_empty() && items.len() <= 16 => items,
         _ => {
@@ -92,26 +126,40 @@ pub fn memory_digests(v: &Value, label: &str) -> FieldResult<Vec<String>> {
             )));
         }
     };
-    let mut out = Vec::with_capacity(items.len());
     for item in items {
-        let digest = strict_ref(item, label)?;
-        if !MEMORY_DIGEST_RE.is_match(digest) {
+        let digest = strict_ref(item, &label)?;
+        if !is_memory_digest(digest) {
             return Err(FieldError(format!(
                 "{label} must contain canonical memory digests"
             )));
         }
-        out.push(digest.to_owned());
     }
-    if !strictly_sorted(&out) {
+    if !strictly_sorted_values(items) {
         return Err(FieldError(format!(
             "{label} must be sorted, unique, and canonical"
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A strict list of `min..=max` opaque references, sorted and unique.
-pub fn opaque_refs(v: &Value, label: &str, min: usize, max: usize) -> FieldResult<Vec<String>> {
+pub fn opaque_refs(
+    v: &Value,
+    label: impl Display,
+    min: usize,
+    max: usize,
+) -> FieldResult<Vec<String>> {
+    check_opaque_refs(v, label, min, max)?;
+    Ok(strings(v))
+}
+
+/// The rules of [`opaque_refs`] without copying the references out.
+pub fn check_opaque_refs(
+    v: &Value,
+    label: impl Display,
+    min: usize,
+    max: usize,
+) -> FieldResult<()> {
     let items = match v {
         Value::Array(items) if (min..=max).contains(&items.len()) => items,
         _ => {
@@ -120,39 +168,50 @@ pub fn opaque_refs(v: &Value, label: &str, min: usize, max: usize) -> FieldResul
             )));
         }
     };
-    let item_label = format!("{label}[]");
-    let mut out = Vec::with_capacity(items.len());
     for item in items {
-        out.push(strict_ref(item, &item_label)?.to_owned());
+        strict_ref(item, format_args!("{label}[]"))?;
     }
-    if !strictly_sorted(&out) {
+    if !strictly_sorted_values(items) {
         return Err(FieldError(format!(
             "{label} must be sorted, unique, and canonical"
         )));
     }
-    Ok(out)
+    Ok(())
 }
 
-/// Sorted ascending with no repeats (equivalent to "equals sorted(set(x))").
-pub fn strictly_sorted(items: &[String]) -> bool {
-    items.windows(2).all(|w| w[0] < w[1])
+/// The texts of a list whose items were all checked to be strings.
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sorted ascending with no repeats, i.e. equal to `sorted(set(items))` (every item
+/// already checked to be a string).
+fn strictly_sorted_values(items: &[Value]) -> bool {
+    items
+        .windows(2)
+        .all(|w| w[0].as_str().unwrap_or_default() < w[1].as_str().unwrap_or_default())
 }
 
 /// A strict scope: exactly the four ids, each a strict ref; returned in sorted key order.
-pub fn strict_scope(v: &Value, label: &str) -> FieldResult<Map> {
-    let map = object(v, label)?;
-    exact_fields(map, &SCOPE_KEYS, label)?;
+pub fn strict_scope(v: &Value, label: impl Display) -> FieldResult<Map> {
+    let map = object(v, &label)?;
+    exact_fields(map, &SCOPE_KEYS, &label)?;
     let mut out = Map::with_capacity(4);
     for key in SCOPE_KEYS_SORTED {
         let value = map.get(key).unwrap_or(&Value::Null);
-        out.insert(key, strict_ref(value, &format!("{label}.{key}"))?);
+        out.insert(key, strict_ref(value, format_args!("{label}.{key}"))?);
     }
     Ok(out)
 }
 
 /// A strict timestamp: a string equal to its stripped form that parses as an aware
 /// ISO timestamp.
-pub fn strict_timestamp(v: &Value, label: &str) -> FieldResult<Instant> {
+pub fn strict_timestamp(v: &Value, label: impl Display) -> FieldResult<Instant> {
     let invalid = || FieldError(format!("{label} must be an ISO timestamp"));
     let Value::Str(s) = v else {
         return Err(invalid());
@@ -168,7 +227,7 @@ pub fn strict_timestamp(v: &Value, label: &str) -> FieldResult<Instant> {
 }
 
 /// `"{label} is invalid"` unless the value is one of the allowed strings.
-pub fn enum_str<'a>(v: &'a Value, allowed: &[&str], label: &str) -> FieldResult<&'a str> {
+pub fn enum_str<'a>(v: &'a Value, allowed: &[&str], label: impl Display) -> FieldResult<&'a str> {
     match v {
         Value::Str(s) if allowed.contains(&s.as_str()) => Ok(s),
         _ => Err(FieldError(format!("{label} is invalid"))),
@@ -176,7 +235,7 @@ pub fn enum_str<'a>(v: &'a Value, allowed: &[&str], label: &str) -> FieldResult<
 }
 
 /// Python `float(value)` for a non-bool number that must be finite.
-pub fn finite_float(v: &Value, label: &str) -> FieldResult<f64> {
+pub fn finite_float(v: &Value, label: impl Display) -> FieldResult<f64> {
     let f = match v {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
@@ -285,6 +344,32 @@ mod tests {
         let a = crate::wire::json::parse(r#"{"a": 1, "b": [1.0]}"#).expect("valid");
         let b = crate::wire::json::parse(r#"{"b": [1], "a": 1.0}"#).expect("valid");
         assert!(py_eq(&a, &b));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// The byte tests accept exactly what their patterns accept.
+        #[test]
+        fn digest_and_id_tests_agree_with_their_patterns(
+            s in r"(|sha256:|muo_|muof_|sha256|muo|x)[0-9a-fA-Fg]{0,2}([0-9a-f]{14,16}|[0-9a-f]{62,66})[0-9a-f\n]?"
+        ) {
+            proptest::prop_assert_eq!(is_memory_digest(&s), MEMORY_DIGEST_RE.is_match(&s), "{:?}", s);
+            proptest::prop_assert_eq!(is_observation_id(&s), OBSERVATION_ID_RE.is_match(&s), "{:?}", s);
+            proptest::prop_assert_eq!(is_fingerprint(&s), FINGERPRINT_RE.is_match(&s), "{:?}", s);
+        }
+    }
+
+    #[test]
+    fn exact_fields_accepts_any_key_order_and_names_the_differences() {
+        let v = crate::wire::json::parse(r#"{"b": 1, "a": 2}"#).expect("valid");
+        let map = v.as_object().expect("object");
+        assert_eq!(exact_fields(map, &["a", "b"], "x"), Ok(()));
+        assert_eq!(exact_fields(map, &["b", "a"], "x"), Ok(()));
+        assert_eq!(
+            exact_fields(map, &["a", "c"], "x").expect_err("differs").0,
+            "x has invalid fields: missing=['c'], unknown=['b']"
+        );
     }
 
     #[test]

@@ -8,13 +8,13 @@
 //! normalizes the packet. Pure.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Display;
 
-use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
 use super::observation::{
-    AttributionLevel, EvidenceBasis, Observation, UtilityLabel, validate_observation,
+    AttributionLevel, EvidenceBasis, Observation, UtilityLabel, validate_observation_fields,
 };
 use super::reducer::{
     self, MAX_CONFLICT_FINGERPRINTS, MAX_HISTORY, MAX_HISTORY_EVIDENCE_REFS, MAX_OBSERVATIONS,
@@ -22,8 +22,9 @@ use super::reducer::{
     ReducerContext, UTILITY_MAX, UTILITY_MIN,
 };
 use super::strict::{
-    FINGERPRINT_RE, bounded, enum_str, exact_fields, finite_float, memory_digests,
-    non_negative_int, object, observation_ref, opaque_refs, py_eq, strict_ref, strict_timestamp,
+    bounded, check_memory_digests, check_opaque_refs, enum_str, exact_fields, finite_float,
+    is_fingerprint, memory_digests, non_negative_int, object, observation_ref, opaque_refs, py_eq,
+    strict_ref, strict_timestamp,
 };
 
 const PROJECTION_FIELDS: [&str; 30] = [
@@ -164,6 +165,24 @@ const REVIEW_ACTIONS: [&str; 4] = [
     "collect_attribution",
 ];
 
+/// `{parent}[{index}]`, formatted only when a message needs it.
+struct Indexed<'a>(&'a dyn Display, usize);
+
+impl Display for Indexed<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
+    }
+}
+
+/// `{parent}.{key}`, formatted only when a message needs it.
+struct Field<'a>(&'a dyn Display, &'static str);
+
+impl Display for Field<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
 fn fail<T>(message: impl Into<String>) -> FieldResult<T> {
     Err(FieldError(message.into()))
 }
@@ -198,9 +217,9 @@ struct SummaryItem<'a> {
     combined_confidence: &'a Value,
 }
 
-fn counts(v: &Value, keys: &[&str], label: &str) -> FieldResult<Vec<i128>> {
-    let map = object(v, label)?;
-    exact_fields(map, keys, label)?;
+fn counts(v: &Value, keys: &[&str], label: impl Display) -> FieldResult<Vec<i128>> {
+    let map = object(v, &label)?;
+    exact_fields(map, keys, &label)?;
     keys.iter()
         .map(|key| {
             non_negative_int(get(map, key))
@@ -209,25 +228,28 @@ fn counts(v: &Value, keys: &[&str], label: &str) -> FieldResult<Vec<i128>> {
         .collect()
 }
 
-fn evidence_label_summary<'a>(v: &'a Value, label: &str) -> FieldResult<Vec<SummaryItem<'a>>> {
+fn evidence_label_summary<'a>(
+    v: &'a Value,
+    label: impl Display,
+) -> FieldResult<Vec<SummaryItem<'a>>> {
     let items = match v {
         Value::Array(items) if (1..=20).contains(&items.len()) => items,
         _ => return fail(format!("{label} must be a bounded non-empty list")),
     };
     let mut out: Vec<SummaryItem<'a>> = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
-        let item_label = format!("{label}[{index}]");
+        let item_label = Indexed(&label, index);
         let item = object(item, &item_label)?;
         exact_fields(item, &SUMMARY_FIELDS, &item_label)?;
         let basis = enum_str(
             get(item, "evidence_basis"),
             EvidenceBasis::NAMES,
-            &format!("{item_label}.evidence_basis"),
+            format_args!("{item_label}.evidence_basis"),
         )?;
         let utility_label = enum_str(
             get(item, "utility_label"),
             UtilityLabel::NAMES,
-            &format!("{item_label}.utility_label"),
+            format_args!("{item_label}.utility_label"),
         )?;
         let count = match non_negative_int(get(item, "observation_count")) {
             Some(c) if c >= 1 => c,
@@ -235,7 +257,7 @@ fn evidence_label_summary<'a>(v: &'a Value, label: &str) -> FieldResult<Vec<Summ
         };
         let confidence = finite_float(
             get(item, "combined_confidence"),
-            &format!("{item_label}.combined_confidence"),
+            format_args!("{item_label}.combined_confidence"),
         )?;
         if !(0.0..=1.0).contains(&confidence) {
             return fail(format!("{item_label}.combined_confidence is out of bounds"));
@@ -268,21 +290,21 @@ fn evidence_label_summary<'a>(v: &'a Value, label: &str) -> FieldResult<Vec<Summ
     Ok(out)
 }
 
-fn validate_review(review: &Map, label: &str) -> FieldResult<()> {
-    exact_fields(review, &REVIEW_FIELDS, label)?;
+fn validate_review(review: &Map, label: impl Display) -> FieldResult<()> {
+    exact_fields(review, &REVIEW_FIELDS, &label)?;
     let state = enum_str(
         get(review, "state"),
         &REVIEW_STATES,
-        &format!("{label}.state"),
+        format_args!("{label}.state"),
     )?;
     enum_str(
         get(review, "proposed_action"),
         &REVIEW_ACTIONS,
-        &format!("{label}.proposed_action"),
+        format_args!("{label}.proposed_action"),
     )?;
     let reasons = opaque_refs(
         get(review, "reason_codes"),
-        &format!("{label}.reason_codes"),
+        format_args!("{label}.reason_codes"),
         0,
         MAX_REVIEW_REASON_CODES,
     )?;
@@ -308,21 +330,24 @@ pub(crate) fn validate_subject<'a>(
     index: usize,
     seen: &mut BTreeSet<&'a str>,
 ) -> FieldResult<SubjectView<'a>> {
-    let label = format!("projection.subjects[{index}]");
+    let label = Indexed(&"projection.subjects", index);
     exact_fields(subject, &SUBJECT_FIELDS, &label)?;
-    let subject_id = strict_ref(get(subject, "subject_id"), &format!("{label}.subject_id"))?;
+    let subject_id = strict_ref(
+        get(subject, "subject_id"),
+        format_args!("{label}.subject_id"),
+    )?;
     if !seen.insert(subject_id) {
         return fail("projection subjects must be unique");
     }
     let level = enum_str(
         get(subject, "attribution_level"),
         AttributionLevel::NAMES,
-        &format!("{label}.attribution_level"),
+        format_args!("{label}.attribution_level"),
     )?;
     let level = AttributionLevel::parse(level).unwrap_or(AttributionLevel::None);
     let digests = memory_digests(
         get(subject, "memory_ref_digests"),
-        &format!("{label}.memory_ref_digests"),
+        format_args!("{label}.memory_ref_digests"),
     )?;
     if level == AttributionLevel::Item && digests.len() != 1 {
         return fail(format!("{label}.item attribution must contain one digest"));
@@ -344,14 +369,14 @@ pub(crate) fn validate_subject<'a>(
     let utility_label = enum_str(
         get(subject, "effective_utility_label"),
         UtilityLabel::NAMES,
-        &format!("{label}.effective_utility_label"),
+        format_args!("{label}.effective_utility_label"),
     )?;
     let basis = enum_str(
         get(subject, "effective_evidence_basis"),
         EvidenceBasis::NAMES,
-        &format!("{label}.effective_evidence_basis"),
+        format_args!("{label}.effective_evidence_basis"),
     )?;
-    let bounds_label = format!("{label}.utility_bounds");
+    let bounds_label = Field(&label, "utility_bounds");
     let bounds = object(get(subject, "utility_bounds"), &bounds_label)?;
     exact_fields(bounds, &["min", "max"], &bounds_label)?;
     if !py_eq(get(bounds, "min"), &Value::Float(UTILITY_MIN))
@@ -362,16 +387,16 @@ pub(crate) fn validate_subject<'a>(
     let support = counts(
         get(subject, "support"),
         UtilityLabel::NAMES,
-        &format!("{label}.support"),
+        format_args!("{label}.support"),
     )?;
     let strength = counts(
         get(subject, "evidence_strength"),
         EvidenceBasis::NAMES,
-        &format!("{label}.evidence_strength"),
+        format_args!("{label}.evidence_strength"),
     )?;
     let summary = evidence_label_summary(
         get(subject, "evidence_label_summary"),
-        &format!("{label}.evidence_label_summary"),
+        format_args!("{label}.evidence_label_summary"),
     )?;
     let count = match non_negative_int(get(subject, "observation_count")) {
         Some(c) if c >= 1 => c,
@@ -428,13 +453,13 @@ pub(crate) fn validate_subject<'a>(
     }
     strict_timestamp(
         get(subject, "last_observed_at"),
-        &format!("{label}.last_observed_at"),
+        format_args!("{label}.last_observed_at"),
     )?;
     observation_ref(
         get(subject, "last_observation_id"),
-        &format!("{label}.last_observation_id"),
+        format_args!("{label}.last_observation_id"),
     )?;
-    let review_label = format!("{label}.review");
+    let review_label = Field(&label, "review");
     let review = object(get(subject, "review"), &review_label)?;
     validate_review(review, &review_label)?;
     let review_state = get(review, "state").as_str().unwrap_or_default();
@@ -472,11 +497,11 @@ pub(crate) fn validate_subject<'a>(
 
 /// Rules that still hold after history truncation: the label, confidence and review
 /// must follow from the strongest tier of the joint evidence summary.
-pub(crate) fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> {
+pub(crate) fn validate_aggregate(subject: &Map, label: impl Display) -> FieldResult<()> {
     let strength = counts(
         get(subject, "evidence_strength"),
         EvidenceBasis::NAMES,
-        &format!("{label}.evidence_strength"),
+        format_args!("{label}.evidence_strength"),
     )?;
     let strongest = EvidenceBasis::ALL
         .iter()
@@ -489,7 +514,7 @@ pub(crate) fn validate_aggregate(subject: &Map, label: &str) -> FieldResult<()> 
     }
     let summary = evidence_label_summary(
         get(subject, "evidence_label_summary"),
-        &format!("{label}.evidence_label_summary"),
+        format_args!("{label}.evidence_label_summary"),
     )?;
     let strongest_labels: BTreeSet<UtilityLabel> = summary
         .iter()
@@ -597,7 +622,7 @@ pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<(
     exact_fields(
         entry,
         &HISTORY_FIELDS,
-        &format!("projection.observation_history[{index}]"),
+        format_args!("projection.observation_history[{index}]"),
     )?;
     observation_ref(get(entry, "observation_id"), "history.observation_id")?;
     for key in [
@@ -607,13 +632,13 @@ pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<(
         "evaluator_ref",
         "evaluation_version",
     ] {
-        strict_ref(get(entry, key), &format!("history.{key}"))?;
+        strict_ref(get(entry, key), format_args!("history.{key}"))?;
     }
     match get(entry, "observation_fingerprint") {
-        Value::Str(s) if FINGERPRINT_RE.is_match(s) => {}
+        Value::Str(s) if is_fingerprint(s) => {}
         _ => return fail("history.observation_fingerprint is invalid"),
     }
-    memory_digests(
+    check_memory_digests(
         get(entry, "memory_ref_digests"),
         "history.memory_ref_digests",
     )?;
@@ -632,13 +657,13 @@ pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<(
         EvidenceBasis::NAMES,
         "history evidence_basis",
     )?;
-    opaque_refs(
+    check_opaque_refs(
         get(entry, "reason_codes"),
         "history.reason_codes",
         0,
         MAX_REVIEW_REASON_CODES,
     )?;
-    opaque_refs(
+    check_opaque_refs(
         get(entry, "evidence_refs"),
         "history.evidence_refs",
         0,
@@ -652,35 +677,24 @@ pub(crate) fn validate_history_entry(entry: &Map, index: usize) -> FieldResult<(
     Ok(())
 }
 
-/// Rebuilds the full observation a history entry stands for, in the packet's context.
+/// Rebuilds the full observation a history entry stands for, in the packet's context:
+/// the entry's fields plus the context's scope and snapshots, fixed schema version and
+/// false boundary flags, validated as
+/// [`validate_observation`](super::observation::validate_observation) validates that packet.
 pub(crate) fn observation_from_history(
     entry: &Map,
     context: &ReducerContext,
 ) -> Option<Observation> {
-    let value = Value::Object(obj! {
-        "schema_version" => super::observation::OBSERVATION_SCHEMA_VERSION,
-        "observation_id" => get(entry, "observation_id").clone(),
-        "scope" => context.scope.to_sorted_map(),
-        "application_receipt_id" => get(entry, "application_receipt_id").clone(),
-        "memory_ref_digests" => get(entry, "memory_ref_digests").clone(),
-        "retrieval_snapshot_ref" => context.retrieval_snapshot_ref.as_str(),
-        "policy_snapshot_ref" => context.policy_snapshot_ref.as_str(),
-        "outcome_ref" => get(entry, "outcome_ref").clone(),
-        "utility_label" => get(entry, "utility_label").clone(),
-        "attribution_level" => get(entry, "attribution_level").clone(),
-        "evidence_basis" => get(entry, "evidence_basis").clone(),
-        "confidence" => get(entry, "confidence").clone(),
-        "reason_codes" => get(entry, "reason_codes").clone(),
-        "evidence_refs" => get(entry, "evidence_refs").clone(),
-        "evaluator_ref" => get(entry, "evaluator_ref").clone(),
-        "evaluation_version" => get(entry, "evaluation_version").clone(),
-        "created_at" => get(entry, "created_at").clone(),
-        "grants_new_action_authority" => false,
-        "provider_write_performed" => false,
-        "external_writes_performed" => false,
-        "raw_content_captured" => false,
-    });
-    validate_observation(&value).ok()
+    let scope = Value::Object(context.scope.to_sorted_map());
+    let retrieval = Value::from(context.retrieval_snapshot_ref.as_str());
+    let policy = Value::from(context.policy_snapshot_ref.as_str());
+    validate_observation_fields(|key| match key {
+        "scope" => &scope,
+        "retrieval_snapshot_ref" => &retrieval,
+        "policy_snapshot_ref" => &policy,
+        _ => get(entry, key),
+    })
+    .ok()
 }
 
 fn counter(raw: &Map, key: &str) -> i128 {
@@ -728,9 +742,9 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
     };
     let mut seen = BTreeSet::new();
     for (index, subject) in subjects.iter().enumerate() {
-        let subject = object(subject, &format!("projection.subjects[{index}]"))?;
+        let subject = object(subject, format_args!("projection.subjects[{index}]"))?;
         validate_subject(subject, index, &mut seen)?;
-        validate_aggregate(subject, &format!("projection.subjects[{index}]"))?;
+        validate_aggregate(subject, Indexed(&"projection.subjects", index))?;
     }
     Ok(())
 }
@@ -815,9 +829,9 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
     let mut seen = BTreeSet::new();
     let mut subjects: Vec<SubjectView<'_>> = Vec::with_capacity(subjects_raw.len());
     for (index, subject) in subjects_raw.iter().enumerate() {
-        let subject = object(subject, &format!("projection.subjects[{index}]"))?;
+        let subject = object(subject, format_args!("projection.subjects[{index}]"))?;
         let view = validate_subject(subject, index, &mut seen)?;
-        validate_aggregate(subject, &format!("projection.subjects[{index}]"))?;
+        validate_aggregate(subject, Indexed(&"projection.subjects", index))?;
         subjects.push(view);
     }
     let by_id: BTreeMap<&str, usize> = subjects
@@ -908,7 +922,10 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
     let mut observations: Vec<Observation> = Vec::with_capacity(history.len());
     let mut by_subject: Vec<Vec<usize>> = vec![Vec::new(); subjects.len()];
     for (index, entry) in history.iter().enumerate() {
-        let entry = object(entry, &format!("projection.observation_history[{index}]"))?;
+        let entry = object(
+            entry,
+            format_args!("projection.observation_history[{index}]"),
+        )?;
         validate_history_entry(entry, index)?;
         let Some(observation) = observation_from_history(entry, &context) else {
             return fail(format!(
@@ -1053,7 +1070,7 @@ pub(crate) fn validate_rejections(
     let mut delivery_counts: Vec<i128> = Vec::new();
     let mut known_duplicates: i128 = 0;
     for (index, item) in rejections.iter().enumerate() {
-        let item = object(item, &format!("projection.rejections[{index}]"))?;
+        let item = object(item, format_args!("projection.rejections[{index}]"))?;
         if item.keys().any(|k| !REJECTION_FIELDS.contains(&k)) || !item.contains_key("reason_codes")
         {
             return fail("projection rejection shape is invalid");
@@ -1070,7 +1087,7 @@ pub(crate) fn validate_rejections(
         }
         let reasons = opaque_refs(
             get(item, "reason_codes"),
-            &format!("projection.rejections[{index}].reason_codes"),
+            format_args!("projection.rejections[{index}].reason_codes"),
             1,
             MAX_REVIEW_REASON_CODES,
         )?;
@@ -1098,11 +1115,11 @@ pub(crate) fn validate_rejections(
         if let Some(v) = item.get("delivery_fingerprints") {
             let fingerprints = opaque_refs(
                 v,
-                &format!("projection.rejections[{index}].delivery_fingerprints"),
+                format_args!("projection.rejections[{index}].delivery_fingerprints"),
                 2,
                 MAX_CONFLICT_FINGERPRINTS,
             )?;
-            if fingerprints.iter().any(|f| !FINGERPRINT_RE.is_match(f)) {
+            if fingerprints.iter().any(|f| !is_fingerprint(f)) {
                 return fail("projection rejection fingerprint is invalid");
             }
             let listed = fingerprints.len() as i128;
@@ -1188,7 +1205,7 @@ pub(crate) fn validate_proposals(
         .collect();
     let mut seen: BTreeSet<&str> = BTreeSet::new();
     for (index, proposal) in proposals.iter().enumerate() {
-        let label = format!("projection.review_proposals[{index}]");
+        let label = Indexed(&"projection.review_proposals", index);
         let proposal = object(proposal, &label)?;
         exact_fields(proposal, &PROPOSAL_FIELDS, &label)?;
         let subject_id = strict_ref(get(proposal, "subject_id"), "review proposal subject_id")?;
@@ -1223,7 +1240,7 @@ pub(crate) fn validate_proposals(
         )?;
         opaque_refs(
             get(proposal, "reason_codes"),
-            &format!("{label}.reason_codes"),
+            format_args!("{label}.reason_codes"),
             0,
             MAX_REVIEW_REASON_CODES,
         )?;

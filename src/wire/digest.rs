@@ -27,11 +27,84 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::wire::json::{self, DumpOptions, Value};
+use crate::wire::json::{self, DumpOptions, Json, Sink, Value};
 
 /// Lowercase hex SHA-256 of the UTF-8 bytes of `text`.
 pub fn sha256_hex(text: &str) -> String {
-    hex::encode(Sha256::digest(text.as_bytes()))
+    let mut out = String::with_capacity(64);
+    push_hex(&mut out, &Sha256::digest(text.as_bytes()));
+    out
+}
+
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
+    }
+}
+
+/// A SHA-256 state that JSON printers write into ([`Sink`]): the digest of a value's
+/// JSON text without the text ever being held. Bytes are gathered in a small buffer and
+/// hashed a block run at a time.
+pub struct HashSink {
+    hasher: Sha256,
+    buf: [u8; HASH_BUFFER],
+    len: usize,
+}
+
+const HASH_BUFFER: usize = 512;
+
+impl HashSink {
+    pub fn new() -> HashSink {
+        HashSink {
+            hasher: Sha256::new(),
+            buf: [0; HASH_BUFFER],
+            len: 0,
+        }
+    }
+
+    /// `prefix` + lowercase hex of the digest of everything written.
+    pub fn finish_prefixed(&mut self, prefix: &str) -> String {
+        self.hasher.update(&self.buf[..self.len]);
+        self.len = 0;
+        let mut out = String::with_capacity(prefix.len() + 64);
+        out.push_str(prefix);
+        push_hex(&mut out, &self.hasher.finalize_reset());
+        out
+    }
+
+    #[cold]
+    fn push_slow(&mut self, bytes: &[u8]) {
+        self.hasher.update(&self.buf[..self.len]);
+        self.len = 0;
+        if bytes.len() >= HASH_BUFFER {
+            self.hasher.update(bytes);
+        } else {
+            self.buf[..bytes.len()].copy_from_slice(bytes);
+            self.len = bytes.len();
+        }
+    }
+}
+
+impl Default for HashSink {
+    fn default() -> Self {
+        HashSink::new()
+    }
+}
+
+impl Sink for HashSink {
+    #[inline]
+    fn push_str(&mut self, s: &str) {
+        let bytes = s.as_bytes();
+        match self.buf.get_mut(self.len..self.len + bytes.len()) {
+            Some(room) => {
+                room.copy_from_slice(bytes);
+                self.len += bytes.len();
+            }
+            None => self.push_slow(bytes),
+        }
+    }
 }
 
 /// The first `n` hex characters of [`sha256_hex`].
@@ -100,12 +173,21 @@ pub fn short16(text: &str) -> String {
 
 /// `rma_` + 64 hex of J3(receipt).
 pub fn application_receipt_id(receipt: &Value) -> String {
-    format!("rma_{}", sha256_hex(&j3(receipt)))
+    prefixed_canonical("rma_", receipt)
 }
 
-/// A `prefix` + 64 hex of the canonical JSON of `value`.
+/// A `prefix` + 64 hex of the canonical JSON of `value`, hashed as it is printed.
 pub fn prefixed_canonical(prefix: &str, value: &Value) -> String {
-    format!("{prefix}{}", sha256_hex(&j3(value)))
+    let mut sink = HashSink::new();
+    json::write_value(&mut sink, value, DumpOptions::CANONICAL, 0);
+    sink.finish_prefixed(prefix)
+}
+
+/// [`prefixed_canonical`] of the [`Value`] a borrowed [`Json`] stands for.
+pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
+    let mut sink = HashSink::new();
+    json::write_json(&mut sink, value, DumpOptions::CANONICAL);
+    sink.finish_prefixed(prefix)
 }
 
 #[cfg(test)]
@@ -140,6 +222,118 @@ mod tests {
         assert_eq!(
             j2(&Value::Object(v)),
             r#"{"activated_at": "\u00e9", "candidate_ref": "candidate:x", "corpus_id": "c"}"#
+        );
+    }
+}
+
+#[cfg(test)]
+mod props {
+    use proptest::prelude::*;
+
+    use super::{HashSink, sha256_hex};
+    use crate::wire::json::{self, DumpOptions, Json, Map, Sink as _, Value};
+
+    /// Any value the printers meet: big integers, every float, non-ASCII text, escapes
+    /// and control characters, nested containers, and strings long enough to cross the
+    /// hash buffer.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::Int),
+            "-?[1-9][0-9]{19,40}".prop_map(|s| Value::BigInt(s.into())),
+            any::<f64>().prop_map(Value::Float),
+            "(\\PC|[\\x00-\\x1f\\x7f\"\\\\/\u{e9}\u{2028}\u{1f600}]){0,24}".prop_map(Value::from),
+            "[a-z]{500,1200}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::from),
+                prop::collection::vec(("[a-z\\u{e9}\"\\\\]{0,6}", inner), 0..8)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map>())),
+            ]
+        })
+    }
+
+    const DIALECTS: [DumpOptions; 4] = [
+        DumpOptions::CANONICAL,
+        DumpOptions::LEGACY_RAW,
+        DumpOptions::LEGACY_ASCII,
+        DumpOptions::PRETTY,
+    ];
+
+    fn streamed(opts: DumpOptions, write: impl FnOnce(&mut HashSink, DumpOptions)) -> String {
+        let mut sink = HashSink::new();
+        write(&mut sink, opts);
+        sink.finish_prefixed("")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Hashing a value while it is printed gives the digest of the printed text, in
+        /// every dump dialect, for a value and for a borrowed view of it.
+        #[test]
+        fn streamed_digest_equals_digest_of_the_printed_text(v in value()) {
+            for opts in DIALECTS {
+                let want = sha256_hex(&json::dumps(&v, opts));
+                let got = streamed(opts, |sink, opts| json::write_value(sink, &v, opts, 0));
+                prop_assert_eq!(&got, &want);
+                let got = streamed(opts, |sink, opts| json::write_json(sink, &Json::Value(&v), opts));
+                prop_assert_eq!(&got, &want);
+            }
+            if let Value::Object(map) = &v {
+                // The same object as borrowed entries, in map order.
+                let entries: Vec<(&str, Json<'_>)> =
+                    map.iter().map(|(k, x)| (k, Json::Value(x))).collect();
+                let view = Json::Object(&entries);
+                prop_assert_eq!(view.to_value(), v.clone());
+                for opts in DIALECTS {
+                    let want = sha256_hex(&json::dumps(&v, opts));
+                    let got = streamed(opts, |sink, opts| json::write_json(sink, &view, opts));
+                    prop_assert_eq!(got, want);
+                }
+            }
+        }
+
+        /// Pieces of any size, split anywhere, hash like the whole text at once.
+        #[test]
+        fn hash_sink_buffers_any_split(text in "\\PC{0,2000}", cuts in prop::collection::vec(0usize..2000, 0..12)) {
+            let mut cuts: Vec<usize> = cuts.into_iter().filter(|c| text.is_char_boundary(*c) && *c <= text.len()).collect();
+            cuts.sort_unstable();
+            let mut sink = HashSink::new();
+            let mut from = 0;
+            for cut in cuts {
+                sink.push_str(&text[from..cut]);
+                from = cut;
+            }
+            sink.push_str(&text[from..]);
+            prop_assert_eq!(sink.finish_prefixed("p_"), format!("p_{}", sha256_hex(&text)));
+        }
+    }
+
+    #[test]
+    fn borrowed_lists_print_like_string_values() {
+        let items = vec!["b".to_owned(), "\u{e9}\"".to_owned()];
+        let refs = ["x", "y\n"];
+        let entries = [
+            ("z", Json::Strs(&items)),
+            ("a", Json::StrRefs(&refs)),
+            ("m", Json::Float(1e16)),
+            ("n", Json::Int(-7)),
+            ("o", Json::Null),
+            ("t", Json::Bool(true)),
+        ];
+        let view = Json::Object(&entries);
+        let value = view.to_value();
+        for opts in DIALECTS {
+            let mut printed = String::new();
+            json::write_json(&mut printed, &view, opts);
+            assert_eq!(printed, json::dumps(&value, opts));
+        }
+        assert_eq!(
+            json::canonical(&value),
+            r#"{"a":["x","y\n"],"m":1e+16,"n":-7,"o":null,"t":true,"z":["b","é\""]}"#
         );
     }
 }

@@ -13,8 +13,6 @@
 //! [`MEMORY_PER_INPUT_BYTE`] bytes per input byte: the parser counts what it allocates and
 //! refuses a document that would take more, and refuses nesting past 512 levels.
 
-use std::fmt::Write as _;
-
 use compact_str::CompactString;
 use indexmap::IndexMap;
 
@@ -463,6 +461,62 @@ impl DumpOptions {
     };
 }
 
+/// Where the printers put their bytes: a `String`, or a digest state fed as the bytes
+/// are produced (see [`crate::wire::digest`]), so that hashing a value never builds its
+/// text first.
+pub trait Sink {
+    /// Appends `s`.
+    fn push_str(&mut self, s: &str);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
+}
+
+/// A JSON value borrowed from typed fields: it prints exactly as the [`Value`] it
+/// stands for, without copying the fields into one. Digests of typed records (an
+/// observation's identity, a subject key) hash one of these.
+#[derive(Debug, Clone, Copy)]
+pub enum Json<'a> {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+    /// A list of strings.
+    Strs(&'a [String]),
+    /// A list of string slices.
+    StrRefs(&'a [&'a str]),
+    /// An object: its `(key, value)` entries in insertion order.
+    Object(&'a [(&'a str, Json<'a>)]),
+    /// A parsed or built value.
+    Value(&'a Value),
+}
+
+impl Json<'_> {
+    /// The owned [`Value`] this stands for.
+    pub fn to_value(&self) -> Value {
+        match *self {
+            Json::Null => Value::Null,
+            Json::Bool(b) => Value::Bool(b),
+            Json::Int(i) => Value::Int(i),
+            Json::Float(f) => Value::Float(f),
+            Json::Str(s) => Value::from(s),
+            Json::Strs(items) => str_list(items),
+            Json::StrRefs(items) => str_list(items),
+            Json::Object(entries) => Value::Object(
+                entries
+                    .iter()
+                    .map(|(k, v)| (Text::new(k), v.to_value()))
+                    .collect(),
+            ),
+            Json::Value(v) => v.clone(),
+        }
+    }
+}
+
 /// Prints `value` as `json.dumps` would with `opts`.
 pub fn dumps(value: &Value, opts: DumpOptions) -> String {
     let mut out = String::with_capacity(256);
@@ -472,7 +526,8 @@ pub fn dumps(value: &Value, opts: DumpOptions) -> String {
 
 /// The packet bytes: pretty JSON followed by one newline, as `print(json.dumps(...))`.
 pub fn to_pretty_line(value: &Value) -> String {
-    let mut out = dumps(value, DumpOptions::PRETTY);
+    let mut out = String::with_capacity(4096);
+    write_value(&mut out, value, DumpOptions::PRETTY, 0);
     out.push('\n');
     out
 }
@@ -482,101 +537,209 @@ pub fn canonical(value: &Value) -> String {
     dumps(value, DumpOptions::CANONICAL)
 }
 
-/// Objects with at most this many keys are sorted for printing without allocating.
-const SORT_ON_STACK: usize = 32;
+/// Writes `value` as `json.dumps` would with `opts` (`level` is the nesting depth at
+/// which it starts, for the indentation).
+pub fn write_value<S: Sink + ?Sized>(out: &mut S, value: &Value, opts: DumpOptions, level: usize) {
+    value.print(out, opts, level);
+}
 
-fn newline_indent(out: &mut String, opts: DumpOptions, level: usize) {
-    if let Some(width) = opts.indent {
-        out.push('\n');
-        for _ in 0..width * level {
-            out.push(' ');
+/// Writes a borrowed value exactly as [`write_value`] writes the [`Value`] it stands for.
+pub fn write_json<S: Sink + ?Sized>(out: &mut S, value: &Json<'_>, opts: DumpOptions) {
+    value.print(out, opts, 0);
+}
+
+/// Something the printers can write: a [`Value`], a [`Json`] view or a string.
+trait Print {
+    fn print<S: Sink + ?Sized>(&self, out: &mut S, opts: DumpOptions, level: usize);
+}
+
+impl Print for Value {
+    fn print<S: Sink + ?Sized>(&self, out: &mut S, opts: DumpOptions, level: usize) {
+        match self {
+            Value::Null => out.push_str("null"),
+            Value::Bool(true) => out.push_str("true"),
+            Value::Bool(false) => out.push_str("false"),
+            Value::Int(i) => write_int(out, *i),
+            Value::BigInt(s) => out.push_str(s),
+            Value::Float(f) => write_float(out, *f),
+            Value::Str(s) => write_string(out, s, opts.ensure_ascii),
+            Value::Array(items) => write_array(out, items.iter(), opts, level),
+            Value::Object(map) => write_object(out, map.iter(), map.len(), opts, level),
         }
     }
 }
 
-fn write_value(out: &mut String, value: &Value, opts: DumpOptions, level: usize) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
+impl Print for Json<'_> {
+    fn print<S: Sink + ?Sized>(&self, out: &mut S, opts: DumpOptions, level: usize) {
+        match *self {
+            Json::Null => out.push_str("null"),
+            Json::Bool(true) => out.push_str("true"),
+            Json::Bool(false) => out.push_str("false"),
+            Json::Int(i) => write_int(out, i),
+            Json::Float(f) => write_float(out, f),
+            Json::Str(s) => write_string(out, s, opts.ensure_ascii),
+            Json::Strs(items) => write_array(out, items.iter(), opts, level),
+            Json::StrRefs(items) => write_array(out, items.iter(), opts, level),
+            Json::Object(entries) => write_object(
+                out,
+                entries.iter().map(|(k, v)| (*k, v)),
+                entries.len(),
+                opts,
+                level,
+            ),
+            Json::Value(v) => v.print(out, opts, level),
         }
-        Value::BigInt(s) => out.push_str(s),
-        Value::Float(f) => out.push_str(&json_float(*f)),
-        Value::Str(s) => write_string(out, s, opts.ensure_ascii),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return;
-            }
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(opts.item_sep);
-                }
-                newline_indent(out, opts, level + 1);
-                write_value(out, item, opts, level + 1);
-            }
-            newline_indent(out, opts, level);
-            out.push(']');
+    }
+}
+
+impl Print for String {
+    fn print<S: Sink + ?Sized>(&self, out: &mut S, opts: DumpOptions, _level: usize) {
+        write_string(out, self, opts.ensure_ascii);
+    }
+}
+
+impl Print for &str {
+    fn print<S: Sink + ?Sized>(&self, out: &mut S, opts: DumpOptions, _level: usize) {
+        write_string(out, self, opts.ensure_ascii);
+    }
+}
+
+/// Objects with at most this many keys are sorted for printing without allocating.
+const SORT_ON_STACK: usize = 32;
+
+/// Spaces for indentation, sliced instead of pushed one by one.
+const SPACES: &str = "                                                                ";
+
+fn newline_indent<S: Sink + ?Sized>(out: &mut S, opts: DumpOptions, level: usize) {
+    if let Some(width) = opts.indent {
+        out.push_str("\n");
+        let mut n = width * level;
+        while n > 0 {
+            let step = n.min(SPACES.len());
+            out.push_str(&SPACES[..step]);
+            n -= step;
         }
-        Value::Object(map) => {
-            if map.is_empty() {
-                out.push_str("{}");
-                return;
-            }
-            out.push('{');
-            let mut write_entry = |i: usize, k: &str, v: &Value| {
-                if i > 0 {
-                    out.push_str(opts.item_sep);
-                }
-                newline_indent(out, opts, level + 1);
-                write_string(out, k, opts.ensure_ascii);
-                out.push_str(opts.key_sep);
-                write_value(out, v, opts, level + 1);
-            };
-            if !opts.sort_keys {
-                for (i, (k, v)) in map.iter().enumerate() {
-                    write_entry(i, k, v);
-                }
-            } else if map.len() <= SORT_ON_STACK {
-                // Small objects are sorted on the stack: no allocation per object.
-                let mut entries = [("", &Value::Null); SORT_ON_STACK];
-                for (slot, entry) in entries.iter_mut().zip(map.iter()) {
-                    *slot = entry;
-                }
-                let entries = &mut entries[..map.len()];
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                for (i, (k, v)) in entries.iter().enumerate() {
-                    write_entry(i, k, v);
-                }
-            } else {
-                let mut entries: Vec<(&str, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                for (i, (k, v)) in entries.into_iter().enumerate() {
-                    write_entry(i, k, v);
-                }
-            }
-            newline_indent(out, opts, level);
-            out.push('}');
+    }
+}
+
+fn write_array<'v, S, V, I>(out: &mut S, items: I, opts: DumpOptions, level: usize)
+where
+    S: Sink + ?Sized,
+    V: Print + 'v,
+    I: ExactSizeIterator<Item = &'v V>,
+{
+    if items.len() == 0 {
+        out.push_str("[]");
+        return;
+    }
+    out.push_str("[");
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(opts.item_sep);
         }
+        newline_indent(out, opts, level + 1);
+        item.print(out, opts, level + 1);
+    }
+    newline_indent(out, opts, level);
+    out.push_str("]");
+}
+
+fn write_object<'v, S, V, I>(out: &mut S, entries: I, len: usize, opts: DumpOptions, level: usize)
+where
+    S: Sink + ?Sized,
+    V: Print + 'v,
+    I: Iterator<Item = (&'v str, &'v V)>,
+{
+    if len == 0 {
+        out.push_str("{}");
+        return;
+    }
+    out.push_str("{");
+    let mut write_entry = |i: usize, k: &str, v: &V| {
+        if i > 0 {
+            out.push_str(opts.item_sep);
+        }
+        newline_indent(out, opts, level + 1);
+        write_string(out, k, opts.ensure_ascii);
+        out.push_str(opts.key_sep);
+        v.print(out, opts, level + 1);
+    };
+    if !opts.sort_keys {
+        for (i, (k, v)) in entries.enumerate() {
+            write_entry(i, k, v);
+        }
+    } else if len <= SORT_ON_STACK {
+        // Small objects are sorted on the stack: no allocation per object, and no sort
+        // at all when the keys already come in order.
+        let mut sorted: [Option<(&str, &V)>; SORT_ON_STACK] = [None; SORT_ON_STACK];
+        let mut n = 0;
+        let mut in_order = true;
+        for (slot, entry) in sorted.iter_mut().zip(entries) {
+            *slot = Some(entry);
+            n += 1;
+        }
+        let sorted = &mut sorted[..n];
+        for pair in sorted.windows(2) {
+            if let [Some(a), Some(b)] = pair
+                && a.0 > b.0
+            {
+                in_order = false;
+                break;
+            }
+        }
+        if !in_order {
+            sorted.sort_unstable_by(|a, b| a.map(|e| e.0).cmp(&b.map(|e| e.0)));
+        }
+        for (i, (k, v)) in sorted.iter().flatten().enumerate() {
+            write_entry(i, k, v);
+        }
+    } else {
+        let mut sorted: Vec<(&str, &V)> = entries.collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (i, (k, v)) in sorted.into_iter().enumerate() {
+            write_entry(i, k, v);
+        }
+    }
+    newline_indent(out, opts, level);
+    out.push_str("}");
+}
+
+/// An integer in decimal, formatted on the stack.
+fn write_int<S: Sink + ?Sized>(out: &mut S, i: i64) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    let mut n = i.unsigned_abs();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if i < 0 {
+        out.push_str("-");
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
+}
+
+fn write_float<S: Sink + ?Sized>(out: &mut S, f: f64) {
+    if f.is_nan() {
+        out.push_str("NaN");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        let mut buf = pyfmt::FloatBuf::new();
+        out.push_str(pyfmt::float_repr_in(f, &mut buf));
     }
 }
 
 /// A float as `json.dumps` prints it (`allow_nan=True`).
 pub fn json_float(f: f64) -> String {
-    if f.is_nan() {
-        "NaN".to_owned()
-    } else if f.is_infinite() {
-        if f > 0.0 {
-            "Infinity".to_owned()
-        } else {
-            "-Infinity".to_owned()
-        }
-    } else {
-        pyfmt::float_repr(f)
-    }
+    let mut out = String::new();
+    write_float(&mut out, f);
+    out
 }
 
 /// Bytes `json.dumps` escapes with `ensure_ascii=False`: `"`, `\\` and controls.
@@ -595,28 +758,81 @@ const fn escape_table(ensure_ascii: bool) -> [bool; 256] {
     table
 }
 
-/// Writes a JSON string literal with Python's escaping rules.
-///
-/// Runs of bytes that need no escape are copied at once; only `"`, `\\`, control
-/// characters and (with `ensure_ascii`) everything outside `' '..='~'` are escaped.
-pub fn write_string(out: &mut String, s: &str, ensure_ascii: bool) {
-    out.reserve(s.len() + 2);
-    out.push('"');
-    let bytes = s.as_bytes();
-    let needs_escape = if ensure_ascii {
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of every byte of `word` that equals `byte`, and perhaps of bytes above
+/// an equal one (a borrow only runs upwards): the lowest bit set is always exact.
+const fn eq_bytes(word: u64, byte: u8) -> u64 {
+    let x = word ^ (LOW_BITS * byte as u64);
+    x.wrapping_sub(LOW_BITS) & !x & HIGH_BITS
+}
+
+/// The length of the prefix of `bytes` that needs no escape: no `"`, `\\` or control
+/// byte, and with `ensure_ascii` nothing past `~`. The same set ends a plain run of
+/// string text for the parser. Eight bytes are tested at a time; the lowest flagged byte
+/// of a word is the first special one.
+fn plain_prefix(bytes: &[u8], ensure_ascii: bool) -> usize {
+    let special = |chunk: &[u8]| -> Option<usize> {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        // A byte below 0x20: `(b - 0x20)` borrows into bit 7 while `b` itself has it clear.
+        let mut hits = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS
+            | eq_bytes(word, b'"')
+            | eq_bytes(word, b'\\');
+        if ensure_ascii {
+            hits |= word & HIGH_BITS | eq_bytes(word, 0x7f);
+        }
+        (hits != 0).then(|| (hits.trailing_zeros() / 8) as usize)
+    };
+    let mut i = 0;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        if let Some(at) = special(chunk) {
+            return i + at;
+        }
+        i += 8;
+    }
+    if i == bytes.len() {
+        return i;
+    }
+    // Fewer than eight bytes left: the last eight, overlapping bytes already known to be
+    // plain, settle them at once.
+    if let Some(from) = bytes.len().checked_sub(8) {
+        return match special(&bytes[from..]) {
+            Some(at) => from + at,
+            None => bytes.len(),
+        };
+    }
+    let table = if ensure_ascii {
         &ESCAPE_ASCII
     } else {
         &ESCAPE_RAW
     };
-    let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if !needs_escape[usize::from(b)] {
-            i += 1;
-            continue;
+    while let Some(&b) = bytes.get(i) {
+        if table[usize::from(b)] {
+            break;
         }
-        out.push_str(&s[run..i]);
+        i += 1;
+    }
+    i
+}
+
+/// Writes a JSON string literal with Python's escaping rules.
+///
+/// Runs of bytes that need no escape are copied at once; only `"`, `\\`, control
+/// characters and (with `ensure_ascii`) everything outside `' '..='~'` are escaped.
+pub fn write_string<S: Sink + ?Sized>(out: &mut S, s: &str, ensure_ascii: bool) {
+    out.push_str("\"");
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    loop {
+        let run = i + plain_prefix(&bytes[i..], ensure_ascii);
+        out.push_str(&s[i..run]);
+        i = run;
+        let Some(&b) = bytes.get(i) else {
+            break;
+        };
         match b {
             b'"' => out.push_str("\\\""),
             b'\\' => out.push_str("\\\\"),
@@ -625,26 +841,32 @@ pub fn write_string(out: &mut String, s: &str, ensure_ascii: bool) {
             b'\t' => out.push_str("\\t"),
             0x08 => out.push_str("\\b"),
             0x0c => out.push_str("\\f"),
-            0..0x20 | 0x7f => {
-                let _ = write!(out, "\\u{b:04x}");
-            }
+            0..0x20 | 0x7f => push_unicode_escape(out, u16::from(b)),
             _ => {
                 // ensure_ascii and a non-ASCII character: its UTF-16 units.
                 let c = s[i..].chars().next().unwrap_or('\u{fffd}');
                 let mut buf = [0u16; 2];
                 for unit in c.encode_utf16(&mut buf) {
-                    let _ = write!(out, "\\u{unit:04x}");
+                    push_unicode_escape(out, *unit);
                 }
                 i += c.len_utf8();
-                run = i;
                 continue;
             }
         }
         i += 1;
-        run = i;
     }
-    out.push_str(&s[run..]);
-    out.push('"');
+    out.push_str("\"");
+}
+
+/// `\uXXXX` with lowercase hex digits.
+fn push_unicode_escape<S: Sink + ?Sized>(out: &mut S, unit: u16) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = *b"\\u0000";
+    for (k, slot) in buf[2..].iter_mut().enumerate() {
+        *slot = HEX[usize::from((unit >> (12 - 4 * k)) & 0xf)];
+    }
+    // Only ASCII was written.
+    out.push_str(std::str::from_utf8(&buf).unwrap_or_default());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -759,6 +981,16 @@ fn heap_cost(n: usize) -> usize {
     } else {
         n.saturating_add(8 + 15).max(32) & !15
     }
+}
+
+/// A bit position (0..64) from a key's length and its first and last bytes.
+fn key_bit(key: &str) -> u32 {
+    let bytes = key.as_bytes();
+    let first = u64::from(bytes.first().copied().unwrap_or(0));
+    let last = u64::from(bytes.last().copied().unwrap_or(0));
+    let mixed =
+        (bytes.len() as u64 ^ (first << 8) ^ (last << 16)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (mixed >> 58) as u32
 }
 
 struct Parser<'a> {
@@ -1028,12 +1260,7 @@ impl<'a> Parser<'a> {
 
     /// Moves past string bytes that need no decoding.
     fn skip_plain_text(&mut self) {
-        while let Some(&c) = self.bytes.get(self.pos) {
-            if c == b'"' || c == b'\\' || c < 0x20 {
-                break;
-            }
-            self.pos += 1;
-        }
+        self.pos += plain_prefix(&self.bytes[self.pos..], false);
     }
 
     fn hex4(&mut self, esc_pos: usize) -> Result<u32, ParseError> {
@@ -1071,6 +1298,9 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let start_entries = self.entries.len();
         let mut index: Option<IndexMap<Text, Value>> = None;
+        // One bit per key seen, chosen by a cheap key hash: a new key whose bit is clear
+        // cannot repeat an earlier one, so only the others are searched for.
+        let mut seen: u64 = 0;
         self.skip_ws();
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -1094,7 +1324,10 @@ impl<'a> Parser<'a> {
             self.pos += 1;
             self.skip_ws();
             let value = self.parse_value()?;
-            self.insert_entry(start_entries, &mut index, key, value)?;
+            let bit = 1u64 << key_bit(&key);
+            let maybe_repeated = seen & bit != 0;
+            seen |= bit;
+            self.insert_entry(start_entries, &mut index, key, value, maybe_repeated)?;
             self.skip_ws();
             match self.peek() {
                 Some(b'}') => {
@@ -1131,6 +1364,7 @@ impl<'a> Parser<'a> {
         index: &mut Option<IndexMap<Text, Value>>,
         key: Text,
         value: Value,
+        maybe_repeated: bool,
     ) -> Result<(), ParseError> {
         if let Some(index) = index {
             if index.insert(key, value).is_none() {
@@ -1138,7 +1372,9 @@ impl<'a> Parser<'a> {
             }
             return Ok(());
         }
-        if let Some(slot) = self.entries[start..].iter_mut().find(|(k, _)| *k == key) {
+        if maybe_repeated
+            && let Some(slot) = self.entries[start..].iter_mut().find(|(k, _)| *k == key)
+        {
             slot.1 = value;
             return Ok(());
         }
@@ -1531,6 +1767,49 @@ mod props {
                 let mut out = String::new();
                 super::write_string(&mut out, &s, ensure_ascii);
                 prop_assert_eq!(out, escape_per_char(&s, ensure_ascii));
+            }
+        }
+
+        /// Repeated keys keep Python's dict semantics (first position, last value) at
+        /// any object size, whether or not the parser's seen-key mask flags them.
+        #[test]
+        fn repeated_keys_keep_first_position_and_last_value(
+            keys in prop::collection::vec("[a-c]{0,3}|[a-z_]{20,30}", 0..60)
+        ) {
+            let mut text = String::from("{");
+            let mut expected: Vec<(String, usize)> = Vec::new();
+            for (i, key) in keys.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                text.push_str(&format!("\"{key}\": {i}"));
+                match expected.iter_mut().find(|(k, _)| k == key) {
+                    Some(slot) => slot.1 = i,
+                    None => expected.push((key.clone(), i)),
+                }
+            }
+            text.push('}');
+            let parsed = parse(&text).expect("valid");
+            let map = parsed.as_object().expect("object");
+            let got: Vec<(String, usize)> = map
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::Int(i) => (k.to_owned(), usize::try_from(*i).unwrap_or(usize::MAX)),
+                    _ => (k.to_owned(), usize::MAX),
+                })
+                .collect();
+            prop_assert_eq!(got, expected);
+        }
+
+        /// The word-at-a-time scan stops exactly where the byte-by-byte rule does.
+        #[test]
+        fn plain_prefix_stops_at_the_first_byte_to_escape(
+            s in "[a-z ~\u{7f}\u{e9}\u{1f600}\"\\\\\u{0}-\u{1f}]{0,40}"
+        ) {
+            for ensure_ascii in [false, true] {
+                let table = if ensure_ascii { &super::ESCAPE_ASCII } else { &super::ESCAPE_RAW };
+                let want = s.bytes().position(|b| table[usize::from(b)]).unwrap_or(s.len());
+                prop_assert_eq!(super::plain_prefix(s.as_bytes(), ensure_ascii), want);
             }
         }
 

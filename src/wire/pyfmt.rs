@@ -4,63 +4,220 @@
 //! `repr()` of strings, lists and dicts, Python's whitespace set for `strip()`/`split()`,
 //! and `round(x, 6)`. Everything here is pure and deterministic.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use crate::wire::json::Value;
 
 /// `repr(f)` for a finite or non-finite float (`inf`, `nan` as Python prints them).
 pub fn float_repr(f: f64) -> String {
+    float_repr_in(f, &mut FloatBuf::new()).to_owned()
+}
+
+/// Stack space for the text of one float (the longest `repr` takes 24 bytes).
+#[derive(Debug, Clone)]
+pub struct FloatBuf {
+    bytes: [u8; 48],
+    len: usize,
+}
+
+impl FloatBuf {
+    pub fn new() -> FloatBuf {
+        FloatBuf {
+            bytes: [0; 48],
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        let end = (self.len + b.len()).min(self.bytes.len());
+        let n = end - self.len;
+        self.bytes[self.len..end].copy_from_slice(&b[..n]);
+        self.len = end;
+    }
+
+    fn as_str(&self) -> &str {
+        // Only ASCII is ever pushed.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl Default for FloatBuf {
+    fn default() -> Self {
+        FloatBuf::new()
+    }
+}
+
+impl std::fmt::Write for FloatBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.push(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// [`float_repr`] written into `buf` instead of a new `String`.
+pub fn float_repr_in(f: f64, buf: &mut FloatBuf) -> &str {
+    buf.len = 0;
     if f.is_nan() {
-        return "nan".to_owned();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
-    }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.to_owned();
-    }
-    // `{:e}` gives the shortest round-trip digits in scientific form, e.g. `1.5e-7`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let negative = mantissa.starts_with('-');
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let mut out = String::new();
-    if negative {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        // Fixed notation with at least one digit after the point.
-        let point = exp + 1; // digits before the decimal point
-        if point <= 0 {
-            out.push_str("0.");
-            for _ in 0..(-point) {
-                out.push('0');
-            }
-            out.push_str(&digits);
+        buf.push(b"nan");
+    } else if f.is_infinite() {
+        buf.push(if f > 0.0 { b"inf" } else { b"-inf" });
+    } else if f == 0.0 {
+        buf.push(if f.is_sign_negative() {
+            b"-0.0"
         } else {
-            let point = point as usize;
-            if digits.len() <= point {
-                out.push_str(&digits);
-                for _ in digits.len()..point {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..point]);
-                out.push('.');
-                out.push_str(&digits[point..]);
-            }
-        }
+            b"0.0"
+        });
     } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
+        let mut digit_buf = [0u8; 24];
+        let (n, exp) = shortest_digits(f.abs(), &mut digit_buf);
+        let digits = &digit_buf[..n];
+        let negative = f.is_sign_negative();
+        if negative {
+            buf.push(b"-");
         }
-        let _ = write!(out, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        if (-4..16).contains(&exp) {
+            // Fixed notation with at least one digit after the point.
+            let point = exp + 1; // digits before the decimal point
+            if point <= 0 {
+                buf.push(b"0.");
+                for _ in 0..(-point) {
+                    buf.push(b"0");
+                }
+                buf.push(digits);
+            } else {
+                let point = point as usize;
+                if digits.len() <= point {
+                    buf.push(digits);
+                    for _ in digits.len()..point {
+                        buf.push(b"0");
+                    }
+                    buf.push(b".0");
+                } else {
+                    buf.push(&digits[..point]);
+                    buf.push(b".");
+                    buf.push(&digits[point..]);
+                }
+            }
+        } else {
+            buf.push(&digits[..1]);
+            if digits.len() > 1 {
+                buf.push(b".");
+                buf.push(&digits[1..]);
+            }
+            let _ = write!(buf, "e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs());
+        }
     }
-    out
+    buf.as_str()
+}
+
+/// The shortest digits that read back as `f` (finite, positive), written into `out`
+/// without trailing zeros, with the decimal exponent of the first digit. Rust's `{:e}`
+/// finds them, written into a stack buffer, not a `String`; an exact tie between two
+/// shortest forms is then settled as Python settles it ([`settle_tie`]).
+fn shortest_digits(f: f64, out: &mut [u8; 24]) -> (usize, i32) {
+    if let Some(found) = six_decimal_digits(f, out) {
+        return found;
+    }
+    let mut sci = FloatBuf::new();
+    let _ = write!(sci, "{f:e}");
+    let sci = sci.as_str();
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let mut n = 0;
+    for &b in mantissa.as_bytes() {
+        if b.is_ascii_digit() && n < out.len() {
+            out[n] = b;
+            n += 1;
+        }
+    }
+    settle_tie(f, out, n);
+    (n, exp)
+}
+
+/// When `f` lies exactly halfway between two shortest forms of `n` digits, Python's
+/// `repr` takes the one whose last digit is even, where `{:e}` takes the upper one
+/// (671455930560847.25 is `...847.2` in Python). Such a tie needs the exact decimal
+/// expansion of `f` to end one digit after the shortest form, in a 5: `f = m * 2^-k`
+/// (m odd) has the `m * 5^k` digits, so only small `k` can tie. Rewrites the last digit
+/// in place when that is the case and the even form reads back as `f`.
+fn settle_tie(f: f64, out: &mut [u8; 24], n: usize) {
+    if n == 0 || n >= out.len() || (out[n - 1] - b'0').is_multiple_of(2) {
+        return;
+    }
+    let bits = f.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let mut mantissa = bits & ((1 << 52) - 1);
+    let mut exp2 = if biased == 0 {
+        -1074
+    } else {
+        mantissa |= 1 << 52;
+        biased - 1075
+    };
+    if mantissa == 0 {
+        return;
+    }
+    let zeros = mantissa.trailing_zeros();
+    mantissa >>= zeros;
+    exp2 += zeros as i32;
+    if !(-26..0).contains(&exp2) {
+        return;
+    }
+    let exact = u128::from(mantissa) * 5u128.pow(exp2.unsigned_abs());
+    let digits = exact.checked_ilog10().map_or(1, |d| d as usize + 1);
+    if digits != n + 1 {
+        return;
+    }
+    let lower = exact / 10;
+    let shown = out[..n]
+        .iter()
+        .fold(0u128, |acc, &d| acc * 10 + u128::from(d - b'0'));
+    let even = if shown == lower { lower + 1 } else { lower };
+    if (shown != lower && shown != lower + 1) || !even.is_multiple_of(2) || even / 10 != shown / 10
+    {
+        return;
+    }
+    let mut text = FloatBuf::new();
+    let _ = write!(text, "{}", even);
+    let candidate = text.as_str();
+    let mut check = FloatBuf::new();
+    // `exact` is `f * 10^k`, and `even` counts units of its second-to-last digit.
+    let _ = write!(check, "{candidate}e{}", exp2 + 1);
+    if check.as_str().parse::<f64>() == Ok(f) {
+        out[n - 1] = b'0' + (even % 10) as u8;
+    }
+}
+
+/// [`shortest_digits`] without the formatting machinery for a value (finite, positive)
+/// below 1e9 that is exactly `n / 10^6` for an integer `n`, as every `round(x, 6)` result
+/// is: the digits of `n` are then the only shortest form that reads back as `f` (any
+/// other decimal with as few digits is a multiple of 10^-6 apart from it, far more than
+/// half a unit in the last place). `None` for every other value.
+fn six_decimal_digits(f: f64, out: &mut [u8; 24]) -> Option<(usize, i32)> {
+    if !f.is_finite() || f >= 1e9 {
+        return None;
+    }
+    let scaled = (f * 1e6).round();
+    if scaled < 1.0 || scaled / 1e6 != f {
+        return None;
+    }
+    // Below 1e15, so exact as an integer.
+    let mut n = scaled as u64;
+    let mut reversed = [0u8; 20];
+    let mut len = 0;
+    while n > 0 && len < reversed.len() {
+        reversed[len] = b'0' + (n % 10) as u8;
+        n /= 10;
+        len += 1;
+    }
+    for (slot, &digit) in out.iter_mut().zip(reversed[..len].iter().rev()) {
+        *slot = digit;
+    }
+    let mut kept = len.min(out.len());
+    while kept > 1 && out[kept - 1] == b'0' {
+        kept -= 1;
+    }
+    Some((kept, len as i32 - 7))
 }
 
 /// Python's `str.isspace()` for one character.
@@ -87,7 +244,12 @@ pub fn is_py_space(c: char) -> bool {
 
 /// Python's `s.strip()`.
 pub fn py_strip(s: &str) -> &str {
-    s.trim_matches(is_py_space)
+    // Text that starts and ends with a visible ASCII character has nothing to strip.
+    match s.as_bytes() {
+        [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => s,
+        [only] if only.is_ascii_graphic() => s,
+        _ => s.trim_matches(is_py_space),
+    }
 }
 
 /// Python's `s.split()` (no argument).
@@ -121,6 +283,14 @@ pub fn pystr(v: Option<&Value>) -> String {
 pub fn pystr_strip(v: Option<&Value>) -> String {
     let s = pystr(v);
     py_strip(&s).to_owned()
+}
+
+/// [`pystr_strip`] borrowing the text of a string value instead of copying it.
+pub fn pystr_strip_cow(v: Option<&Value>) -> Cow<'_, str> {
+    match v {
+        Some(Value::Str(s)) => Cow::Borrowed(py_strip(s)),
+        other => Cow::Owned(pystr_strip(other)),
+    }
 }
 
 /// Python's `str(v)` (not `repr`) for any JSON value.
@@ -286,6 +456,65 @@ mod tests {
     }
 
     #[test]
+    fn exact_ties_take_the_even_digit_as_python_does() {
+        // Values halfway between two shortest forms, with Python's repr of each.
+        let ties = [
+            "1142643739891557.2",
+            "1933098805650895.8",
+            "105380157916191.88",
+            "1729906760687039.2",
+            "2025568270395031.8",
+            "178856249101560.38",
+            "4008952189445.5938",
+            "1666157303937071.8",
+            "34765225284350.062",
+            "270935487290111.62",
+            "1549701294616903.8",
+            "1597734842333641.8",
+            "1497959055766329.8",
+            "1986962429672441.8",
+            "1424922634911896.2",
+            "1490642310747352.2",
+            "1761579764179350.8",
+            "1610086221870962.8",
+            "186487443267932.38",
+            "222153163234355.88",
+            "1352190126061453.8",
+            "1648832146109399.2",
+            "2055440325106415.2",
+            "1433128624851278.8",
+            "1134736535829397.2",
+            "259010387717070.38",
+            "1846080341275156.8",
+            "1099766246347220.8",
+            "1753864832940791.2",
+            "1559653097641179.8",
+            "1928661577334661.2",
+            "2137523655806095.2",
+            "1711035208633394.2",
+            "783184069883437.2",
+            "1309603548468705.2",
+            "617796956865646.8",
+            "1864263932393968.8",
+            "1627322734557447.2",
+            "1426721206184416.2",
+            "1277913292562958.8",
+        ];
+        for text in ties {
+            let f: f64 = text.parse().expect("table value");
+            assert_eq!(float_repr(f), text, "repr of {f:e}");
+            assert_eq!(float_repr(-f), format!("-{text}"));
+        }
+        for (exact, want) in [
+            ("671455930560847.25", "671455930560847.2"),
+            ("671455930560847.75", "671455930560847.8"),
+        ] {
+            let f: f64 = exact.parse().expect("exact value");
+            assert_eq!(float_repr(f), want);
+        }
+    }
+
+    #[test]
     fn round6_is_correctly_rounded() {
         assert_eq!(round6(5e-7), 0.0);
         assert_eq!(round6(1.5e-6), 2e-6); // exact value is just above the tie
@@ -368,6 +597,48 @@ mod props {
             } else {
                 prop_assert!(text.contains('.') && !text.contains('e'), "{}", text);
             }
+        }
+    }
+
+    /// The digits and exponent of Rust's `{:e}` (the general path of `shortest_digits`).
+    fn sci_digits(f: f64) -> (String, i32) {
+        let sci = format!("{f:e}");
+        let (mantissa, exp) = sci.split_once('e').expect("exponent");
+        let digits = mantissa.chars().filter(char::is_ascii_digit).collect();
+        (digits, exp.parse().expect("int"))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        /// The six-decimal fast path gives exactly the `{:e}` digits for every value it
+        /// takes (rounded values of any size and scale), and declines the others.
+        #[test]
+        fn six_decimal_digits_match_the_general_path(
+            n in 1u64..1_000_000_000_000_000,
+            shift in 0u32..16,
+            bits in any::<u64>(),
+        ) {
+            let rounded = (n / 10u64.pow(shift)).max(1) as f64 / 1e6;
+            let any = f64::from_bits(bits).abs();
+            for f in [rounded, any] {
+                prop_assume!(f.is_finite() && f > 0.0);
+                let mut out = [0u8; 24];
+                if let Some((len, exp)) = super::six_decimal_digits(f, &mut out) {
+                    let digits = std::str::from_utf8(&out[..len]).expect("ascii").to_owned();
+                    prop_assert_eq!((digits, exp), sci_digits(f), "{:e}", f);
+                } else {
+                    prop_assert!(f >= 1e9 || (f * 1e6).round() / 1e6 != f, "{:e}", f);
+                }
+            }
+        }
+
+        /// The fast path for text without edge whitespace strips like the full rule.
+        #[test]
+        fn py_strip_fast_path_agrees_with_the_full_rule(
+            s in "[ \t\n\u{b}\u{c}\r\u{1c}-\u{1f}\u{85}\u{a0}\u{3000}a-z~!é]{0,12}"
+        ) {
+            prop_assert_eq!(super::py_strip(&s), s.trim_matches(super::is_py_space));
         }
     }
 }

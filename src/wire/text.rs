@@ -41,6 +41,57 @@ pub static CORPUS_ID_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^[a-z][a-z0-9_-
 pub static AGENT_ID_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^[a-z][a-z0-9_.:@-]{0,79}$"));
 pub static REF_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,199}$"));
 
+// REF and TOKEN are checked for every field of every observation, so they are also
+// matched by the byte tests below (no regex engine); the two patterns above stay the
+// definition, and a property test holds the byte tests to them.
+
+/// One ASCII byte class, as a 256-entry membership table.
+const fn class(extra: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    let mut i = 0;
+    while i < extra.len() {
+        table[extra[i] as usize] = true;
+        i += 1;
+    }
+    table
+}
+
+const ALNUM: [bool; 256] = class(b"");
+const REF_REST: [bool; 256] = class(b"_.:-");
+const TOKEN_REST: [bool; 256] = class(b"._:/#-");
+
+/// `^[A-Za-z0-9][rest]{0,199}$`.
+fn lead_and_rest(s: &str, rest: &[bool; 256]) -> bool {
+    match s.as_bytes() {
+        [first, tail @ ..] if tail.len() < 200 => {
+            ALNUM[usize::from(*first)] && tail.iter().all(|b| rest[usize::from(*b)])
+        }
+        _ => false,
+    }
+}
+
+/// [`REF_RE`] without the regex engine: an opaque public-safe reference.
+pub fn is_ref(s: &str) -> bool {
+    lead_and_rest(s, &REF_REST)
+}
+
+/// [`TOKEN_RE`] without the regex engine: a compact public-safe token.
+pub fn is_token(s: &str) -> bool {
+    lead_and_rest(s, &TOKEN_REST)
+}
+
+/// `prefix` followed by exactly `n` lowercase hex digits.
+pub fn is_prefixed_hex(s: &str, prefix: &str, n: usize) -> bool {
+    s.strip_prefix(prefix).is_some_and(|hex| {
+        hex.len() == n && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    })
+}
+
 // The local-path and secret detectors of the spec are case-insensitive patterns with a
 // negative look-behind. A backtracking regex engine costs milliseconds to build at
 // startup, so they are matched by the small scanner below instead; the spec patterns
@@ -655,6 +706,19 @@ mod tests {
                     assert_agrees_with_oracle(&format!("{a}{b}{c}"));
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1024))]
+
+        /// The byte tests accept exactly what REF and TOKEN accept, lengths included.
+        #[test]
+        fn ref_and_token_tests_agree_with_their_patterns(
+            s in r"[A-Za-z0-9_.:/#\- \n\té\u{130}\u{212a}]{0,8}|[a-z0-9:._/#\-]{190,210}\n?"
+        ) {
+            proptest::prop_assert_eq!(is_ref(&s), REF_RE.is_match(&s), "{:?}", s);
+            proptest::prop_assert_eq!(is_token(&s), TOKEN_RE.is_match(&s), "{:?}", s);
         }
     }
 

@@ -6,7 +6,7 @@
 //! timestamps as instants. The original text is never re-formatted. Pure.
 
 use crate::wire::json::Value;
-use crate::wire::pyfmt::pystr_strip;
+use crate::wire::pyfmt::pystr_strip_cow;
 use crate::wire::text::FieldError;
 
 /// A parsed aware timestamp, comparable as an instant.
@@ -289,18 +289,39 @@ fn parse_time(b: &[u8], start: usize) -> Option<([u32; 4], Option<i64>)> {
     Some((vals, Some(offset)))
 }
 
+/// Short ASCII timestamps are rewritten in this much stack space instead of a `String`.
+const STACK_TEXT: usize = 64;
+
 fn parse_iso(text: &str) -> Option<Parsed> {
-    let replaced = text.replace('Z', "+00:00");
-    let mut owned = replaced;
-    if !owned.is_ascii() && owned.chars().count() > 10 {
-        // Python substitutes a non-ASCII separator at index 10 before parsing bytes.
-        owned = owned
-            .chars()
-            .enumerate()
-            .map(|(i, c)| if i == 10 && !c.is_ascii() { 'T' } else { c })
-            .collect();
-    }
-    let b = owned.as_bytes();
+    let mut stack = [0u8; STACK_TEXT];
+    let owned: String;
+    let b: &[u8] = if text.is_ascii() && text.len() + 5 * text.matches('Z').count() <= STACK_TEXT {
+        // The common case: `Z` becomes `+00:00` in a stack buffer.
+        let mut n = 0;
+        for &byte in text.as_bytes() {
+            let piece: &[u8] = if byte == b'Z' {
+                b"+00:00"
+            } else {
+                std::slice::from_ref(&byte)
+            };
+            stack[n..n + piece.len()].copy_from_slice(piece);
+            n += piece.len();
+        }
+        &stack[..n]
+    } else {
+        let replaced = text.replace('Z', "+00:00");
+        owned = if !replaced.is_ascii() && replaced.chars().count() > 10 {
+            // Python substitutes a non-ASCII separator at index 10 before parsing bytes.
+            replaced
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if i == 10 && !c.is_ascii() { 'T' } else { c })
+                .collect()
+        } else {
+            replaced
+        };
+        owned.as_bytes()
+    };
     if b.len() < 7 {
         return None;
     }
@@ -353,9 +374,9 @@ pub fn parse_aware(text: &str) -> Result<Instant, TimestampError> {
 
 /// The lenient timestamp field: `pystr().strip()`, parsed, original text kept.
 pub fn timestamp_field(v: Option<&Value>, label: &str) -> Result<(String, Instant), FieldError> {
-    let text = pystr_strip(v);
+    let text = pystr_strip_cow(v);
     match parse_aware(&text) {
-        Ok(instant) => Ok((text, instant)),
+        Ok(instant) => Ok((text.into_owned(), instant)),
         Err(TimestampError::Invalid) => {
             Err(FieldError(format!("{label} must be an ISO timestamp")))
         }

@@ -216,7 +216,7 @@ pub fn validate_ledger_projection(value: &Value) -> FieldResult<()> {
     for key in ["after", "next_after"] {
         let v = get(page, key);
         if !v.is_null() {
-            strict_ref(v, &format!("projection.page.{key}"))?;
+            strict_ref(v, format!("projection.page.{key}"))?;
         }
     }
     let subjects_raw = match get(raw, "subjects") {
@@ -349,7 +349,7 @@ fn validate_subject_history(
     for (j, entry) in history.iter().enumerate() {
         let entry = object(
             entry,
-            &format!("projection.subjects[{index}].observation_history[{j}]"),
+            format!("projection.subjects[{index}].observation_history[{j}]"),
         )?;
         validate_history_entry(entry, j)?;
         let Some(observation) = observation_from_history(entry, context) else {
