@@ -32,7 +32,7 @@ use crate::wire::pyfmt::float_repr;
 const CHUNK: usize = 1024;
 /// Deliveries classified and aggregated together (see [`aggregate_run`]); their
 /// touched subjects are recomputed together, right after.
-const RUN: usize = 16384;
+const RUN: usize = 65536;
 /// Chunks of records handed to the validating thread ahead of the writer.
 const PIPELINE_DEPTH: usize = 2;
 
@@ -122,12 +122,7 @@ struct AppendState {
 
 /// What a written chunk leaves behind, freed by the dropping thread (the writer is the
 /// append's bottleneck; freeing a chunk's many small strings is not its job).
-type Garbage = (
-    Vec<Prepared>,
-    Vec<DeliveryRow>,
-    Vec<ObservationRow>,
-    Vec<Staged>,
-);
+type Garbage = (Vec<Prepared>, Vec<DeliveryRow>, Vec<ObservationRow>);
 
 impl AppendState {
     fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
@@ -397,7 +392,7 @@ fn append_in_transaction(
         latest_changed: BTreeSet::new(),
         latest_rescan: BTreeSet::new(),
         garbage: pipeline.garbage.take(),
-        staged: Vec::new(),
+        staged: Vec::with_capacity(RUN + CHUNK),
     };
     let mut head = head.into_iter();
     loop {
@@ -450,14 +445,75 @@ fn append_in_transaction(
     })
 }
 
+/// The id prefixes held packed while staged, in text order (so that packed ids of one
+/// kind order as their text does).
+const PACKED_PREFIXES: [&str; 5] = ["mui_", "mul_", "muo_", "muof_", "mus_"];
+
+/// An identifier held compactly while staged (a run holds tens of thousands): a known
+/// prefix and 64 lowercase hex digits as 32 bytes, anything else as its text.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum PackedId {
+    Hex(u8, [u8; 32]),
+    Text(Box<str>),
+}
+
+impl PackedId {
+    fn of(text: &str) -> PackedId {
+        PACKED_PREFIXES
+            .iter()
+            .enumerate()
+            .find_map(|(tag, prefix)| {
+                let digits = text.strip_prefix(prefix)?.as_bytes();
+                let mut bytes = [0u8; 32];
+                if digits.len() != 64 {
+                    return None;
+                }
+                for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
+                    *byte = (lower_hex_digit(pair[0])? << 4) | lower_hex_digit(pair[1])?;
+                }
+                Some(PackedId::Hex(u8::try_from(tag).ok()?, bytes))
+            })
+            .unwrap_or_else(|| PackedId::Text(text.into()))
+    }
+
+    fn text(&self) -> String {
+        match self {
+            PackedId::Text(text) => text.to_string(),
+            PackedId::Hex(tag, bytes) => {
+                let prefix = PACKED_PREFIXES
+                    .get(usize::from(*tag))
+                    .copied()
+                    .unwrap_or("");
+                let mut out = String::with_capacity(prefix.len() + 64);
+                out.push_str(prefix);
+                for b in bytes {
+                    out.push(char::from(HEX_DIGITS[usize::from(b >> 4)]));
+                    out.push(char::from(HEX_DIGITS[usize::from(b & 15)]));
+                }
+                out
+            }
+        }
+    }
+}
+
+const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+fn lower_hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
+}
+
 /// A stored delivery waiting for its aggregate run: what classification and the
 /// aggregate row need, without the rest of the observation.
 struct Staged {
     pid: i64,
     seq: i64,
-    observation_id: String,
-    subject_id: String,
-    fingerprint: String,
+    observation_id: PackedId,
+    subject_id: PackedId,
+    fingerprint: PackedId,
     order: String,
     utility_label: UtilityLabel,
     evidence_basis: EvidenceBasis,
@@ -488,9 +544,9 @@ fn process_chunk(
         state.staged.push(Staged {
             pid,
             seq,
-            observation_id: p.observation.observation_id.clone(),
-            subject_id: std::mem::take(&mut p.subject_id),
-            fingerprint: std::mem::take(&mut p.fingerprint),
+            observation_id: PackedId::of(&p.observation.observation_id),
+            subject_id: PackedId::of(&p.subject_id),
+            fingerprint: PackedId::of(&p.fingerprint),
             order: std::mem::take(&mut p.order),
             utility_label: p.observation.utility_label,
             evidence_basis: p.observation.evidence_basis,
@@ -508,7 +564,7 @@ fn process_chunk(
     backend.write_chunk(&deliveries, &[], &[])?;
     if let Some(garbage) = &state.garbage {
         // A stopped dropping thread only means the chunk is freed here.
-        let _ = garbage.send((spent, deliveries, Vec::new(), Vec::new()));
+        let _ = garbage.send((spent, deliveries, Vec::new()));
     }
     if state.staged.len() >= RUN {
         aggregate_run(backend, state)?;
@@ -549,9 +605,10 @@ fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> Le
         flush_subjects(backend, state)?;
         start = end;
     }
-    if let Some(garbage) = &state.garbage {
-        let _ = garbage.send((Vec::new(), Vec::new(), Vec::new(), staged));
-    }
+    // The run's buffer is kept for the next run: a second one would double its resident
+    // memory.
+    staged.clear();
+    state.staged = staged;
     Ok(())
 }
 
@@ -564,7 +621,7 @@ fn aggregate_window(
 ) -> LedgerResult<()> {
     let mut keys: Vec<ObservationKey> = staged
         .iter()
-        .map(|p| (p.pid, p.subject_id.clone(), p.observation_id.clone()))
+        .map(|p| (p.pid, p.subject_id.text(), p.observation_id.text()))
         .collect();
     keys.dedup();
     let mut aggregates: HashMap<String, Aggregate> = backend
@@ -579,7 +636,8 @@ fn aggregate_window(
         let seq = p.seq;
         let delta = state.deltas.entry(pid).or_default();
         delta.deliveries += 1;
-        let id = &p.observation_id;
+        let id = &p.observation_id.text();
+        let fingerprint = p.fingerprint.text();
         let mut touch = false;
         match aggregates.get_mut(id) {
             None => {
@@ -592,10 +650,10 @@ fn aggregate_window(
                         row: ObservationRow {
                             observation_id: id.clone(),
                             partition_id: pid,
-                            subject_id: p.subject_id.clone(),
+                            subject_id: p.subject_id.text(),
                             version_count: 1,
                             delivery_count: 1,
-                            fingerprint: p.fingerprint.clone(),
+                            fingerprint: fingerprint.clone(),
                             rep_seq: seq,
                             rep_order: p.order.clone(),
                             fingerprints: Vec::new(),
@@ -607,12 +665,12 @@ fn aggregate_window(
                     },
                 );
             }
-            Some(agg) if agg.knows(&p.fingerprint) => {
+            Some(agg) if agg.knows(&fingerprint) => {
                 state.batch.duplicate += 1;
                 delta.duplicate += 1;
                 agg.dirty = true;
                 agg.row.delivery_count += 1;
-                if p.fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
+                if fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
                     agg.row.rep_seq = seq;
                     agg.row.rep_order = p.order.clone();
                     touch = agg.row.version_count == 1;
@@ -634,8 +692,8 @@ fn aggregate_window(
                 } else {
                     delta.rejected += 1;
                 }
-                new_versions.push((id.clone(), p.fingerprint.clone()));
-                agg.row.fingerprints.push(p.fingerprint.clone());
+                new_versions.push((id.clone(), fingerprint.clone()));
+                agg.row.fingerprints.push(fingerprint);
                 agg.row.fingerprints.sort();
                 agg.row.version_count += 1;
                 agg.row.delivery_count += 1;
@@ -643,7 +701,7 @@ fn aggregate_window(
         }
         if touch {
             // An id belongs to one subject: the subject of this delivery.
-            let key = (pid, p.subject_id.clone());
+            let key = (pid, p.subject_id.text());
             state
                 .touched
                 .entry(key)
@@ -665,7 +723,7 @@ fn aggregate_window(
     new_versions.sort();
     backend.write_chunk(&[], &changed, &new_versions)?;
     if let Some(garbage) = &state.garbage {
-        let _ = garbage.send((Vec::new(), Vec::new(), changed, Vec::new()));
+        let _ = garbage.send((Vec::new(), Vec::new(), changed));
     }
     Ok(())
 }

@@ -22,10 +22,11 @@ use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel}
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// SQLite's page cache per connection, in KiB (negative `cache_size`). Appends visit
-/// pages in key order a window at a time, so a larger cache buys little; with the
-/// validating thread's chunks and a staged run this keeps an append of any size well
-/// under 64 MiB resident.
-const CACHE_KIB: i64 = 24_000;
+/// pages in key order a window at a time, so a larger cache buys little (a 1M-delivery
+/// append took as long with 24 MB); the memory goes to larger staged runs instead, and
+/// with the validating thread's chunks this keeps an append of any size under 64 MiB
+/// resident.
+const CACHE_KIB: i64 = 8_000;
 
 /// Schema version 2. Identifiers (`muo_`, `muof_`, `mui_`/`mus_`/`mul_` + 64 hex) are
 /// stored as their 32 bytes (subjects with a leading level byte `i`, `s` or `l`), whose
@@ -99,7 +100,7 @@ CREATE TABLE observations (
     evidence_basis INTEGER NOT NULL,
     confidence REAL NOT NULL,
     PRIMARY KEY (partition_id, subject_id, observation_id)
-) WITHOUT ROWID;
+);
 CREATE INDEX observations_conflicting ON observations (partition_id, observation_id)
     WHERE version_count > 1;
 CREATE TABLE conflict_versions (
@@ -116,7 +117,7 @@ CREATE TABLE subjects (
     state TEXT NOT NULL,
     history_seqs TEXT NOT NULL,
     PRIMARY KEY (partition_id, subject_id)
-) WITHOUT ROWID;
+);
 CREATE TABLE subject_digests (
     partition_id INTEGER NOT NULL,
     memory_ref_digest TEXT NOT NULL,
