@@ -697,6 +697,32 @@ pub(crate) fn observation_from_history(
     .ok()
 }
 
+/// The fields of a printed subject that the reducer derives from its observations.
+const REDUCED_FIELDS: [&str; 10] = [
+    "utility_estimate",
+    "effective_utility_label",
+    "effective_evidence_basis",
+    "confidence",
+    "uncertainty",
+    "support",
+    "evidence_strength",
+    "evidence_label_summary",
+    "observation_count",
+    "review",
+];
+
+/// Checks that a printed subject `raw` carries the values of `expected`, the reducer's
+/// subject recomputed from its observations, in every derived field.
+pub(crate) fn check_reduced_fields(id: &str, raw: &Map, expected: &Value) -> FieldResult<()> {
+    for key in REDUCED_FIELDS {
+        let want = expected.get(key).unwrap_or(&Value::Null);
+        if !py_eq(get(raw, key), want) {
+            return fail(format!("projection subject {id} {key} is inconsistent"));
+        }
+    }
+    Ok(())
+}
+
 fn counter(raw: &Map, key: &str) -> i128 {
     non_negative_int(get(raw, key)).unwrap_or(0)
 }
@@ -1010,25 +1036,8 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
             }
         }
         if !truncated {
-            let expected =
-                reducer::reduce_subject(id, subject.level, &subject.digests, &members).to_value();
-            for key in [
-                "utility_estimate",
-                "effective_utility_label",
-                "effective_evidence_basis",
-                "confidence",
-                "uncertainty",
-                "support",
-                "evidence_strength",
-                "evidence_label_summary",
-                "observation_count",
-                "review",
-            ] {
-                let want = expected.get(key).unwrap_or(&Value::Null);
-                if !py_eq(get(subject.raw, key), want) {
-                    return fail(format!("projection subject {id} {key} is inconsistent"));
-                }
-            }
+            let expected = reducer::reduce_subject(id, subject.level, &subject.digests, &members);
+            check_reduced_fields(id, subject.raw, &expected.to_value())?;
         }
         let last = reducer::latest(&members);
         if get(subject.raw, "last_observed_at").as_str() != last.map(|o| o.created_at.as_str())

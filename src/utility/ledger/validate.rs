@@ -11,12 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::utility::observation::{AttributionLevel, Observation};
 use crate::utility::reducer::{self, MAX_REJECTIONS, ReducerContext};
 use crate::utility::strict::{
-    enum_str, exact_fields, non_negative_int, object, observation_ref, py_eq, strict_ref,
-    strict_timestamp,
+    enum_str, exact_fields, non_negative_int, object, observation_ref, strict_ref, strict_timestamp,
 };
 use crate::utility::validate::{
-    SubjectView, observation_from_history, validate_aggregate, validate_history_entry,
-    validate_proposals, validate_rejections, validate_subject,
+    SubjectView, check_reduced_fields, observation_from_history, validate_aggregate,
+    validate_history_entry, validate_proposals, validate_rejections, validate_subject,
 };
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
@@ -397,24 +396,8 @@ fn validate_subject_history(
     if !truncated {
         let mut by_id: Vec<&Observation> = members.iter().collect();
         by_id.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
-        let expected = reducer::reduce_subject(id, view.level, &view.digests, &by_id).to_value();
-        for key in [
-            "utility_estimate",
-            "effective_utility_label",
-            "effective_evidence_basis",
-            "confidence",
-            "uncertainty",
-            "support",
-            "evidence_strength",
-            "evidence_label_summary",
-            "observation_count",
-            "review",
-        ] {
-            let want = expected.get(key).unwrap_or(&Value::Null);
-            if !py_eq(get(view.raw, key), want) {
-                return fail(format!("projection subject {id} {key} is inconsistent"));
-            }
-        }
+        let expected = reducer::reduce_subject(id, view.level, &view.digests, &by_id);
+        check_reduced_fields(id, view.raw, &expected.to_value())?;
     }
     if view.level == AttributionLevel::Item && view.digests.len() != 1 {
         return fail(format!(
