@@ -719,6 +719,28 @@ const SUBJECT_HEADER: [&str; 8] = [
 
 /// One row per subject object under `path`: its memory digests, level, effective label,
 /// estimate, confidence, non-zero support counts, strongest tier and review.
+/// The read-only review proposals of a projection, as a table (nothing when there are none).
+fn review_proposals_section(report: &mut Report, p: &Map) {
+    let proposals: Vec<Vec<String>> = objects(p, "review_proposals")
+        .map(|r| {
+            vec![
+                s(r, "memory_ref_digests"),
+                s(r, "state"),
+                s(r, "proposed_action"),
+                s(r, "reason_codes"),
+            ]
+        })
+        .collect();
+    if !proposals.is_empty() {
+        report
+            .section("Review proposals (read-only; nothing is applied)")
+            .table(
+                &["memory", "state", "proposed action", "reasons"],
+                proposals,
+            );
+    }
+}
+
 fn subject_rows(p: &Map, path: &str) -> Vec<Vec<String>> {
     objects(p, path)
         .map(|subject| {
@@ -774,24 +796,7 @@ fn projection_detail(p: &Map, notes: &Notes, report: &mut Report) {
     report
         .section("Subjects")
         .table(&SUBJECT_HEADER, subject_rows(p, "subjects"));
-    let proposals: Vec<Vec<String>> = objects(p, "review_proposals")
-        .map(|r| {
-            vec![
-                s(r, "memory_ref_digests"),
-                s(r, "state"),
-                s(r, "proposed_action"),
-                s(r, "reason_codes"),
-            ]
-        })
-        .collect();
-    if !proposals.is_empty() {
-        report
-            .section("Review proposals (read-only; nothing is applied)")
-            .table(
-                &["memory", "state", "proposed action", "reasons"],
-                proposals,
-            );
-    }
+    review_proposals_section(report, p);
     let rejections: Vec<String> = objects(p, "rejections")
         .map(|r| s(r, "reason_codes"))
         .collect();
@@ -1507,24 +1512,7 @@ fn ledger_projection_detail(p: &Map, notes: &Notes, report: &mut Report) {
     report
         .section("Subjects (this page, by subject_id)")
         .table(&SUBJECT_HEADER, subject_rows(p, "subjects"));
-    let proposals: Vec<Vec<String>> = objects(p, "review_proposals")
-        .map(|r| {
-            vec![
-                s(r, "memory_ref_digests"),
-                s(r, "state"),
-                s(r, "proposed_action"),
-                s(r, "reason_codes"),
-            ]
-        })
-        .collect();
-    if !proposals.is_empty() {
-        report
-            .section("Review proposals (read-only; nothing is applied)")
-            .table(
-                &["memory", "state", "proposed action", "reasons"],
-                proposals,
-            );
-    }
+    review_proposals_section(report, p);
     let rejections: Vec<Vec<String>> = objects(p, "rejections")
         .map(|r| {
             vec![
