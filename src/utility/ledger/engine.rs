@@ -695,11 +695,21 @@ fn aggregate_window(
     state: &mut AppendState,
     staged: &[&Staged],
 ) -> LedgerResult<()> {
-    let mut keys: Vec<ObservationKey> = staged
+    // Sorted by key: an id's repeated deliveries are adjacent, and each key is spelled
+    // out once.
+    let keys: Vec<ObservationKey> = staged
         .iter()
-        .map(|p| (p.pid, p.subject_id.text(), p.observation_id.text()))
+        .enumerate()
+        .filter(|(i, p)| {
+            i.checked_sub(1)
+                .and_then(|prev| staged.get(prev))
+                .is_none_or(|q| {
+                    (q.pid, &q.subject_id, &q.observation_id)
+                        != (p.pid, &p.subject_id, &p.observation_id)
+                })
+        })
+        .map(|(_, p)| (p.pid, p.subject_id.text(), p.observation_id.text()))
         .collect();
-    keys.dedup();
     let mut aggregates: FastMap<String, Aggregate> = backend
         .load_observations(&keys)?
         .into_iter()
@@ -712,10 +722,10 @@ fn aggregate_window(
         let seq = p.seq;
         let delta = state.deltas.entry(pid).or_default();
         delta.deliveries += 1;
-        let id = &p.observation_id.text();
+        let id = p.observation_id.text();
         let fingerprint = p.fingerprint.text();
         let mut touch = false;
-        match aggregates.get_mut(id) {
+        match aggregates.get_mut(&id) {
             None => {
                 state.batch.appended += 1;
                 delta.accepted += 1;
@@ -724,12 +734,12 @@ fn aggregate_window(
                     id.clone(),
                     Aggregate {
                         row: ObservationRow {
-                            observation_id: id.clone(),
+                            observation_id: id,
                             partition_id: pid,
                             subject_id: p.subject_id.text(),
                             version_count: 1,
                             delivery_count: 1,
-                            fingerprint: fingerprint.clone(),
+                            fingerprint,
                             rep_seq: seq,
                             rep_order: p.order.clone(),
                             fingerprints: Vec::new(),

@@ -932,14 +932,31 @@ impl LedgerBackend for SqliteLedger {
 
     fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>> {
         let conn = self.conn()?;
-        let mut stmt = sq(conn.prepare_cached(&format!(
-            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE partition_id = ?1 \
-             AND subject_id = ?2 AND version_count = 1 ORDER BY observation_id"
-        )))?;
+        // Only the columns the reducer and the history read: members are decoded for
+        // every touched subject, and their subject id and fingerprint are not needed.
+        let mut stmt = sq(conn.prepare_cached(
+            "SELECT observation_id, rep_seq, rep_order, utility_label, evidence_basis, \
+             confidence FROM observations WHERE partition_id = ?1 \
+             AND subject_id = ?2 AND version_count = 1 ORDER BY observation_id",
+        ))?;
         let mut out = Vec::with_capacity(keys.len());
         for (pid, sid) in keys {
-            let rows =
-                sq(stmt.query_map(params![pid, subject_blob_of(sid)?], |r| observation(r, 0)))?;
+            let rows = sq(stmt.query_map(params![pid, subject_blob_of(sid)?], |r| {
+                Ok(ObservationRow {
+                    partition_id: *pid,
+                    subject_id: String::new(),
+                    observation_id: blob_column(r, 0, |b| hex_of("muo_", b))?,
+                    version_count: 1,
+                    delivery_count: 1,
+                    fingerprint: String::new(),
+                    rep_seq: r.get(1)?,
+                    rep_order: blob_column(r, 2, order_text)?,
+                    fingerprints: Vec::new(),
+                    utility_label: from_index(UtilityLabel::ALL, r, 3)?,
+                    evidence_basis: from_index(EvidenceBasis::ALL, r, 4)?,
+                    confidence: r.get(5)?,
+                })
+            }))?;
             out.push(rows.map(sq).collect::<LedgerResult<Vec<_>>>()?);
         }
         Ok(out)
