@@ -121,11 +121,15 @@ pub struct AppendReport {
     pub backend: &'static str,
 }
 
+/// A validated delivery, made ready on the validating thread: its storage row and its
+/// staged form need only their sequence, batch and partition from the writer.
 struct Prepared {
+    /// What the row leaves of the observation: its partition fields.
     observation: Observation,
-    fingerprint: String,
-    subject_id: String,
-    order: String,
+    /// [`PartitionKey::hash_of`] the observation.
+    partition_hash: u64,
+    row: DeliveryRow,
+    staged: Staged,
 }
 
 /// Parses and validates one delivery with the observation validator.
@@ -175,7 +179,7 @@ struct AppendState {
 
 /// What a written chunk leaves behind, freed by the dropping thread (the writer is the
 /// append's bottleneck; freeing a chunk's many small strings is not its job).
-type Garbage = (Vec<Prepared>, Vec<DeliveryRow>, Vec<ObservationRow>);
+type Garbage = (Vec<Observation>, Vec<DeliveryRow>, Vec<ObservationRow>);
 
 impl AppendState {
     fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
@@ -189,9 +193,9 @@ impl AppendState {
         }
     }
 
-    fn cached_partition(&self, observation: &Observation) -> Option<i64> {
+    fn cached_partition(&self, hash: u64, observation: &Observation) -> Option<i64> {
         self.partitions
-            .get(&PartitionKey::hash_of(observation))
+            .get(&hash)
             .and_then(|list| list.iter().find(|(k, _)| k.holds(observation)))
             .map(|found| found.1)
     }
@@ -205,7 +209,7 @@ impl AppendState {
     ) -> LedgerResult<Vec<i64>> {
         let mut unknown: Vec<PartitionKey> = Vec::new();
         for p in pending {
-            if self.cached_partition(&p.observation).is_none()
+            if self.cached_partition(p.partition_hash, &p.observation).is_none()
                 && !unknown.iter().any(|k| k.holds(&p.observation))
             {
                 unknown.push(PartitionKey::of(&p.observation));
@@ -226,7 +230,7 @@ impl AppendState {
         pending
             .iter()
             .map(|p| {
-                self.cached_partition(&p.observation)
+                self.cached_partition(p.partition_hash, &p.observation)
                     .ok_or_else(|| LedgerError::Storage("a partition was not resolved".into()))
             })
             .collect()
@@ -409,15 +413,30 @@ impl Intake {
                 error,
             } => self.refused.push((line, reason_code, error)),
             Record::Item { line, bytes } => match prepare_delivery(&bytes) {
-                Ok(observation) => {
+                Ok(mut observation) => {
                     let fingerprint = observation.fingerprint();
                     let subject_id = reducer::subject_id(&observation);
                     let order = order_prefix(observation.created_instant, &observation.created_at);
+                    let partition_hash = PartitionKey::hash_of(&observation);
+                    let digests = observation.memory_ref_digests.join(",");
+                    let row = DeliveryRow::take_from(&mut observation, 0, 0, 0);
+                    let staged = Staged {
+                        pid: 0,
+                        seq: 0,
+                        observation_id: PackedId::of(&row.observation_id),
+                        subject_id: PackedId::of(&subject_id),
+                        fingerprint: PackedId::of(&fingerprint),
+                        order,
+                        utility_label: observation.utility_label,
+                        evidence_basis: observation.evidence_basis,
+                        confidence: observation.confidence,
+                        digests,
+                    };
                     self.prepared.push(Prepared {
                         observation,
-                        fingerprint,
-                        subject_id,
-                        order,
+                        partition_hash,
+                        row,
+                        staged,
                     });
                 }
                 Err((code, message)) => self.refused.push((line, code, message)),
@@ -608,31 +627,26 @@ fn process_chunk(
     let partition_ids = state.partition_ids(backend, pending)?;
     let mut deliveries = Vec::with_capacity(pending.len());
     let mut spent = Vec::with_capacity(pending.len());
-    for (mut p, pid) in pending.drain(..).zip(partition_ids) {
+    for (p, pid) in pending.drain(..).zip(partition_ids) {
         state.high_water += 1;
         let seq = state.high_water;
         if state.batch.first_seq == 0 {
             state.batch.first_seq = seq;
         }
-        state.staged.push(Staged {
-            pid,
-            seq,
-            observation_id: PackedId::of(&p.observation.observation_id),
-            subject_id: PackedId::of(&p.subject_id),
-            fingerprint: PackedId::of(&p.fingerprint),
-            order: std::mem::take(&mut p.order),
-            utility_label: p.observation.utility_label,
-            evidence_basis: p.observation.evidence_basis,
-            confidence: p.observation.confidence,
-            digests: p.observation.memory_ref_digests.join(","),
-        });
-        deliveries.push(DeliveryRow::take_from(
-            &mut p.observation,
-            seq,
-            state.batch.batch_id,
-            pid,
-        ));
-        spent.push(p);
+        let Prepared {
+            observation,
+            mut row,
+            mut staged,
+            ..
+        } = p;
+        staged.pid = pid;
+        staged.seq = seq;
+        state.staged.push(staged);
+        row.seq = seq;
+        row.batch_id = state.batch.batch_id;
+        row.partition_id = pid;
+        deliveries.push(row);
+        spent.push(observation);
     }
     backend.write_chunk(&deliveries, &[], &[])?;
     if let Some(garbage) = &state.garbage {
