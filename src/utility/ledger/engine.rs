@@ -209,7 +209,9 @@ impl AppendState {
     ) -> LedgerResult<Vec<i64>> {
         let mut unknown: Vec<PartitionKey> = Vec::new();
         for p in pending {
-            if self.cached_partition(p.partition_hash, &p.observation).is_none()
+            if self
+                .cached_partition(p.partition_hash, &p.observation)
+                .is_none()
                 && !unknown.iter().any(|k| k.holds(&p.observation))
             {
                 unknown.push(PartitionKey::of(&p.observation));
@@ -1083,7 +1085,10 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
                     old.last_key == current
                         && new.as_ref().is_none_or(|n| n.last_key < old.last_key)
                 });
-                (rescan, new.as_ref().is_some_and(|n| n.last_key.as_str() > current))
+                (
+                    rescan,
+                    new.as_ref().is_some_and(|n| n.last_key.as_str() > current),
+                )
             };
             if rescan {
                 state.latest_rescan.insert(key.0);
@@ -1678,4 +1683,55 @@ fn check_observation(
         confidence,
     };
     (want != *stored).then(|| format!("observation {id} aggregate differs from its deliveries"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FastHasher, PackedId};
+    use std::hash::Hasher as _;
+
+    #[test]
+    fn packed_ids_spell_their_text_back_and_order_as_it_does() {
+        let hex: String = (0u8..32)
+            .map(|b| format!("{:02x}", b.wrapping_mul(53)))
+            .collect();
+        let mut ids = Vec::new();
+        for prefix in ["mui_", "mul_", "muo_", "muof_", "mus_"] {
+            let id = format!("{prefix}{hex}");
+            assert!(matches!(PackedId::of(&id), PackedId::Hex(..)), "{id}");
+            ids.push(id);
+        }
+        for odd in [
+            format!("muo_{}", hex.to_uppercase()),
+            format!("muo_{}g", &hex[..63]),
+            format!("muo_{}", &hex[..62]),
+            format!("muo_{hex}00"),
+            format!("muof{hex}"),
+            format!("mux_{hex}"),
+            String::new(),
+        ] {
+            assert!(matches!(PackedId::of(&odd), PackedId::Text(_)), "{odd}");
+            ids.push(odd);
+        }
+        for id in &ids {
+            assert_eq!(&PackedId::of(id).text(), id);
+        }
+        let hexes: Vec<&String> = ids[..5].iter().collect();
+        for pair in hexes.windows(2) {
+            assert!(PackedId::of(pair[0]) < PackedId::of(pair[1]));
+        }
+    }
+
+    #[test]
+    fn the_fast_hasher_separates_lengths_and_contents() {
+        let hash = |bytes: &[u8]| {
+            let mut h = FastHasher::default();
+            h.write(bytes);
+            h.finish()
+        };
+        assert_ne!(hash(b"muo_a"), hash(b"muo_b"));
+        assert_ne!(hash(b"abc"), hash(b"abc\0"));
+        assert_ne!(hash(b"01234567"), hash(b"012345670"));
+        assert_eq!(hash(b"same"), hash(b"same"));
+    }
 }
