@@ -9,6 +9,7 @@
 //! are processed in chunks and touched subjects are flushed in groups.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::utility::observation::{AttributionLevel, Observation, validate_observation};
 use crate::utility::reducer::{
@@ -25,7 +26,7 @@ use super::{
 };
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 use crate::utility::reducer::{Review, SubjectState, SummaryPair};
-use crate::wire::pyfmt::float_repr;
+use crate::wire::pyfmt::{FloatBuf, float_repr_in};
 
 /// Valid deliveries handled per storage round (and per hand-over from the validating
 /// thread).
@@ -44,6 +45,58 @@ pub const COMPACT: DumpOptions = DumpOptions {
     sort_keys: false,
     ensure_ascii: false,
 };
+
+/// A small multiply-rotate hasher (FxHash's scheme) for the append's internal maps,
+/// whose keys are ids and numbers: SipHash's DoS resistance buys nothing there, and no
+/// output ever depends on a map's iteration order (changed rows are sorted by key).
+#[derive(Default, Clone, Copy)]
+struct FastHasher(u64);
+
+const FAST_HASH_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FAST_HASH_SEED);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 59));
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map of the append's working state, hashed with [`FastHasher`].
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// One record of an append input.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,11 +121,15 @@ pub struct AppendReport {
     pub backend: &'static str,
 }
 
+/// A validated delivery, made ready on the validating thread: its storage row and its
+/// staged form need only their sequence, batch and partition from the writer.
 struct Prepared {
+    /// What the row leaves of the observation: its partition fields.
     observation: Observation,
-    fingerprint: String,
-    subject_id: String,
-    order: String,
+    /// [`PartitionKey::hash_of`] the observation.
+    partition_hash: u64,
+    row: DeliveryRow,
+    staged: Staged,
 }
 
 /// Parses and validates one delivery with the observation validator.
@@ -104,13 +161,13 @@ struct AppendState {
     high_water: i64,
     batch: BatchRow,
     /// Resolved partitions by [`PartitionKey::hash_of`] (colliding keys share a list).
-    partitions: HashMap<u64, Vec<(PartitionKey, i64)>>,
+    partitions: FastMap<u64, Vec<(PartitionKey, i64)>>,
     deltas: BTreeMap<i64, Counters>,
     /// Subjects to recompute, with their sorted digests joined by `,`.
     touched: BTreeMap<SubjectKey, String>,
     refusals: Vec<Refusal>,
     /// Each resolved partition's latest order key, as this batch changes it.
-    latest: HashMap<i64, String>,
+    latest: FastMap<i64, String>,
     latest_changed: BTreeSet<i64>,
     /// Partitions whose latest subject lost its latest observation: read them again.
     latest_rescan: BTreeSet<i64>,
@@ -122,7 +179,7 @@ struct AppendState {
 
 /// What a written chunk leaves behind, freed by the dropping thread (the writer is the
 /// append's bottleneck; freeing a chunk's many small strings is not its job).
-type Garbage = (Vec<Prepared>, Vec<DeliveryRow>, Vec<ObservationRow>);
+type Garbage = (Vec<Observation>, Vec<DeliveryRow>, Vec<ObservationRow>);
 
 impl AppendState {
     fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
@@ -136,9 +193,9 @@ impl AppendState {
         }
     }
 
-    fn cached_partition(&self, observation: &Observation) -> Option<i64> {
+    fn cached_partition(&self, hash: u64, observation: &Observation) -> Option<i64> {
         self.partitions
-            .get(&PartitionKey::hash_of(observation))
+            .get(&hash)
             .and_then(|list| list.iter().find(|(k, _)| k.holds(observation)))
             .map(|found| found.1)
     }
@@ -152,7 +209,9 @@ impl AppendState {
     ) -> LedgerResult<Vec<i64>> {
         let mut unknown: Vec<PartitionKey> = Vec::new();
         for p in pending {
-            if self.cached_partition(&p.observation).is_none()
+            if self
+                .cached_partition(p.partition_hash, &p.observation)
+                .is_none()
                 && !unknown.iter().any(|k| k.holds(&p.observation))
             {
                 unknown.push(PartitionKey::of(&p.observation));
@@ -173,7 +232,7 @@ impl AppendState {
         pending
             .iter()
             .map(|p| {
-                self.cached_partition(&p.observation)
+                self.cached_partition(p.partition_hash, &p.observation)
                     .ok_or_else(|| LedgerError::Storage("a partition was not resolved".into()))
             })
             .collect()
@@ -356,15 +415,30 @@ impl Intake {
                 error,
             } => self.refused.push((line, reason_code, error)),
             Record::Item { line, bytes } => match prepare_delivery(&bytes) {
-                Ok(observation) => {
+                Ok(mut observation) => {
                     let fingerprint = observation.fingerprint();
                     let subject_id = reducer::subject_id(&observation);
                     let order = order_prefix(observation.created_instant, &observation.created_at);
+                    let partition_hash = PartitionKey::hash_of(&observation);
+                    let digests = observation.memory_ref_digests.join(",");
+                    let row = DeliveryRow::take_from(&mut observation, 0, 0, 0);
+                    let staged = Staged {
+                        pid: 0,
+                        seq: 0,
+                        observation_id: PackedId::of(&row.observation_id),
+                        subject_id: PackedId::of(&subject_id),
+                        fingerprint: PackedId::of(&fingerprint),
+                        order,
+                        utility_label: observation.utility_label,
+                        evidence_basis: observation.evidence_basis,
+                        confidence: observation.confidence,
+                        digests,
+                    };
                     self.prepared.push(Prepared {
                         observation,
-                        fingerprint,
-                        subject_id,
-                        order,
+                        partition_hash,
+                        row,
+                        staged,
                     });
                 }
                 Err((code, message)) => self.refused.push((line, code, message)),
@@ -384,11 +458,11 @@ fn append_in_transaction(
             batch_id: backend.last_batch_id()? + 1,
             ..BatchRow::default()
         },
-        partitions: HashMap::new(),
+        partitions: FastMap::default(),
         deltas: BTreeMap::new(),
         touched: BTreeMap::new(),
         refusals: Vec::new(),
-        latest: HashMap::new(),
+        latest: FastMap::default(),
         latest_changed: BTreeSet::new(),
         latest_rescan: BTreeSet::new(),
         garbage: pipeline.garbage.take(),
@@ -459,21 +533,33 @@ enum PackedId {
 
 impl PackedId {
     fn of(text: &str) -> PackedId {
-        PACKED_PREFIXES
-            .iter()
-            .enumerate()
-            .find_map(|(tag, prefix)| {
-                let digits = text.strip_prefix(prefix)?.as_bytes();
-                let mut bytes = [0u8; 32];
-                if digits.len() != 64 {
-                    return None;
-                }
-                for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
-                    *byte = (lower_hex_digit(pair[0])? << 4) | lower_hex_digit(pair[1])?;
-                }
-                Some(PackedId::Hex(u8::try_from(tag).ok()?, bytes))
-            })
-            .unwrap_or_else(|| PackedId::Text(text.into()))
+        let bytes = text.as_bytes();
+        // The tags index PACKED_PREFIXES.
+        let (tag, digits) = match bytes.get(..4) {
+            Some(b"mui_") => (0u8, &bytes[4..]),
+            Some(b"mul_") => (1, &bytes[4..]),
+            Some(b"muo_") => (2, &bytes[4..]),
+            Some(b"muof") if bytes.get(4) == Some(&b'_') => (3, &bytes[5..]),
+            Some(b"mus_") => (4, &bytes[4..]),
+            _ => return PackedId::Text(text.into()),
+        };
+        let Ok(digits) = <&[u8; 64]>::try_from(digits) else {
+            return PackedId::Text(text.into());
+        };
+        let mut packed = [0u8; 32];
+        let mut bad = 0u8;
+        for (byte, pair) in packed.iter_mut().zip(digits.chunks_exact(2)) {
+            let (hi, lo) = (
+                LOWER_HEX_VALUE[usize::from(pair[0])],
+                LOWER_HEX_VALUE[usize::from(pair[1])],
+            );
+            bad |= hi | lo;
+            *byte = (hi << 4) | lo;
+        }
+        if bad & 0x10 != 0 {
+            return PackedId::Text(text.into());
+        }
+        PackedId::Hex(tag, packed)
     }
 
     fn text(&self) -> String {
@@ -498,13 +584,21 @@ impl PackedId {
 
 const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
 
-fn lower_hex_digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
+/// Each byte's value as a lowercase hex digit, or 0x10 when it is not one.
+const LOWER_HEX_VALUE: [u8; 256] = {
+    let mut table = [0x10u8; 256];
+    let mut c = 0;
+    while c < 10 {
+        table[b'0' as usize + c] = c as u8;
+        c += 1;
     }
-}
+    let mut c = 0;
+    while c < 6 {
+        table[b'a' as usize + c] = 10 + c as u8;
+        c += 1;
+    }
+    table
+};
 
 /// A stored delivery waiting for its aggregate run: what classification and the
 /// aggregate row need, without the rest of the observation.
@@ -535,31 +629,26 @@ fn process_chunk(
     let partition_ids = state.partition_ids(backend, pending)?;
     let mut deliveries = Vec::with_capacity(pending.len());
     let mut spent = Vec::with_capacity(pending.len());
-    for (mut p, pid) in pending.drain(..).zip(partition_ids) {
+    for (p, pid) in pending.drain(..).zip(partition_ids) {
         state.high_water += 1;
         let seq = state.high_water;
         if state.batch.first_seq == 0 {
             state.batch.first_seq = seq;
         }
-        state.staged.push(Staged {
-            pid,
-            seq,
-            observation_id: PackedId::of(&p.observation.observation_id),
-            subject_id: PackedId::of(&p.subject_id),
-            fingerprint: PackedId::of(&p.fingerprint),
-            order: std::mem::take(&mut p.order),
-            utility_label: p.observation.utility_label,
-            evidence_basis: p.observation.evidence_basis,
-            confidence: p.observation.confidence,
-            digests: p.observation.memory_ref_digests.join(","),
-        });
-        deliveries.push(DeliveryRow::take_from(
-            &mut p.observation,
-            seq,
-            state.batch.batch_id,
-            pid,
-        ));
-        spent.push(p);
+        let Prepared {
+            observation,
+            mut row,
+            mut staged,
+            ..
+        } = p;
+        staged.pid = pid;
+        staged.seq = seq;
+        state.staged.push(staged);
+        row.seq = seq;
+        row.batch_id = state.batch.batch_id;
+        row.partition_id = pid;
+        deliveries.push(row);
+        spent.push(observation);
     }
     backend.write_chunk(&deliveries, &[], &[])?;
     if let Some(garbage) = &state.garbage {
@@ -579,8 +668,10 @@ fn process_chunk(
 /// recomputed while their pages are still cached. A large run thus visits each storage
 /// page about once instead of once per delivery.
 fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
-    let mut staged = std::mem::take(&mut state.staged);
-    // Stable: each id's deliveries stay in ledger order.
+    let mut staged_run = std::mem::take(&mut state.staged);
+    // References are sorted, not the (large) staged deliveries. Stable: each id's
+    // deliveries stay in ledger order.
+    let mut staged: Vec<&Staged> = staged_run.iter().collect();
     staged.sort_by(|a, b| {
         (a.pid, &a.subject_id, &a.observation_id).cmp(&(b.pid, &b.subject_id, &b.observation_id))
     });
@@ -607,8 +698,9 @@ fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> Le
     }
     // The run's buffer is kept for the next run: a second one would double its resident
     // memory.
-    staged.clear();
-    state.staged = staged;
+    drop(staged);
+    staged_run.clear();
+    state.staged = staged_run;
     Ok(())
 }
 
@@ -617,14 +709,24 @@ fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> Le
 fn aggregate_window(
     backend: &mut dyn LedgerBackend,
     state: &mut AppendState,
-    staged: &[Staged],
+    staged: &[&Staged],
 ) -> LedgerResult<()> {
-    let mut keys: Vec<ObservationKey> = staged
+    // Sorted by key: an id's repeated deliveries are adjacent, and each key is spelled
+    // out once.
+    let keys: Vec<ObservationKey> = staged
         .iter()
-        .map(|p| (p.pid, p.subject_id.text(), p.observation_id.text()))
+        .enumerate()
+        .filter(|(i, p)| {
+            i.checked_sub(1)
+                .and_then(|prev| staged.get(prev))
+                .is_none_or(|q| {
+                    (q.pid, &q.subject_id, &q.observation_id)
+                        != (p.pid, &p.subject_id, &p.observation_id)
+                })
+        })
+        .map(|(_, p)| (p.pid, p.subject_id.text(), p.observation_id.text()))
         .collect();
-    keys.dedup();
-    let mut aggregates: HashMap<String, Aggregate> = backend
+    let mut aggregates: FastMap<String, Aggregate> = backend
         .load_observations(&keys)?
         .into_iter()
         .map(|row| (row.observation_id.clone(), Aggregate { row, dirty: false }))
@@ -636,10 +738,10 @@ fn aggregate_window(
         let seq = p.seq;
         let delta = state.deltas.entry(pid).or_default();
         delta.deliveries += 1;
-        let id = &p.observation_id.text();
+        let id = p.observation_id.text();
         let fingerprint = p.fingerprint.text();
         let mut touch = false;
-        match aggregates.get_mut(id) {
+        match aggregates.get_mut(&id) {
             None => {
                 state.batch.appended += 1;
                 delta.accepted += 1;
@@ -648,12 +750,12 @@ fn aggregate_window(
                     id.clone(),
                     Aggregate {
                         row: ObservationRow {
-                            observation_id: id.clone(),
+                            observation_id: id,
                             partition_id: pid,
                             subject_id: p.subject_id.text(),
                             version_count: 1,
                             delivery_count: 1,
-                            fingerprint: fingerprint.clone(),
+                            fingerprint,
                             rep_seq: seq,
                             rep_order: p.order.clone(),
                             fingerprints: Vec::new(),
@@ -850,35 +952,49 @@ fn review_word(text: &str) -> Option<&'static str> {
 /// `;`-separated (floats in Python repr, which parses back to the same double). The
 /// subject id, level, observation count and latest observation live in their own columns.
 pub fn encode_state(state: &SubjectState) -> String {
-    let join_nums = |v: &[usize]| v.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
-    let summary: Vec<String> = state
-        .summary
-        .iter()
-        .map(|p| {
-            format!(
-                "{}:{}:{}:{}",
-                p.basis.index(),
-                p.label.index(),
-                p.count,
-                float_repr(p.combined_confidence)
-            )
-        })
-        .collect();
-    format!(
-        "{};{};{};{};{};{};{};{};{};{};{};{}",
-        float_repr(state.utility_estimate),
+    use std::fmt::Write as _;
+    fn push_joined<T: std::fmt::Display>(out: &mut String, items: &[T], sep: char) {
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(sep);
+            }
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{item}");
+        }
+    }
+    let mut buf = FloatBuf::new();
+    let mut out = String::with_capacity(256);
+    out.push_str(float_repr_in(state.utility_estimate, &mut buf));
+    let _ = write!(
+        out,
+        ";{};{};",
         state.effective_label.index(),
-        state.effective_basis.index(),
-        float_repr(state.confidence),
-        float_repr(state.uncertainty),
-        join_nums(&state.support),
-        join_nums(&state.evidence_strength),
-        summary.join("|"),
-        state.review.state,
-        state.review.proposed_action,
-        state.review.reason_codes.join(","),
-        state.memory_ref_digests.join(","),
-    )
+        state.effective_basis.index()
+    );
+    out.push_str(float_repr_in(state.confidence, &mut buf));
+    out.push(';');
+    out.push_str(float_repr_in(state.uncertainty, &mut buf));
+    out.push(';');
+    push_joined(&mut out, &state.support, ',');
+    out.push(';');
+    push_joined(&mut out, &state.evidence_strength, ',');
+    out.push(';');
+    for (i, p) in state.summary.iter().enumerate() {
+        if i > 0 {
+            out.push('|');
+        }
+        let _ = write!(out, "{}:{}:{}:", p.basis.index(), p.label.index(), p.count);
+        out.push_str(float_repr_in(p.combined_confidence, &mut buf));
+    }
+    out.push(';');
+    out.push_str(state.review.state);
+    out.push(';');
+    out.push_str(state.review.proposed_action);
+    out.push(';');
+    push_joined(&mut out, &state.review.reason_codes, ',');
+    out.push(';');
+    push_joined(&mut out, &state.memory_ref_digests, ',');
+    out
 }
 
 /// The subject a stored row describes (`None` when the row is damaged).
@@ -963,15 +1079,22 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
         let mut deletes = Vec::new();
         for (((key, subject_digests), old), rows) in round.iter().zip(olds).zip(members) {
             let new = reduce_members(key, subject_digests, &rows)?;
-            let current = state.latest.get(&key.0).cloned().unwrap_or_default();
-            if let Some(old) = &old
-                && old.last_key == current
-                && new.as_ref().is_none_or(|n| n.last_key < old.last_key)
-            {
+            let (rescan, newer) = {
+                let current = state.latest.get(&key.0).map_or("", String::as_str);
+                let rescan = old.as_ref().is_some_and(|old| {
+                    old.last_key == current
+                        && new.as_ref().is_none_or(|n| n.last_key < old.last_key)
+                });
+                (
+                    rescan,
+                    new.as_ref().is_some_and(|n| n.last_key.as_str() > current),
+                )
+            };
+            if rescan {
                 state.latest_rescan.insert(key.0);
             }
             if let Some(n) = &new
-                && n.last_key > current
+                && newer
             {
                 state.latest.insert(key.0, n.last_key.clone());
                 state.latest_changed.insert(key.0);
@@ -1560,4 +1683,55 @@ fn check_observation(
         confidence,
     };
     (want != *stored).then(|| format!("observation {id} aggregate differs from its deliveries"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FastHasher, PackedId};
+    use std::hash::Hasher as _;
+
+    #[test]
+    fn packed_ids_spell_their_text_back_and_order_as_it_does() {
+        let hex: String = (0u8..32)
+            .map(|b| format!("{:02x}", b.wrapping_mul(53)))
+            .collect();
+        let mut ids = Vec::new();
+        for prefix in ["mui_", "mul_", "muo_", "muof_", "mus_"] {
+            let id = format!("{prefix}{hex}");
+            assert!(matches!(PackedId::of(&id), PackedId::Hex(..)), "{id}");
+            ids.push(id);
+        }
+        for odd in [
+            format!("muo_{}", hex.to_uppercase()),
+            format!("muo_{}g", &hex[..63]),
+            format!("muo_{}", &hex[..62]),
+            format!("muo_{hex}00"),
+            format!("muof{hex}"),
+            format!("mux_{hex}"),
+            String::new(),
+        ] {
+            assert!(matches!(PackedId::of(&odd), PackedId::Text(_)), "{odd}");
+            ids.push(odd);
+        }
+        for id in &ids {
+            assert_eq!(&PackedId::of(id).text(), id);
+        }
+        let hexes: Vec<&String> = ids[..5].iter().collect();
+        for pair in hexes.windows(2) {
+            assert!(PackedId::of(pair[0]) < PackedId::of(pair[1]));
+        }
+    }
+
+    #[test]
+    fn the_fast_hasher_separates_lengths_and_contents() {
+        let hash = |bytes: &[u8]| {
+            let mut h = FastHasher::default();
+            h.write(bytes);
+            h.finish()
+        };
+        assert_ne!(hash(b"muo_a"), hash(b"muo_b"));
+        assert_ne!(hash(b"abc"), hash(b"abc\0"));
+        assert_ne!(hash(b"01234567"), hash(b"012345670"));
+        assert_eq!(hash(b"same"), hash(b"same"));
+    }
 }

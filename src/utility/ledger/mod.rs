@@ -653,7 +653,8 @@ pub trait LedgerBackend {
     ) -> LedgerResult<()>;
 
     /// For each key, the aggregates of its accepted observations (`version_count` 1) in
-    /// `observation_id` order.
+    /// `observation_id` order. A backend may leave `subject_id` and `fingerprint` empty
+    /// and `delivery_count` at 1: only the reducer's inputs and `rep_seq` are read.
     fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>>;
     /// For each key, the stored subject when it exists.
     fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>>;

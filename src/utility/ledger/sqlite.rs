@@ -251,6 +251,12 @@ const NIBBLE: [u8; 256] = {
 /// 64 lowercase hex digits → their 32 bytes appended to `out` (a look-up table and one
 /// check at the end: every id of every delivery is converted on the writing thread).
 fn push_hex(out: &mut Vec<u8>, hex: &str) -> Option<()> {
+    out.extend_from_slice(&decode_hex(hex)?);
+    Some(())
+}
+
+/// 64 lowercase hex digits → their 32 bytes (on the stack: no allocation per id).
+fn decode_hex(hex: &str) -> Option<[u8; 32]> {
     let bytes: &[u8; 64] = hex.as_bytes().try_into().ok()?;
     let mut decoded = [0u8; 32];
     let mut bad = 0u8;
@@ -262,8 +268,7 @@ fn push_hex(out: &mut Vec<u8>, hex: &str) -> Option<()> {
     if bad & 0x10 != 0 {
         return None;
     }
-    out.extend_from_slice(&decoded);
-    Some(())
+    Some(decoded)
 }
 
 fn hex_of(prefix: &str, bytes: &[u8]) -> Option<String> {
@@ -279,35 +284,33 @@ fn hex_of(prefix: &str, bytes: &[u8]) -> Option<String> {
 }
 
 /// `prefix` + 64 lowercase hex → the 32 bytes.
-fn id_blob(text: &str, prefix: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(32);
-    push_hex(&mut out, text.strip_prefix(prefix)?)?;
-    Some(out)
+fn id_blob(text: &str, prefix: &str) -> Option<[u8; 32]> {
+    decode_hex(text.strip_prefix(prefix)?)
 }
 
-fn observation_blob(id: &str) -> LedgerResult<Vec<u8>> {
+fn observation_blob(id: &str) -> LedgerResult<[u8; 32]> {
     id_blob(id, "muo_").ok_or_else(|| unstorable("an observation id"))
 }
 
-fn fingerprint_blob(fp: &str) -> LedgerResult<Vec<u8>> {
+fn fingerprint_blob(fp: &str) -> LedgerResult<[u8; 32]> {
     id_blob(fp, "muof_").ok_or_else(|| unstorable("a fingerprint"))
 }
 
 /// `mui_`/`mus_`/`mul_` + 64 hex → the level letter then the 32 bytes.
-fn subject_blob(id: &str) -> Option<Vec<u8>> {
+fn subject_blob(id: &str) -> Option<[u8; 33]> {
     let tag = match id.get(..4)? {
         "mui_" => b'i',
         "mus_" => b's',
         "mul_" => b'l',
         _ => return None,
     };
-    let mut out = Vec::with_capacity(33);
-    out.push(tag);
-    push_hex(&mut out, id.get(4..)?)?;
+    let mut out = [0u8; 33];
+    out[0] = tag;
+    out[1..].copy_from_slice(&decode_hex(id.get(4..)?)?);
     Some(out)
 }
 
-fn subject_blob_of(id: &str) -> LedgerResult<Vec<u8>> {
+fn subject_blob_of(id: &str) -> LedgerResult<[u8; 33]> {
     subject_blob(id).ok_or_else(|| unstorable("a subject id"))
 }
 
@@ -929,14 +932,31 @@ impl LedgerBackend for SqliteLedger {
 
     fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>> {
         let conn = self.conn()?;
-        let mut stmt = sq(conn.prepare_cached(&format!(
-            "SELECT {OBSERVATION_COLUMNS} FROM observations WHERE partition_id = ?1 \
-             AND subject_id = ?2 AND version_count = 1 ORDER BY observation_id"
-        )))?;
+        // Only the columns the reducer and the history read: members are decoded for
+        // every touched subject, and their subject id and fingerprint are not needed.
+        let mut stmt = sq(conn.prepare_cached(
+            "SELECT observation_id, rep_seq, rep_order, utility_label, evidence_basis, \
+             confidence FROM observations WHERE partition_id = ?1 \
+             AND subject_id = ?2 AND version_count = 1 ORDER BY observation_id",
+        ))?;
         let mut out = Vec::with_capacity(keys.len());
         for (pid, sid) in keys {
-            let rows =
-                sq(stmt.query_map(params![pid, subject_blob_of(sid)?], |r| observation(r, 0)))?;
+            let rows = sq(stmt.query_map(params![pid, subject_blob_of(sid)?], |r| {
+                Ok(ObservationRow {
+                    partition_id: *pid,
+                    subject_id: String::new(),
+                    observation_id: blob_column(r, 0, |b| hex_of("muo_", b))?,
+                    version_count: 1,
+                    delivery_count: 1,
+                    fingerprint: String::new(),
+                    rep_seq: r.get(1)?,
+                    rep_order: blob_column(r, 2, order_text)?,
+                    fingerprints: Vec::new(),
+                    utility_label: from_index(UtilityLabel::ALL, r, 3)?,
+                    evidence_basis: from_index(EvidenceBasis::ALL, r, 4)?,
+                    confidence: r.get(5)?,
+                })
+            }))?;
             out.push(rows.map(sq).collect::<LedgerResult<Vec<_>>>()?);
         }
         Ok(out)
@@ -1067,7 +1087,7 @@ impl LedgerBackend for SqliteLedger {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let after = match after {
             None => Vec::new(),
-            Some(text) => subject_blob_of(text)?,
+            Some(text) => subject_blob_of(text)?.to_vec(),
         };
         let mut stmt = sq(conn.prepare_cached(&format!(
             "SELECT {SUBJECT_COLUMNS} FROM subjects WHERE partition_id = ?1 AND subject_id > ?2 \
