@@ -36,12 +36,47 @@ pub fn sha256_hex(text: &str) -> String {
     out
 }
 
-fn push_hex(out: &mut String, bytes: &[u8]) {
+/// Appends `bytes` to `out` as lowercase hex, the form every digest is printed in.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     for &b in bytes {
         out.push(char::from(HEX[usize::from(b >> 4)]));
         out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
+}
+
+/// Each byte's value as a lowercase hex digit; 0x10 marks every other byte.
+const LOWER_HEX_VALUE: [u8; 256] = {
+    let mut table = [0x10u8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
+
+/// The 32 bytes of a full SHA-256 digest printed as 64 lowercase hex digits (the inverse
+/// of [`push_hex`]); `None` for any other text, uppercase included. Without allocation: the
+/// utility ledger converts every identifier of every delivery.
+pub fn decode_hex32(hex: &[u8]) -> Option<[u8; 32]> {
+    let digits: &[u8; 64] = hex.try_into().ok()?;
+    let mut decoded = [0u8; 32];
+    let mut bad = 0u8;
+    for (byte, pair) in decoded.iter_mut().zip(digits.chunks_exact(2)) {
+        let (hi, lo) = (
+            LOWER_HEX_VALUE[usize::from(pair[0])],
+            LOWER_HEX_VALUE[usize::from(pair[1])],
+        );
+        bad |= hi | lo;
+        *byte = (hi << 4) | lo;
+    }
+    (bad & 0x10 == 0).then_some(decoded)
 }
 
 /// A SHA-256 state that JSON printers write into ([`Sink`]): the digest of a value's
@@ -193,6 +228,22 @@ pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decode_hex32_inverts_push_hex_and_refuses_other_text() {
+        let digest = Sha256::digest(b"reward-memory");
+        let mut text = String::new();
+        push_hex(&mut text, &digest);
+        assert_eq!(
+            decode_hex32(text.as_bytes()),
+            Some(<[u8; 32]>::from(digest))
+        );
+        assert_eq!(decode_hex32(text.to_uppercase().as_bytes()), None);
+        assert_eq!(decode_hex32(&text.as_bytes()[1..]), None);
+        let mut bad = text.into_bytes();
+        bad[63] = b'g';
+        assert_eq!(decode_hex32(&bad), None);
+    }
 
     #[test]
     fn canonical_text_drops_one_trailing_newline() {

@@ -16,6 +16,7 @@ use crate::utility::reducer::{
     self, MAX_CONFLICT_FINGERPRINTS, MAX_OBSERVATIONS, MAX_REJECTIONS, MAX_SUBJECTS,
     ProjectionRequest, ReducerContext,
 };
+use crate::wire::digest;
 use crate::wire::json::{self, DumpOptions, Value};
 
 use super::packets::{self, Refusal};
@@ -543,22 +544,9 @@ impl PackedId {
             Some(b"mus_") => (4, &bytes[4..]),
             _ => return PackedId::Text(text.into()),
         };
-        let Ok(digits) = <&[u8; 64]>::try_from(digits) else {
+        let Some(packed) = digest::decode_hex32(digits) else {
             return PackedId::Text(text.into());
         };
-        let mut packed = [0u8; 32];
-        let mut bad = 0u8;
-        for (byte, pair) in packed.iter_mut().zip(digits.chunks_exact(2)) {
-            let (hi, lo) = (
-                LOWER_HEX_VALUE[usize::from(pair[0])],
-                LOWER_HEX_VALUE[usize::from(pair[1])],
-            );
-            bad |= hi | lo;
-            *byte = (hi << 4) | lo;
-        }
-        if bad & 0x10 != 0 {
-            return PackedId::Text(text.into());
-        }
         PackedId::Hex(tag, packed)
     }
 
@@ -572,33 +560,12 @@ impl PackedId {
                     .unwrap_or("");
                 let mut out = String::with_capacity(prefix.len() + 64);
                 out.push_str(prefix);
-                for b in bytes {
-                    out.push(char::from(HEX_DIGITS[usize::from(b >> 4)]));
-                    out.push(char::from(HEX_DIGITS[usize::from(b & 15)]));
-                }
+                digest::push_hex(&mut out, bytes);
                 out
             }
         }
     }
 }
-
-const HEX_DIGITS: &[u8; 16] = b"0123456789abcdef";
-
-/// Each byte's value as a lowercase hex digit, or 0x10 when it is not one.
-const LOWER_HEX_VALUE: [u8; 256] = {
-    let mut table = [0x10u8; 256];
-    let mut c = 0;
-    while c < 10 {
-        table[b'0' as usize + c] = c as u8;
-        c += 1;
-    }
-    let mut c = 0;
-    while c < 6 {
-        table[b'a' as usize + c] = 10 + c as u8;
-        c += 1;
-    }
-    table
-};
 
 /// A stored delivery waiting for its aggregate run: what classification and the
 /// aggregate row need, without the rest of the observation.

@@ -17,6 +17,7 @@ use super::{
     PartitionRow, SubjectKey, SubjectRow,
 };
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
+use crate::wire::digest;
 
 /// How long one append waits for another to release the ledger.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(120);
@@ -230,26 +231,7 @@ fn unstorable(what: &str) -> LedgerError {
     LedgerError::Storage(format!("{what} is not in its canonical form"))
 }
 
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// Lowercase hex digit → its value; 0x10 marks every other byte.
-const NIBBLE: [u8; 256] = {
-    let mut table = [0x10u8; 256];
-    let mut i = 0;
-    while i < 10 {
-        table[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        table[b'a' as usize + i] = 10 + i as u8;
-        i += 1;
-    }
-    table
-};
-
-/// 64 lowercase hex digits → their 32 bytes appended to `out` (a look-up table and one
-/// check at the end: every id of every delivery is converted on the writing thread).
+/// 64 lowercase hex digits → their 32 bytes appended to `out`.
 fn push_hex(out: &mut Vec<u8>, hex: &str) -> Option<()> {
     out.extend_from_slice(&decode_hex(hex)?);
     Some(())
@@ -257,30 +239,17 @@ fn push_hex(out: &mut Vec<u8>, hex: &str) -> Option<()> {
 
 /// 64 lowercase hex digits → their 32 bytes (on the stack: no allocation per id).
 fn decode_hex(hex: &str) -> Option<[u8; 32]> {
-    let bytes: &[u8; 64] = hex.as_bytes().try_into().ok()?;
-    let mut decoded = [0u8; 32];
-    let mut bad = 0u8;
-    for (byte, pair) in decoded.iter_mut().zip(bytes.chunks_exact(2)) {
-        let (hi, lo) = (NIBBLE[usize::from(pair[0])], NIBBLE[usize::from(pair[1])]);
-        bad |= hi | lo;
-        *byte = (hi << 4) | lo;
-    }
-    if bad & 0x10 != 0 {
-        return None;
-    }
-    Some(decoded)
+    digest::decode_hex32(hex.as_bytes())
 }
 
 fn hex_of(prefix: &str, bytes: &[u8]) -> Option<String> {
     if bytes.len() != 32 {
         return None;
     }
-    let mut out = Vec::with_capacity(prefix.len() + 64);
-    out.extend_from_slice(prefix.as_bytes());
-    for b in bytes {
-        out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
-    }
-    String::from_utf8(out).ok()
+    let mut out = String::with_capacity(prefix.len() + 64);
+    out.push_str(prefix);
+    digest::push_hex(&mut out, bytes);
+    Some(out)
 }
 
 /// `prefix` + 64 lowercase hex → the 32 bytes.
