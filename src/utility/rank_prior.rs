@@ -353,8 +353,8 @@ impl UtilityView {
     }
 }
 
-/// One subject of a (validated) projection packet.
-fn subject_from_packet(subject: &Value) -> Result<SubjectUtility, RankPriorError> {
+/// One subject of a (validated) projection packet: what the rank prior reads of it.
+pub fn subject_from_packet(subject: &Value) -> Result<SubjectUtility, RankPriorError> {
     let text = |k: &str| subject.get(k).and_then(Value::as_str).unwrap_or_default();
     let level = AttributionLevel::parse(text("attribution_level"))
         .ok_or_else(|| field("projection subject attribution_level is invalid"))?;

@@ -26,7 +26,7 @@ use crate::utility::ledger::{LedgerBackend, LedgerError};
 use crate::utility::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
 };
-use crate::utility::rank_prior::{Partition, SubjectUtility};
+use crate::utility::rank_prior::{self, Partition, SubjectUtility};
 use crate::utility::reducer::{reduce_subject, subject_id};
 use crate::wire::json::{self, Value};
 
@@ -396,30 +396,8 @@ fn text<'a>(v: &'a Value, key: &str) -> &'a str {
 
 /// Reads one subject object of a projection (or of the ledger).
 pub fn subject_facts(subject: &Value) -> Result<SubjectFacts, RankEvaluateError> {
-    let bad =
-        |what: &str| RankEvaluateError::Ledger(format!("a stored subject has an invalid {what}"));
-    let level = AttributionLevel::parse(text(subject, "attribution_level"))
-        .ok_or_else(|| bad("attribution_level"))?;
-    let label = UtilityLabel::parse(text(subject, "effective_utility_label"))
-        .ok_or_else(|| bad("effective_utility_label"))?;
-    let basis = EvidenceBasis::parse(text(subject, "effective_evidence_basis"))
-        .ok_or_else(|| bad("effective_evidence_basis"))?;
-    let digests: Vec<String> = subject
-        .get("memory_ref_digests")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    let utility = match subject.get("utility_estimate") {
-        Some(Value::Float(f)) => *f,
-        Some(Value::Int(i)) => *i as f64,
-        _ => return Err(bad("utility_estimate")),
-    };
-    let mut support = 0usize;
+    let utility = rank_prior::subject_from_packet(subject)
+        .map_err(|e| RankEvaluateError::Ledger(format!("a stored subject is invalid: {e}")))?;
     let mut inference_labels = [0usize; 4];
     for pair in subject
         .get("evidence_label_summary")
@@ -430,24 +408,15 @@ pub fn subject_facts(subject: &Value) -> Result<SubjectFacts, RankEvaluateError>
             Some(Value::Int(n)) => usize::try_from(*n).unwrap_or(0),
             _ => 0,
         };
-        let pair_basis = EvidenceBasis::parse(text(pair, "evidence_basis"));
-        let pair_label = UtilityLabel::parse(text(pair, "utility_label"));
-        if pair_basis == Some(basis) && pair_label == Some(label) {
-            support = count;
-        }
-        if let (Some(EvidenceBasis::EvaluatorInference), Some(l)) = (pair_basis, pair_label) {
-            inference_labels[l.index()] += count;
+        let basis = EvidenceBasis::parse(text(pair, "evidence_basis"));
+        if let (Some(EvidenceBasis::EvaluatorInference), Some(label)) =
+            (basis, UtilityLabel::parse(text(pair, "utility_label")))
+        {
+            inference_labels[label.index()] += count;
         }
     }
     Ok(SubjectFacts {
-        utility: SubjectUtility {
-            level,
-            memory_ref_digests: digests,
-            utility_estimate: utility,
-            effective_label: label,
-            effective_basis: basis,
-            effective_support: support,
-        },
+        utility,
         inference_labels,
     })
 }
