@@ -292,6 +292,15 @@ fn run_unprivileged(s: &Scratch, input: &str) -> Option<Run> {
         "--format",
         "json",
     ];
+    if running_as_root() && !reachable_by_others(&s.path) {
+        // e.g. a checkout inside a `mktemp -d` directory (mode 0700): the unprivileged
+        // user cannot reach the scratch dir or the binary, which says nothing of the store.
+        crate::support::note(&format!(
+            "skipped: {} is not reachable by an unprivileged user",
+            s.path.display()
+        ));
+        return None;
+    }
     let mut cmd = if running_as_root() {
         let mut cmd = Command::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", BIN]);
@@ -316,6 +325,17 @@ fn run_unprivileged(s: &Scratch, input: &str) -> Option<Run> {
         code: output.status.code().unwrap_or(-1),
         stdout,
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+/// True when every directory above `path` (and the binary's) lets others through.
+fn reachable_by_others(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    [path, Path::new(BIN)].iter().all(|p| {
+        p.ancestors().skip(1).all(|dir| {
+            dir.as_os_str().is_empty()
+                || std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+        })
     })
 }
 
