@@ -1,0 +1,283 @@
+//! The direct reading of a `utility-project` input in its common shape: observations
+//! read field by field from the text into typed [`Observation`]s, with no value tree.
+//!
+//! The common shape is an object with `observations` (at most [`MAX_OBSERVATIONS`]
+//! observation packets whose every value is a string without escapes, a list of such
+//! strings, a number for `confidence` and `false` for the four boundary flags), `scope`,
+//! `retrieval_snapshot_ref`, `policy_snapshot_ref`, optionally `reducer_version` and a
+//! `null` `previous_projection`, no key twice, every observation valid and fitting the
+//! context. [`project_text`] reduces such an input and returns `None` for every other
+//! text — any other shape, a refusal of any kind, invalid JSON — so that the caller
+//! parses the document and takes the general path, which decides and words it as
+//! always. Accepting means exactly what the general path would do: the same rules run on
+//! the same strings ([`observation_from_text`]), the context is validated by the same
+//! [`ReducerContext::strict`], and the reduction is the same [`reduce_validated`].
+//!
+//! Nothing here is refused that the general parser would accept for memory reasons:
+//! this shape is far from the parser's density limit (every value is a string or a
+//! short list of strings under a long key) and from its depth limit. Pure.
+
+use crate::wire::json::{Cursor, Value};
+use crate::wire::pyfmt;
+use crate::wire::text::FieldResult;
+
+use super::observation::{
+    OBSERVATION_SCHEMA_VERSION, Observation, ObservationText, TextList, observation_from_text,
+};
+use super::reducer::{
+    DEFAULT_REDUCER_VERSION, MAX_OBSERVATIONS, ReducerContext, fits_context, reduce_validated,
+};
+
+/// The projection of `text`, when `text` is a `utility-project` input in the common shape
+/// (see the module docs); `None` leaves it to the general path.
+pub fn project_text(text: &str) -> Option<FieldResult<Value>> {
+    let input = scan_input(text)?;
+    let version = input
+        .reducer_version
+        .unwrap_or_else(|| Value::from(DEFAULT_REDUCER_VERSION));
+    // The command's own shape rules, which the general path checks before reducing.
+    if input.scope.as_object().is_none()
+        || input.retrieval.as_str().is_none()
+        || input.policy.as_str().is_none()
+        || version.as_str().is_none_or(|v| pyfmt::py_strip(v).is_empty())
+    {
+        return None;
+    }
+    let context =
+        ReducerContext::strict(&input.scope, &input.retrieval, &input.policy, &version).ok()?;
+    if !input
+        .observations
+        .iter()
+        .all(|o| fits_context(o, &context))
+    {
+        return None;
+    }
+    Some(reduce_validated(&context, input.observations))
+}
+
+/// The top-level values of an input in the common shape.
+struct ScannedInput {
+    observations: Vec<Observation>,
+    scope: Value,
+    retrieval: Value,
+    policy: Value,
+    reducer_version: Option<Value>,
+}
+
+fn scan_input(text: &str) -> Option<ScannedInput> {
+    let mut cursor = Cursor::new(text);
+    if !cursor.eat(b'{') {
+        return None;
+    }
+    let mut observations = None;
+    let mut scope = None;
+    let mut retrieval = None;
+    let mut policy = None;
+    let mut reducer_version = None;
+    let mut previous_seen = false;
+    loop {
+        let key = cursor.plain_str()?;
+        if !cursor.eat(b':') {
+            return None;
+        }
+        let fresh = match key {
+            "observations" => observations
+                .replace(scan_observations(&mut cursor)?)
+                .is_none(),
+            "scope" => scope.replace(cursor.value()?).is_none(),
+            "retrieval_snapshot_ref" => retrieval.replace(cursor.value()?).is_none(),
+            "policy_snapshot_ref" => policy.replace(cursor.value()?).is_none(),
+            "reducer_version" => reducer_version.replace(cursor.value()?).is_none(),
+            "previous_projection" => {
+                // Only an explicit null is the common shape; a projection to check is not.
+                let fresh = !previous_seen;
+                previous_seen = true;
+                fresh && cursor.value()? == Value::Null
+            }
+            _ => return None,
+        };
+        if !fresh {
+            return None;
+        }
+        if cursor.eat(b'}') {
+            break;
+        }
+        if !cursor.eat(b',') {
+            return None;
+        }
+    }
+    if !cursor.at_end() {
+        return None;
+    }
+    Some(ScannedInput {
+        observations: observations?,
+        scope: scope?,
+        retrieval: retrieval?,
+        policy: policy?,
+        reducer_version,
+    })
+}
+
+/// The observation list: each packet validated as it is read.
+fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
+    if !cursor.eat(b'[') {
+        return None;
+    }
+    let mut out = Vec::new();
+    if cursor.eat(b']') {
+        return Some(out);
+    }
+    loop {
+        if out.len() == MAX_OBSERVATIONS {
+            return None;
+        }
+        out.push(observation_from_text(&scan_observation(cursor)?)?);
+        if cursor.eat(b']') {
+            return Some(out);
+        }
+        if !cursor.eat(b',') {
+            return None;
+        }
+    }
+}
+
+/// Field positions in a bit set of the fields seen.
+const FIELD_COUNT: u32 = 21;
+
+fn scan_observation<'a>(cursor: &mut Cursor<'a>) -> Option<ObservationText<'a>> {
+    if !cursor.eat(b'{') {
+        return None;
+    }
+    let mut out = ObservationText::default();
+    let mut seen: u32 = 0;
+    loop {
+        let key = cursor.plain_str()?;
+        if !cursor.eat(b':') {
+            return None;
+        }
+        let bit = match key {
+            "schema_version" => {
+                if cursor.plain_str()? != OBSERVATION_SCHEMA_VERSION {
+                    return None;
+                }
+                0
+            }
+            "observation_id" => set(&mut out.observation_id, cursor.plain_str()?, 1),
+            "scope" => {
+                out.scope = scan_scope(cursor)?;
+                2
+            }
+            "application_receipt_id" => {
+                set(&mut out.application_receipt_id, cursor.plain_str()?, 3)
+            }
+            "memory_ref_digests" => {
+                out.memory_ref_digests = scan_list(cursor)?;
+                4
+            }
+            "retrieval_snapshot_ref" => {
+                set(&mut out.retrieval_snapshot_ref, cursor.plain_str()?, 5)
+            }
+            "policy_snapshot_ref" => set(&mut out.policy_snapshot_ref, cursor.plain_str()?, 6),
+            "outcome_ref" => set(&mut out.outcome_ref, cursor.plain_str()?, 7),
+            "utility_label" => set(&mut out.utility_label, cursor.plain_str()?, 8),
+            "attribution_level" => set(&mut out.attribution_level, cursor.plain_str()?, 9),
+            "evidence_basis" => set(&mut out.evidence_basis, cursor.plain_str()?, 10),
+            "confidence" => {
+                if !matches!(cursor.peek(), Some(b'-' | b'0'..=b'9')) {
+                    return None;
+                }
+                out.confidence = cursor.value()?;
+                11
+            }
+            "reason_codes" => {
+                out.reason_codes = scan_list(cursor)?;
+                12
+            }
+            "evidence_refs" => {
+                out.evidence_refs = scan_list(cursor)?;
+                13
+            }
+            "evaluator_ref" => set(&mut out.evaluator_ref, cursor.plain_str()?, 14),
+            "evaluation_version" => set(&mut out.evaluation_version, cursor.plain_str()?, 15),
+            "created_at" => set(&mut out.created_at, cursor.plain_str()?, 16),
+            "grants_new_action_authority" => boundary(cursor, 17)?,
+            "provider_write_performed" => boundary(cursor, 18)?,
+            "external_writes_performed" => boundary(cursor, 19)?,
+            "raw_content_captured" => boundary(cursor, 20)?,
+            _ => return None,
+        };
+        if seen & (1 << bit) != 0 {
+            return None;
+        }
+        seen |= 1 << bit;
+        if cursor.eat(b'}') {
+            break;
+        }
+        if !cursor.eat(b',') {
+            return None;
+        }
+    }
+    (seen == (1 << FIELD_COUNT) - 1).then_some(out)
+}
+
+fn set<'a>(slot: &mut &'a str, value: &'a str, bit: u32) -> u32 {
+    *slot = value;
+    bit
+}
+
+fn boundary(cursor: &mut Cursor<'_>, bit: u32) -> Option<u32> {
+    cursor.eat_false().then_some(bit)
+}
+
+/// `{"agent_id", "project_id", "corpus_id", "surface_id"}` in any order, each once.
+fn scan_scope<'a>(cursor: &mut Cursor<'a>) -> Option<[&'a str; 4]> {
+    if !cursor.eat(b'{') {
+        return None;
+    }
+    let mut out = [""; 4];
+    let mut seen = 0u8;
+    loop {
+        let key = cursor.plain_str()?;
+        let index = match key {
+            "agent_id" => 0,
+            "project_id" => 1,
+            "corpus_id" => 2,
+            "surface_id" => 3,
+            _ => return None,
+        };
+        if !cursor.eat(b':') || seen & (1 << index) != 0 {
+            return None;
+        }
+        seen |= 1 << index;
+        out[index] = cursor.plain_str()?;
+        if cursor.eat(b'}') {
+            break;
+        }
+        if !cursor.eat(b',') {
+            return None;
+        }
+    }
+    (seen == 0b1111).then_some(out)
+}
+
+/// A list of plain strings that fits a [`TextList`].
+fn scan_list<'a>(cursor: &mut Cursor<'a>) -> Option<TextList<'a>> {
+    if !cursor.eat(b'[') {
+        return None;
+    }
+    let mut out = TextList::default();
+    if cursor.eat(b']') {
+        return Some(out);
+    }
+    loop {
+        if !out.push(cursor.plain_str()?) {
+            return None;
+        }
+        if cursor.eat(b']') {
+            return Some(out);
+        }
+        if !cursor.eat(b',') {
+            return None;
+        }
+    }
+}
