@@ -233,4 +233,6 @@ pub fn validate_input(input: &Value) -> Outcome {
 #[cfg(test)]
 mod props;
 #[cfg(test)]
+mod scan_props;
+#[cfg(test)]
 mod testkit;
