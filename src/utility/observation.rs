@@ -224,6 +224,16 @@ impl Scope {
         ]
     }
 
+    /// The scope entries in sorted key order, borrowed.
+    pub fn sorted_entries(&self) -> [(&'static str, Json<'_>); 4] {
+        [
+            ("agent_id", Json::Str(&self.agent_id)),
+            ("corpus_id", Json::Str(&self.corpus_id)),
+            ("project_id", Json::Str(&self.project_id)),
+            ("surface_id", Json::Str(&self.surface_id)),
+        ]
+    }
+
     /// The scope object in sorted key order, as projections print it.
     pub fn to_sorted_map(&self) -> Map {
         obj! {
@@ -331,7 +341,8 @@ impl Observation {
     /// The digest of the fields `keep` selects, hashed from the borrowed fields (the
     /// canonical printer sorts the keys, so contract order is fine).
     fn digest_of(&self, prefix: &str, keep: impl Fn(&str) -> bool) -> String {
-        let scope = self.scope.entries();
+        // The canonical printer sorts the scope's keys too; sorted, it is written as is.
+        let scope = self.scope.sorted_entries();
         let fields = self.fields(&scope);
         let mut selected = [("", Json::Null); 21];
         let mut n = 0;

@@ -220,6 +220,13 @@ pub fn prefixed_canonical(prefix: &str, value: &Value) -> String {
 
 /// [`prefixed_canonical`] of the [`Value`] a borrowed [`Json`] stands for.
 pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
+    let mut bytes = Vec::with_capacity(1024);
+    if json::write_canonical_plain(&mut bytes, value) {
+        let mut out = String::with_capacity(prefix.len() + 64);
+        out.push_str(prefix);
+        push_hex(&mut out, &Sha256::digest(&bytes));
+        return out;
+    }
     let mut sink = HashSink::new();
     json::write_json(&mut sink, value, DumpOptions::CANONICAL);
     sink.finish_prefixed(prefix)

@@ -704,6 +704,78 @@ where
     out.push_str("}");
 }
 
+/// Canonical JSON (sorted keys, `,`/`:` separators, raw UTF-8) of a borrowed value whose
+/// every object already lists its keys in ascending order and whose every string and key
+/// needs no escape: the common case of digested records, written with plain copies.
+/// Returns `false` (with `out` partly written) for any other value; the caller then
+/// prints it with [`write_json`] and [`DumpOptions::CANONICAL`], whose bytes this
+/// reproduces exactly where it answers `true`.
+pub fn write_canonical_plain(out: &mut Vec<u8>, value: &Json<'_>) -> bool {
+    fn plain_string(out: &mut Vec<u8>, s: &str) -> bool {
+        if plain_prefix(s.as_bytes(), false) != s.len() {
+            return false;
+        }
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        true
+    }
+    fn plain_list<'s>(out: &mut Vec<u8>, items: impl Iterator<Item = &'s str>) -> bool {
+        out.push(b'[');
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            if !plain_string(out, item) {
+                return false;
+            }
+        }
+        out.push(b']');
+        true
+    }
+    match *value {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(true) => out.extend_from_slice(b"true"),
+        Json::Bool(false) => out.extend_from_slice(b"false"),
+        Json::Int(i) => {
+            let mut text = String::new();
+            write_int(&mut text, i);
+            out.extend_from_slice(text.as_bytes());
+        }
+        Json::Float(f) => {
+            if !f.is_finite() {
+                return false;
+            }
+            let mut buf = pyfmt::FloatBuf::new();
+            out.extend_from_slice(pyfmt::float_repr_in(f, &mut buf).as_bytes());
+        }
+        Json::Str(s) => return plain_string(out, s),
+        Json::Strs(items) => return plain_list(out, items.iter().map(String::as_str)),
+        Json::StrRefs(items) => return plain_list(out, items.iter().copied()),
+        Json::Object(entries) => {
+            out.push(b'{');
+            for (i, (key, item)) in entries.iter().enumerate() {
+                if i > 0 {
+                    if entries[i - 1].0 >= *key {
+                        return false;
+                    }
+                    out.push(b',');
+                }
+                if !plain_string(out, key) {
+                    return false;
+                }
+                out.push(b':');
+                if !write_canonical_plain(out, item) {
+                    return false;
+                }
+            }
+            out.push(b'}');
+        }
+        Json::Value(_) => return false,
+    }
+    true
+}
+
 /// An integer in decimal, formatted on the stack.
 fn write_int<S: Sink + ?Sized>(out: &mut S, i: i64) {
     let mut buf = [0u8; 20];
@@ -1785,7 +1857,7 @@ mod tests {
 mod props {
     use proptest::prelude::*;
 
-    use super::{DumpOptions, Map, Value, dumps, parse};
+    use super::{DumpOptions, Json, Map, Value, dumps, parse, write_canonical_plain, write_json};
 
     fn value() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
@@ -1831,8 +1903,90 @@ mod props {
         out
     }
 
+    /// A leaf of the borrowed shapes digested records are made of.
+    #[derive(Debug, Clone)]
+    enum Leaf {
+        Null,
+        Bool(bool),
+        Int(i64),
+        Float(f64),
+        Str(String),
+        Strs(Vec<String>),
+    }
+
+    impl Leaf {
+        fn json(&self) -> Json<'_> {
+            match self {
+                Leaf::Null => Json::Null,
+                Leaf::Bool(b) => Json::Bool(*b),
+                Leaf::Int(i) => Json::Int(*i),
+                Leaf::Float(f) => Json::Float(*f),
+                Leaf::Str(s) => Json::Str(s),
+                Leaf::Strs(items) => Json::Strs(items),
+            }
+        }
+    }
+
+    fn leaf() -> impl Strategy<Value = Leaf> {
+        // Mostly plain text, sometimes a character that must be escaped.
+        let text = "[a-z0-9_.:\\-]{0,8}|[a-z\"\\\\\u{1}\u{e9}\u{7f}]{0,4}";
+        prop_oneof![
+            Just(Leaf::Null),
+            any::<bool>().prop_map(Leaf::Bool),
+            any::<i64>().prop_map(Leaf::Int),
+            prop_oneof![any::<f64>(), 0.0..1.0f64].prop_map(Leaf::Float),
+            text.prop_map(Leaf::Str),
+            prop::collection::vec(text, 0..4).prop_map(Leaf::Strs),
+        ]
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Where the plain canonical writer answers, its bytes are the canonical
+        /// printer's; sorted plain records always get an answer.
+        #[test]
+        fn plain_canonical_writer_matches_the_printer(
+            outer in prop::collection::vec(("[a-z_\"]{0,6}", leaf()), 0..8),
+            inner in prop::collection::vec(("[a-z_]{0,6}", leaf()), 0..5),
+            sort in any::<bool>(),
+        ) {
+            let mut inner: Vec<(String, Leaf)> = inner;
+            let mut outer: Vec<(String, Leaf)> = outer;
+            if sort {
+                inner.sort_by(|a, b| a.0.cmp(&b.0));
+                inner.dedup_by(|a, b| a.0 == b.0);
+                outer.sort_by(|a, b| a.0.cmp(&b.0));
+                outer.dedup_by(|a, b| a.0 == b.0);
+            }
+            let inner_entries: Vec<(&str, Json<'_>)> =
+                inner.iter().map(|(k, v)| (k.as_str(), v.json())).collect();
+            let mut entries: Vec<(&str, Json<'_>)> =
+                outer.iter().map(|(k, v)| (k.as_str(), v.json())).collect();
+            entries.push(("~nested", Json::Object(&inner_entries)));
+            let value = Json::Object(&entries);
+            let mut printed = String::new();
+            write_json(&mut printed, &value, DumpOptions::CANONICAL);
+            let mut fast = Vec::new();
+            let answered = write_canonical_plain(&mut fast, &value);
+            if answered {
+                prop_assert_eq!(std::str::from_utf8(&fast).ok(), Some(printed.as_str()));
+            }
+            let plain = |s: &str| !s.contains(['"', '\\']) && !s.chars().any(|c| c < ' ');
+            let leaf_plain = |l: &Leaf| match l {
+                Leaf::Str(s) => plain(s),
+                Leaf::Strs(items) => items.iter().all(|s| plain(s)),
+                Leaf::Float(f) => f.is_finite(),
+                _ => true,
+            };
+            let all_plain = outer.iter().chain(&inner).all(|(k, v)| plain(k) && leaf_plain(v));
+            let sorted_strictly = |list: &[(String, Leaf)]| list.windows(2).all(|w| w[0].0 < w[1].0);
+            if sort && all_plain && sorted_strictly(&outer) && sorted_strictly(&inner)
+                && outer.last().is_none_or(|(k, _)| k.as_str() < "~nested")
+            {
+                prop_assert!(answered);
+            }
+        }
 
         /// The byte-run printer escapes exactly like the per-character definition.
         #[test]
