@@ -656,29 +656,28 @@ fn validate_batch(
 /// The deliveries of one `observation_id`, grouped by fingerprint.
 #[derive(Default)]
 struct Deliveries {
-    /// fingerprint → (representative with the smallest order key, delivery count)
-    versions: BTreeMap<String, (Observation, usize)>,
+    /// fingerprint → (delivery with the smallest order key, delivery count)
+    versions: BTreeMap<String, (usize, usize)>,
     total: usize,
 }
 
 struct Deduplicated {
-    /// Accepted observations, ordered by `observation_id`, each with its fingerprint
-    /// when deduplication already computed it.
-    accepted: Vec<(Observation, Option<String>)>,
+    /// Accepted observations (positions in the delivered list), ordered by
+    /// `observation_id`, each with its fingerprint when deduplication already computed it.
+    accepted: Vec<(usize, Option<String>)>,
     conflicts: Vec<Value>,
     conflicting_ids: usize,
     duplicate: usize,
     conflicting_deliveries: usize,
 }
 
-fn deduplicate(items: Vec<Observation>) -> Deduplicated {
-    // Deliveries of one id side by side, ids in order. An id delivered once is accepted
-    // as it is: only repeated ids need fingerprints to tell retries from conflicts.
+fn deduplicate(items: &[Observation]) -> Deduplicated {
+    // Deliveries of one id side by side, ids in order (a stable sort: one id's deliveries
+    // stay in delivery order). An id delivered once is accepted as it is: only repeated
+    // ids need fingerprints to tell retries from conflicts.
     let count = items.len();
     let mut order: Vec<usize> = (0..count).collect();
     order.sort_by(|&a, &b| items[a].observation_id.cmp(&items[b].observation_id));
-    let mut slots: Vec<Option<Observation>> = items.into_iter().map(Some).collect();
-    let items = order.into_iter().filter_map(|i| slots[i].take());
     let mut out = Deduplicated {
         accepted: Vec::with_capacity(count),
         conflicts: Vec::new(),
@@ -686,33 +685,34 @@ fn deduplicate(items: Vec<Observation>) -> Deduplicated {
         duplicate: 0,
         conflicting_deliveries: 0,
     };
-    let mut rest = items.into_iter().peekable();
+    let mut rest = order.into_iter().peekable();
     while let Some(first) = rest.next() {
+        let id = items[first].observation_id.as_str();
         if rest
             .peek()
-            .is_none_or(|next| next.observation_id != first.observation_id)
+            .is_none_or(|&next| items[next].observation_id != id)
         {
             out.accepted.push((first, None));
             continue;
         }
-        let id = first.observation_id.clone();
         let mut deliveries = Deliveries::default();
         let mut next = Some(first);
-        while let Some(item) = next {
+        while let Some(index) = next {
+            let item = &items[index];
             let fingerprint = item.fingerprint();
             deliveries.total += 1;
             match deliveries.versions.get_mut(&fingerprint) {
                 Some((prior, count)) => {
                     *count += 1;
-                    if item.order_key() < prior.order_key() {
-                        *prior = item;
+                    if item.order_key() < items[*prior].order_key() {
+                        *prior = index;
                     }
                 }
                 None => {
-                    deliveries.versions.insert(fingerprint, (item, 1));
+                    deliveries.versions.insert(fingerprint, (index, 1));
                 }
             }
-            next = rest.next_if(|o| o.observation_id == id);
+            next = rest.next_if(|&o| items[o].observation_id == id);
         }
         out.duplicate += deliveries
             .versions
@@ -742,8 +742,8 @@ fn deduplicate(items: Vec<Observation>) -> Deduplicated {
             }
             continue;
         }
-        if let Some((fingerprint, (observation, _))) = deliveries.versions.into_iter().next() {
-            out.accepted.push((observation, Some(fingerprint)));
+        if let Some((fingerprint, (index, _))) = deliveries.versions.into_iter().next() {
+            out.accepted.push((index, Some(fingerprint)));
         }
     }
     out
@@ -773,7 +773,7 @@ fn bound_history(ordered: &[(Instant, &str, &str, &str)]) -> (Vec<usize>, bool) 
 /// the sorted digests, or the subject id for `none` — with the subject id once known.
 type SubjectGroups<'a> = BTreeMap<
     (&'static str, Cow<'a, [String]>),
-    (Option<String>, Vec<&'a (Observation, Option<String>)>),
+    (Option<String>, Vec<&'a (&'a Observation, Option<String>)>),
 >;
 
 /// Reduces a complete observation stream into a validated projection packet.
@@ -829,8 +829,13 @@ pub fn fits_context(observation: &Observation, context: &ReducerContext) -> bool
 /// [`MAX_OBSERVATIONS`] valid observations, each [fitting](fits_context) `context`, in
 /// delivery order, with no previous projection to check.
 pub fn reduce_validated(context: &ReducerContext, items: Vec<Observation>) -> FieldResult<Value> {
-    let dedup = deduplicate(items);
-    let accepted = &dedup.accepted;
+    let dedup = deduplicate(&items);
+    let accepted: Vec<(&Observation, Option<String>)> = dedup
+        .accepted
+        .into_iter()
+        .map(|(index, fingerprint)| (&items[index], fingerprint))
+        .collect();
+    let accepted = &accepted;
 
     // Group by (level, digest tuple) — or (level, subject id) for `none` — in the
     // reference's sort order of those keys. Item and set subjects hash their id once.
@@ -855,7 +860,7 @@ pub fn reduce_validated(context: &ReducerContext, items: Vec<Observation>) -> Fi
     }
 
     let mut subjects = Vec::with_capacity(groups.len());
-    let mut history: Vec<(&(Observation, Option<String>), usize)> =
+    let mut history: Vec<(&(&Observation, Option<String>), usize)> =
         Vec::with_capacity(accepted.len());
     for (subject_index, (_, (id, members))) in groups.iter().enumerate() {
         let Some(first) = members.first() else {
@@ -863,7 +868,7 @@ pub fn reduce_validated(context: &ReducerContext, items: Vec<Observation>) -> Fi
         };
         let first = &first.0;
         let id = id.clone().unwrap_or_else(|| subject_id(first));
-        let observations: Vec<&Observation> = members.iter().map(|m| &m.0).collect();
+        let observations: Vec<&Observation> = members.iter().map(|m| m.0).collect();
         let subject = reduce_subject(
             &id,
             first.attribution_level,
@@ -892,7 +897,7 @@ pub fn reduce_validated(context: &ReducerContext, items: Vec<Observation>) -> Fi
             history_entry_with(observation, fingerprint, &subjects[s].subject_id)
         })
         .collect();
-    let printed: Vec<&Observation> = kept.iter().map(|&i| &history[i].0.0).collect();
+    let printed: Vec<&Observation> = kept.iter().map(|&i| history[i].0.0).collect();
 
     let subject_conflict = subjects.iter().any(|s| s.review.state == "conflict");
     let status = if dedup.conflicting_ids > 0 || subject_conflict {
