@@ -160,7 +160,7 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
                 // Even batches go to the helper (started with the first full batch); a
                 // helper that cannot be started leaves every batch to this thread.
-                if mine.len() % 2 == 0
+                if mine.len().is_multiple_of(2)
                     && end.is_none()
                     && helper.is_none()
                     && let Some(receiver) = batches.take()
@@ -169,7 +169,7 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
                         .spawn_scoped(scope, move || convert_all(receiver))
                         .ok();
                 }
-                if mine.len() % 2 == 0 && helper.is_some() {
+                if mine.len().is_multiple_of(2) && helper.is_some() {
                     if to_helper.send(full).is_err() {
                         break false;
                     }
