@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::obj;
 use crate::wire::digest;
-use crate::wire::json::{self, Map, Value};
+use crate::wire::json::{self, Json, Map, Value};
 use crate::wire::text::FieldResult;
 use crate::wire::timestamp::Instant;
 
@@ -323,26 +323,28 @@ pub fn subject_id_for(
     memory_ref_digests: &[String],
     application_receipt_id: &str,
 ) -> String {
-    let digests = json::str_list(memory_ref_digests);
+    // Borrowed fields in sorted key order: the canonical bytes, without building a value.
+    let digests = Json::Strs(memory_ref_digests);
+    let level_text = Json::Str(level.as_str());
     match level {
-        AttributionLevel::None => digest::prefixed_canonical(
+        AttributionLevel::None => digest::prefixed_canonical_json(
             "mul_",
-            &Value::Object(obj! {
-                "attribution_level" => level.as_str(),
-                "application_receipt_id" => application_receipt_id,
-                "memory_ref_digests" => digests,
-            }),
+            &Json::Object(&[
+                ("application_receipt_id", Json::Str(application_receipt_id)),
+                ("attribution_level", level_text),
+                ("memory_ref_digests", digests),
+            ]),
         ),
-        AttributionLevel::Item | AttributionLevel::Set => digest::prefixed_canonical(
+        AttributionLevel::Item | AttributionLevel::Set => digest::prefixed_canonical_json(
             if level == AttributionLevel::Item {
                 "mui_"
             } else {
                 "mus_"
             },
-            &Value::Object(obj! {
-                "attribution_level" => level.as_str(),
-                "memory_ref_digests" => digests,
-            }),
+            &Json::Object(&[
+                ("attribution_level", level_text),
+                ("memory_ref_digests", digests),
+            ]),
         ),
     }
 }

@@ -609,17 +609,42 @@ const SORT_ON_STACK: usize = 32;
 
 /// Spaces for indentation, sliced instead of pushed one by one.
 const SPACES: &str = "                                                                ";
+/// A comma, a newline and [`SPACES`]: an item separator and the next item's indentation
+/// in one copy.
+const COMMA_NEWLINE_SPACES: &str =
+    ",\n                                                                ";
 
 fn newline_indent<S: Sink + ?Sized>(out: &mut S, opts: DumpOptions, level: usize) {
     if let Some(width) = opts.indent {
+        let n = width * level;
+        if let Some(run) = COMMA_NEWLINE_SPACES.get(1..2 + n) {
+            out.push_str(run);
+            return;
+        }
         out.push_str("\n");
-        let mut n = width * level;
+        let mut n = n;
         while n > 0 {
             let step = n.min(SPACES.len());
             out.push_str(&SPACES[..step]);
             n -= step;
         }
     }
+}
+
+/// What comes before an item of an array or object: the item separator unless it is the
+/// first item, then the item's indentation.
+fn item_start<S: Sink + ?Sized>(out: &mut S, opts: DumpOptions, first: bool, level: usize) {
+    if !first {
+        if let Some(width) = opts.indent
+            && opts.item_sep == ","
+            && let Some(run) = COMMA_NEWLINE_SPACES.get(..2 + width * level)
+        {
+            out.push_str(run);
+            return;
+        }
+        out.push_str(opts.item_sep);
+    }
+    newline_indent(out, opts, level);
 }
 
 fn write_array<'v, S, V, I>(out: &mut S, items: I, opts: DumpOptions, level: usize)
@@ -634,10 +659,7 @@ where
     }
     out.push_str("[");
     for (i, item) in items.enumerate() {
-        if i > 0 {
-            out.push_str(opts.item_sep);
-        }
-        newline_indent(out, opts, level + 1);
+        item_start(out, opts, i == 0, level + 1);
         item.print(out, opts, level + 1);
     }
     newline_indent(out, opts, level);
@@ -656,10 +678,7 @@ where
     }
     out.push_str("{");
     let mut write_entry = |i: usize, k: &str, v: &V| {
-        if i > 0 {
-            out.push_str(opts.item_sep);
-        }
-        newline_indent(out, opts, level + 1);
+        item_start(out, opts, i == 0, level + 1);
         write_string(out, k, opts.ensure_ascii);
         out.push_str(opts.key_sep);
         v.print(out, opts, level + 1);
