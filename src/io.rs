@@ -178,6 +178,24 @@ fn py_os_error(err: &std::io::Error, shown: &str) -> String {
     }
 }
 
+/// Inputs of at least this many bytes are read into the heap proper ([`prefer_heap`]).
+const LARGE_INPUT: usize = 256 << 10;
+
+/// glibc's largest dynamic mmap threshold (32 MiB on 64-bit targets).
+const MAX_HEAP_PREFERENCE: usize = 32 << 20;
+
+/// Asks the allocator to serve buffers of up to `size` bytes from its heap rather than
+/// from fresh mappings. glibc maps every request above its mmap threshold (128 KiB at
+/// start) on its own and unmaps it when it is freed, so the pages of every large buffer
+/// are faulted in anew, at a microsecond or more each; it also raises the threshold to
+/// the size of a mapped chunk that is freed. Reserving and releasing one untouched
+/// buffer of `size` bytes (no page of it is faulted in) moves the threshold there: the
+/// input and the large buffers built after it then come from the heap, where the pages
+/// of a freed buffer are reused. Another allocator just allocates and frees once.
+fn prefer_heap(size: usize) {
+    drop(std::hint::black_box(Vec::<u8>::with_capacity(size)));
+}
+
 /// Reads at most `limit` bytes from `source`; one byte more is a [`InputError::TooLarge`].
 fn read_limited(
     source: impl std::io::Read,
@@ -185,6 +203,9 @@ fn read_limited(
     shown: &str,
     size_hint: usize,
 ) -> Result<Vec<u8>, InputError> {
+    if size_hint >= LARGE_INPUT {
+        prefer_heap(size_hint.saturating_mul(2).min(MAX_HEAP_PREFERENCE));
+    }
     let mut buf = Vec::with_capacity(size_hint);
     source
         .take(limit.saturating_add(1))

@@ -100,10 +100,14 @@ fn request_error(message: impl Into<String>) -> Error {
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
     let bytes = io::read_bytes(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     // The common shape is reduced straight from the text; anything else is parsed.
-    if let Ok(text) = std::str::from_utf8(&bytes)
-        && let Some(projection) = scan::project_text(text)
+    if let Some(request) = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(scan::scan_request)
     {
-        io::leave_to_exit(bytes);
+        // The request owns its strings: the text's memory is free for the reduction.
+        drop(bytes);
+        let projection = request.project();
+        io::leave_to_exit(request);
         return projection.map_err(|e| Error::from(UtilityError::Field(e)));
     }
     let input = io::parse_input_object(&bytes)?;

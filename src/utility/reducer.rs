@@ -814,7 +814,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
         }
     }
     match validate_batch(request.observations, &context) {
-        Ok(items) => reduce_validated(&context, items),
+        Ok(items) => reduce_validated(&context, &items),
         Err(BatchRejection(codes)) => rejected_projection(Some(&context), &codes, 1),
     }
 }
@@ -830,8 +830,8 @@ pub fn fits_context(observation: &Observation, context: &ReducerContext) -> bool
 /// [`reduce`] from the point where the batch rule has passed: at most
 /// [`MAX_OBSERVATIONS`] valid observations, each [fitting](fits_context) `context`, in
 /// delivery order, with no previous projection to check.
-pub fn reduce_validated(context: &ReducerContext, items: Vec<Observation>) -> FieldResult<Value> {
-    let dedup = deduplicate(&items);
+pub fn reduce_validated(context: &ReducerContext, items: &[Observation]) -> FieldResult<Value> {
+    let dedup = deduplicate(items);
     let accepted: Vec<(&Observation, Option<String>)> = dedup
         .accepted
         .into_iter()

@@ -33,6 +33,27 @@ use super::reducer::{
 /// The projection of `text`, when `text` is a `utility-project` input in the common shape
 /// (see the module docs); `None` leaves it to the general path.
 pub fn project_text(text: &str) -> Option<FieldResult<Value>> {
+    scan_request(text).map(|request| request.project())
+}
+
+/// A `utility-project` input in the common shape, read and checked up to the reduction:
+/// it owns everything it holds, so the text can go before [`ScannedRequest::project`].
+#[derive(Debug)]
+pub struct ScannedRequest {
+    context: ReducerContext,
+    observations: Vec<Observation>,
+}
+
+impl ScannedRequest {
+    /// The projection: what the general path gives for the same text.
+    pub fn project(&self) -> FieldResult<Value> {
+        reduce_validated(&self.context, &self.observations)
+    }
+}
+
+/// Reads `text` when it is a `utility-project` input in the common shape (see the module
+/// docs); `None` leaves it to the general path.
+pub fn scan_request(text: &str) -> Option<ScannedRequest> {
     let input = scan_input(text)?;
     let version = input
         .reducer_version
@@ -52,7 +73,10 @@ pub fn project_text(text: &str) -> Option<FieldResult<Value>> {
     if !input.observations.iter().all(|o| fits_context(o, &context)) {
         return None;
     }
-    Some(reduce_validated(&context, input.observations))
+    Some(ScannedRequest {
+        context,
+        observations: input.observations,
+    })
 }
 
 /// The top-level values of an input in the common shape.
