@@ -226,7 +226,12 @@ pub fn parse_document(bytes: &[u8]) -> Result<Value, InputError> {
 
 /// Reads `--input` (at most `limit` bytes) and requires one JSON object.
 pub fn read_input_object(env: &Env, spec: &str, limit: u64) -> Result<Value, InputError> {
-    let value = parse_document(&read_bytes(env, spec, limit)?)?;
+    parse_input_object(&read_bytes(env, spec, limit)?)
+}
+
+/// Parses bytes read by [`read_bytes`] as one JSON object, as [`read_input_object`] does.
+pub fn parse_input_object(bytes: &[u8]) -> Result<Value, InputError> {
+    let value = parse_document(bytes)?;
     if value.as_object().is_some() {
         Ok(value)
     } else {

@@ -35,6 +35,7 @@ pub mod rank_evaluate;
 pub mod rank_prior;
 mod rank_prior_command;
 pub mod reducer;
+pub mod scan;
 pub(crate) mod strict;
 pub mod validate;
 
@@ -97,9 +98,17 @@ fn request_error(message: impl Into<String>) -> Error {
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    let bytes = io::read_bytes(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    // The common shape is reduced straight from the text; anything else is parsed.
+    if let Ok(text) = std::str::from_utf8(&bytes)
+        && let Some(projection) = scan::project_text(text)
+    {
+        io::leave_to_exit(bytes);
+        return projection.map_err(|e| Error::from(UtilityError::Field(e)));
+    }
+    let input = io::parse_input_object(&bytes)?;
     let projection = project_input(&input);
-    io::leave_to_exit(input);
+    io::leave_to_exit((bytes, input));
     projection
 }
 

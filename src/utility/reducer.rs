@@ -20,7 +20,7 @@ use super::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel, validate_observation,
 };
 use super::strict::{self, bounded, py_eq};
-use super::validate::validate_projection;
+use super::validate::{validate_printed_projection, validate_projection};
 
 /// Schema version of every projection packet.
 pub const PROJECTION_SCHEMA_VERSION: &str = "memory_utility_projection_v0";
@@ -811,10 +811,27 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
             return rejected_projection(Some(&context), &[reason::REDUCER_IDENTITY_MISMATCH], 1);
         }
     }
-    let items = match validate_batch(request.observations, &context) {
-        Ok(items) => items,
-        Err(BatchRejection(codes)) => return rejected_projection(Some(&context), &codes, 1),
-    };
+    match validate_batch(request.observations, &context) {
+        Ok(items) => reduce_validated(&context, items),
+        Err(BatchRejection(codes)) => rejected_projection(Some(&context), &codes, 1),
+    }
+}
+
+/// Whether an observation is reducible in `context`: the batch rule's context checks
+/// (scope and both snapshots) after [`validate_observation`].
+pub fn fits_context(observation: &Observation, context: &ReducerContext) -> bool {
+    observation.scope == context.scope
+        && observation.retrieval_snapshot_ref == context.retrieval_snapshot_ref
+        && observation.policy_snapshot_ref == context.policy_snapshot_ref
+}
+
+/// [`reduce`] from the point where the batch rule has passed: at most
+/// [`MAX_OBSERVATIONS`] valid observations, each [fitting](fits_context) `context`, in
+/// delivery order, with no previous projection to check.
+pub fn reduce_validated(
+    context: &ReducerContext,
+    items: Vec<Observation>,
+) -> FieldResult<Value> {
     let dedup = deduplicate(items);
     let accepted = &dedup.accepted;
 
@@ -878,6 +895,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
             history_entry_with(observation, fingerprint, &subjects[s].subject_id)
         })
         .collect();
+    let printed: Vec<&Observation> = kept.iter().map(|&i| &history[i].0.0).collect();
 
     let subject_conflict = subjects.iter().any(|s| s.review.state == "conflict");
     let status = if dedup.conflicting_ids > 0 || subject_conflict {
@@ -891,7 +909,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
         .last()
         .map(|((o, _), _)| (o.created_at.clone(), o.observation_id.clone()));
     let value = packet(
-        &context,
+        context,
         Body {
             ok: true,
             status,
@@ -909,7 +927,7 @@ pub fn reduce(request: &ProjectionRequest<'_>) -> FieldResult<Value> {
             last,
         },
     );
-    validate_projection(&value)?;
+    validate_printed_projection(&value, &printed)?;
     Ok(value)
 }
 

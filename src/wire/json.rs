@@ -1431,6 +1431,80 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// A forward reader over one JSON text, for a caller that reads a shape it knows field by
+/// field instead of building a [`Value`] tree for the whole document.
+///
+/// It only ever answers "this is the expected token" or "it is not": every method returns
+/// `None` or `false` where the text differs from what was asked, and never words an
+/// error. A caller that gets a no parses the whole text with [`parse`] instead, which
+/// accepts or refuses it, and words the refusal, exactly as it always does. Whitespace is
+/// JSON's (space, tab, newline, carriage return) and is skipped before every token.
+pub struct Cursor<'a> {
+    parser: Parser<'a>,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the first byte of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Cursor {
+            parser: Parser::new(text),
+        }
+    }
+
+    /// The next byte after whitespace, not consumed.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.parser.skip_ws();
+        self.parser.peek()
+    }
+
+    /// Consumes `byte` if it is the next byte after whitespace.
+    pub fn eat(&mut self, byte: u8) -> bool {
+        if self.peek() == Some(byte) {
+            self.parser.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A string without escapes, borrowed from the text; `None` (nothing consumed that
+    /// matters) for anything else, including a string with an escape.
+    pub fn plain_str(&mut self) -> Option<&'a str> {
+        if !self.eat(b'"') {
+            return None;
+        }
+        let first = self.parser.pos;
+        self.parser.skip_plain_text();
+        if self.parser.peek() != Some(b'"') {
+            return None;
+        }
+        let text: &'a str = self.parser.text.get(first..self.parser.pos)?;
+        self.parser.pos += 1;
+        Some(text)
+    }
+
+    /// Consumes the literal `false`.
+    pub fn eat_false(&mut self) -> bool {
+        if self.peek() == Some(b'f') && self.parser.starts_with("false") {
+            self.parser.pos += 5;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Any one value, read as [`parse`] reads it.
+    pub fn value(&mut self) -> Option<Value> {
+        self.parser.skip_ws();
+        self.parser.parse_value().ok()
+    }
+
+    /// Whether only whitespace is left.
+    pub fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // serde bridges (typed wire structs and schemas)
 // ---------------------------------------------------------------------------------------
