@@ -828,10 +828,7 @@ pub fn fits_context(observation: &Observation, context: &ReducerContext) -> bool
 /// [`reduce`] from the point where the batch rule has passed: at most
 /// [`MAX_OBSERVATIONS`] valid observations, each [fitting](fits_context) `context`, in
 /// delivery order, with no previous projection to check.
-pub fn reduce_validated(
-    context: &ReducerContext,
-    items: Vec<Observation>,
-) -> FieldResult<Value> {
+pub fn reduce_validated(context: &ReducerContext, items: Vec<Observation>) -> FieldResult<Value> {
     let dedup = deduplicate(items);
     let accepted = &dedup.accepted;
 
@@ -854,7 +851,7 @@ pub fn reduce_validated(
             .push(entry);
     }
     if groups.len() > MAX_SUBJECTS {
-        return rejected_projection(Some(&context), &[reason::SUBJECT_LIMIT], accepted.len());
+        return rejected_projection(Some(context), &[reason::SUBJECT_LIMIT], accepted.len());
     }
 
     let mut subjects = Vec::with_capacity(groups.len());

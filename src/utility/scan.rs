@@ -39,17 +39,15 @@ pub fn project_text(text: &str) -> Option<FieldResult<Value>> {
     if input.scope.as_object().is_none()
         || input.retrieval.as_str().is_none()
         || input.policy.as_str().is_none()
-        || version.as_str().is_none_or(|v| pyfmt::py_strip(v).is_empty())
+        || version
+            .as_str()
+            .is_none_or(|v| pyfmt::py_strip(v).is_empty())
     {
         return None;
     }
     let context =
         ReducerContext::strict(&input.scope, &input.retrieval, &input.policy, &version).ok()?;
-    if !input
-        .observations
-        .iter()
-        .all(|o| fits_context(o, &context))
-    {
+    if !input.observations.iter().all(|o| fits_context(o, &context)) {
         return None;
     }
     Some(reduce_validated(&context, input.observations))
