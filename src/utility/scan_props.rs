@@ -1108,6 +1108,44 @@ proptest! {
     }
 }
 
+/// An observation valid on its own (its id recomputed) but outside the input's context.
+fn foreign(observation: &Value, kind: u8) -> Value {
+    let Ok(mut o) = super::observation::validate_observation(observation) else {
+        return observation.clone();
+    };
+    match kind {
+        0 => o.scope.agent_id = "agent:other".to_owned(),
+        1 => o.scope.surface_id = "loopx.other".to_owned(),
+        2 => o.retrieval_snapshot_ref = "retrieval:other".to_owned(),
+        _ => o.policy_snapshot_ref = "policy:other".to_owned(),
+    }
+    o.observation_id = o.computed_id();
+    o.to_value()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// One observation outside the context: the general path rejects the batch, the
+    /// direct reading leaves it to it.
+    #[test]
+    fn an_observation_outside_the_context_is_left_to_the_general_path(
+        mut case in case(6, 6),
+        pick in any::<prop::sample::Index>(),
+        kind in 0u8..4,
+    ) {
+        let i = pick.index(case.observations.len());
+        case.observations[i] = foreign(&case.observations[i], kind);
+        let mut rng = Rng(case.seed);
+        let text = render(&case.doc(&mut rng), &case.layout(), &mut rng);
+        prop_assert!(!agrees(&text)?, "answered a batch with a foreign observation");
+        let status = general(&text)
+            .and_then(Result::ok)
+            .and_then(|p| p.get("status").and_then(Value::as_str).map(str::to_owned));
+        prop_assert_eq!(status.as_deref(), Some("rejected"));
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(1024))]
 
