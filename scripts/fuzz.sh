@@ -20,7 +20,7 @@ seconds=${1:-60}
 shift || true
 all=(json_roundtrip timestamp ingest_event dogfood_evaluate operator_control
     utility_project utility_observe utility_validate rank_prior
-    ledger_append_input rank_evaluate_episodes apply_input)
+    ledger_append_input rank_evaluate_episodes apply_input utility_project_scan)
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=("${all[@]}")
 
@@ -45,6 +45,7 @@ seed ingest_event fixtures/ingest_event/**/*.json
 seed dogfood_evaluate fixtures/dogfood_evaluate/**/*.json
 seed operator_control fixtures/operator_control/**/*.json
 seed utility_project fixtures/utility_project/**/*.json
+seed utility_project_scan fixtures/utility_project/**/*.json
 seed utility_observe fixtures/utility_observe/**/*.json
 seed utility_validate fixtures/utility_validate/**/*.json
 seed rank_prior fixtures/rank_prior/**/*.json

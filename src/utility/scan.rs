@@ -10,8 +10,9 @@
 //! text — any other shape, a refusal of any kind, invalid JSON — so that the caller
 //! parses the document and takes the general path, which decides and words it as
 //! always. Accepting means exactly what the general path would do: the same rules run on
-//! the same strings ([`observation_from_text`]), the context is validated by the same
-//! [`ReducerContext::strict`], and the reduction is the same [`reduce_validated`].
+//! the same strings (`observation::observation_from_text`, crate-private), the context is
+//! validated by the same [`ReducerContext::strict`], and the reduction is the same
+//! [`reduce_validated`].
 //!
 //! Nothing here is refused that the general parser would accept for memory reasons:
 //! this shape is far from the parser's density limit (every value is a string or a

@@ -1,0 +1,32 @@
+//! `utility-project`'s direct reading of its input text (`utility::scan`) never answers
+//! differently from the general path: whenever it answers, the text parses as one
+//! object and `project_input` prints the same packet or the same error.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use reward_memory::error::Error;
+use reward_memory::utility::{UtilityError, project_input, scan::project_text};
+use reward_memory::wire::json;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Some(fast) = project_text(text) else {
+        return;
+    };
+    let source = reward_memory::io::parse_input_object(data)
+        .unwrap_or_else(|e| panic!("the direct reading answered for input the parser refuses: {e}"));
+    let general = project_input(&source);
+    match (fast, general) {
+        (Ok(a), Ok(b)) => {
+            assert!(a == b, "projections differ");
+            assert_eq!(json::to_pretty_line(&a), json::to_pretty_line(&b));
+        }
+        (Err(a), Err(b)) => {
+            let a = Error::from(UtilityError::Field(a));
+            assert_eq!(format!("{a:?} / {a}"), format!("{b:?} / {b}"));
+        }
+        (a, b) => panic!("the paths disagree: {a:?} vs {b:?}"),
+    }
+});
