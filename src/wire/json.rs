@@ -526,7 +526,9 @@ pub fn dumps(value: &Value, opts: DumpOptions) -> String {
 
 /// The packet bytes: pretty JSON followed by one newline, as `print(json.dumps(...))`.
 pub fn to_pretty_line(value: &Value) -> String {
-    let mut out = String::with_capacity(4096);
+    // Room for a typical packet at once; a large one (a projection: half a megabyte) then
+    // grows a few times instead of a dozen.
+    let mut out = String::with_capacity(64 << 10);
     write_value(&mut out, value, DumpOptions::PRETTY, 0);
     out.push('\n');
     out

@@ -406,14 +406,50 @@ pub fn str_list_repr<S: AsRef<str>>(items: &[S]) -> String {
     format!("[{}]", parts.join(", "))
 }
 
+/// Text formatted on the stack: 64 bytes, enough for `{:.6}` of any |x| < 1e56; a
+/// longer text is refused (`fmt::Error`) and formatted on the heap instead.
+struct StackText {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl Default for StackText {
+    fn default() -> Self {
+        StackText {
+            bytes: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl StackText {
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let room = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        room.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
 /// Python's `round(x, 6)`: correctly rounded on the exact binary value.
 pub fn round6(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
     // `{:.6}` rounds the exact decimal expansion half-to-even, as CPython's dtoa does.
-    let text = format!("{x:.6}");
-    let rounded: f64 = text.parse().unwrap_or(x);
+    let mut buf = StackText::default();
+    let rounded: f64 = if write!(buf, "{x:.6}").is_ok() {
+        buf.as_str().parse().unwrap_or(x)
+    } else {
+        format!("{x:.6}").parse().unwrap_or(x)
+    };
     if rounded == 0.0 {
         // Python keeps the sign of the input for a zero result.
         if x.is_sign_negative() { -0.0 } else { 0.0 }
@@ -511,6 +547,25 @@ mod tests {
         ] {
             let f: f64 = exact.parse().expect("exact value");
             assert_eq!(float_repr(f), want);
+        }
+    }
+
+    #[test]
+    fn round6_formats_long_values_on_the_heap_like_short_ones() {
+        // Around the 64-byte stack buffer's limit and far past it.
+        for x in [
+            123.4567895,
+            -0.0000005,
+            9.99e55,
+            1e56,
+            -1e56,
+            1.5e57,
+            1e100,
+            -1e300,
+            f64::MAX,
+        ] {
+            let heap: f64 = format!("{x:.6}").parse().unwrap_or(f64::NAN);
+            assert_eq!(round6(x).to_bits(), heap.to_bits(), "{x:e}");
         }
     }
 
