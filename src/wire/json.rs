@@ -94,6 +94,17 @@ impl Map {
             }
             return Self::from_index(index);
         }
+        // Keys built by `obj!` are distinct: then the pairs are the entries as they are.
+        let distinct = pairs.iter().enumerate().all(|(i, (key, _))| {
+            pairs[..i]
+                .iter()
+                .all(|(earlier, _)| earlier.len() != key.len() || earlier != key)
+        });
+        if distinct {
+            return Map {
+                repr: Repr::Small(pairs.into_boxed_slice()),
+            };
+        }
         let mut out: Vec<(Text, Value)> = Vec::with_capacity(pairs.len());
         for (k, v) in pairs {
             // Lengths first: most keys differ in length, and that needs no memcmp.
@@ -1682,6 +1693,23 @@ mod tests {
         assert_eq!(dumps(&v, DumpOptions::CANONICAL), r#"{"a":3,"b":2}"#);
         let keys: Vec<&str> = v.as_object().expect("object").keys().collect();
         assert_eq!(keys, ["a", "b"]);
+    }
+
+    #[test]
+    fn built_maps_keep_dict_semantics_for_repeated_keys() {
+        let map = Map::from_pairs(vec![
+            (Text::from("a"), Value::Int(1)),
+            (Text::from("bb"), Value::Int(2)),
+            (Text::from("a"), Value::Int(3)),
+        ]);
+        let keys: Vec<&str> = map.keys().collect();
+        assert_eq!(keys, ["a", "bb"]);
+        assert_eq!(map.get("a"), Some(&Value::Int(3)));
+        let distinct = Map::from_pairs(vec![
+            (Text::from("b"), Value::Int(1)),
+            (Text::from("a"), Value::Int(2)),
+        ]);
+        assert_eq!(distinct.keys().collect::<Vec<_>>(), ["b", "a"]);
     }
 
     #[test]
