@@ -427,14 +427,12 @@ fn lenient_object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
 /// `str(value or "").strip()` matching `REF`. JSON `true` is refused rather than read as
 /// the reference `"True"` (a deliberate divergence, see docs/compatibility.md).
 fn lenient_ref(v: &Value, label: impl std::fmt::Display) -> FieldResult<String> {
-    let s = pystr_strip_cow(Some(v));
-    if *v != Value::Bool(true) && is_ref(&s) {
-        Ok(s.into_owned())
-    } else {
-        Err(FieldError(format!(
-            "{label} must be an opaque public-safe reference"
-        )))
-    }
+    let text = match v {
+        Value::Str(s) => text_ref(s),
+        Value::Bool(true) => None,
+        other => text_ref(&pystr_strip_cow(Some(other))),
+    };
+    text.ok_or_else(|| FieldError(format!("{label} must be an opaque public-safe reference")))
 }
 
 /// `str(value or "").strip()` matching `TOKEN`; JSON `true` is refused like in
@@ -464,11 +462,13 @@ fn lenient_refs(v: &Value, label: &str, min: usize, max: usize) -> FieldResult<V
     for item in items {
         out.push(lenient_ref(item, label)?);
     }
-    out.sort();
-    if out.windows(2).any(|w| w[0] == w[1]) {
-        return Err(FieldError(format!("{label} must not contain duplicates")));
-    }
-    Ok(out)
+    sorted_unique(out).ok_or_else(|| FieldError(format!("{label} must not contain duplicates")))
+}
+
+/// A list of references sorted, or `None` when one repeats.
+fn sorted_unique(mut items: Vec<String>) -> Option<Vec<String>> {
+    items.sort();
+    (!items.windows(2).any(|w| w[0] == w[1])).then_some(items)
 }
 
 /// Normalizes a memory digest list (sorted, unique, canonical digests).
@@ -1160,7 +1160,7 @@ pub(crate) struct ObservationText<'a> {
     pub created_at: &'a str,
 }
 
-/// [`lenient_ref`] of a string.
+/// `str(value).strip()` of a string when it is a reference: the rule of [`lenient_ref`].
 fn text_ref(s: &str) -> Option<String> {
     let t = pyfmt::py_strip(s);
     is_ref(t).then(|| t.to_owned())
@@ -1171,16 +1171,12 @@ fn text_refs(list: &TextList<'_>, min: usize, max: usize) -> Option<Vec<String>>
     if !(min..=max).contains(&list.len) {
         return None;
     }
-    let mut out = list
+    let out = list
         .as_slice()
         .iter()
         .map(|s| text_ref(s))
         .collect::<Option<Vec<String>>>()?;
-    out.sort();
-    if out.windows(2).any(|w| w[0] == w[1]) {
-        return None;
-    }
-    Some(out)
+    sorted_unique(out)
 }
 
 /// The observation [`validate_observation`] returns for the packet `text` describes,
