@@ -7,7 +7,6 @@
 //! is ignored. It re-derives history fingerprints and subject state but never repairs or
 //! normalizes the packet. Pure.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Display;
 
@@ -779,30 +778,6 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
 /// Validates a `memory_utility_projection_v0` packet; the error is the first violated
 /// rule, worded as the reference words it.
 pub fn validate_projection(value: &Value) -> FieldResult<()> {
-    validate_with(value, None)
-}
-
-/// [`validate_projection`] of a packet the reducer has just printed, given the
-/// observation each of its history entries was printed from, in order.
-///
-/// The result is the same; what is skipped is re-deriving those observations from the
-/// entries. For an entry the reducer printed from a valid observation `o` fitting the
-/// packet's context, that derivation is `o` again (the lenient rules leave stripped,
-/// sorted, valid fields as they are, and the identity recomputes to `o`'s id), the
-/// printed fingerprint is `o`'s fingerprint and the printed subject id is the id of
-/// `o`'s subject, so the three checks it feeds cannot fail and are not repeated. Every
-/// other rule, the strict rules of each history entry included, runs as for any packet.
-/// Debug builds also run the full readback and assert that both agree.
-pub(crate) fn validate_printed_projection(
-    value: &Value,
-    printed: &[&Observation],
-) -> FieldResult<()> {
-    let result = validate_with(value, Some(printed));
-    debug_assert_eq!(result, validate_with(value, None));
-    result
-}
-
-fn validate_with(value: &Value, printed: Option<&[&Observation]>) -> FieldResult<()> {
     let raw = object(value, "projection")?;
     exact_fields(raw, &PROJECTION_FIELDS, "projection")?;
     if get(raw, "schema_version").as_str() != Some(PROJECTION_SCHEMA_VERSION) {
@@ -970,8 +945,7 @@ fn validate_with(value: &Value, printed: Option<&[&Observation]>) -> FieldResult
     if status == "rejected" && !history.is_empty() {
         return fail("rejected projection must not contain observation history");
     }
-    let printed = printed.filter(|p| p.len() == history.len());
-    let mut observations: Vec<Cow<'_, Observation>> = Vec::with_capacity(history.len());
+    let mut observations: Vec<Observation> = Vec::with_capacity(history.len());
     let mut by_subject: Vec<Vec<usize>> = vec![Vec::new(); subjects.len()];
     for (index, entry) in history.iter().enumerate() {
         let entry = object(
@@ -979,35 +953,23 @@ fn validate_with(value: &Value, printed: Option<&[&Observation]>) -> FieldResult
             format_args!("projection.observation_history[{index}]"),
         )?;
         validate_history_entry(entry, index)?;
-        let (observation, expected_subject) = match printed {
-            // Printed from this observation: see validate_printed_projection.
-            Some(printed) => (
-                Cow::Borrowed(printed[index]),
-                Cow::Borrowed(get(entry, "subject_id").as_str().unwrap_or_default()),
-            ),
-            None => {
-                let Some(observation) = observation_from_history(entry, &context) else {
-                    return fail(format!(
-                        "projection.observation_history[{index}] is not canonical"
-                    ));
-                };
-                if get(entry, "observation_fingerprint").as_str()
-                    != Some(&observation.fingerprint())
-                {
-                    return fail(format!(
-                        "projection.observation_history[{index}].observation_fingerprint is invalid"
-                    ));
-                }
-                let expected_subject = reducer::subject_id(&observation);
-                if get(entry, "subject_id").as_str() != Some(expected_subject.as_str()) {
-                    return fail(format!(
-                        "projection.observation_history[{index}].subject_id is invalid"
-                    ));
-                }
-                (Cow::Owned(observation), Cow::Owned(expected_subject))
-            }
+        let Some(observation) = observation_from_history(entry, &context) else {
+            return fail(format!(
+                "projection.observation_history[{index}] is not canonical"
+            ));
         };
-        let Some(&subject_index) = by_id.get(expected_subject.as_ref()) else {
+        if get(entry, "observation_fingerprint").as_str() != Some(&observation.fingerprint()) {
+            return fail(format!(
+                "projection.observation_history[{index}].observation_fingerprint is invalid"
+            ));
+        }
+        let expected_subject = reducer::subject_id(&observation);
+        if get(entry, "subject_id").as_str() != Some(expected_subject.as_str()) {
+            return fail(format!(
+                "projection.observation_history[{index}].subject_id is invalid"
+            ));
+        }
+        let Some(&subject_index) = by_id.get(expected_subject.as_str()) else {
             return fail(format!(
                 "projection.observation_history[{index}] references an unknown subject"
             ));
@@ -1060,7 +1022,7 @@ fn validate_with(value: &Value, printed: Option<&[&Observation]>) -> FieldResult
                 "projection subject {id} observation count is inconsistent"
             ));
         }
-        let members: Vec<&Observation> = members.iter().map(|&i| &*observations[i]).collect();
+        let members: Vec<&Observation> = members.iter().map(|&i| &observations[i]).collect();
         for entry in &members {
             if entry.attribution_level != subject.level {
                 return fail(format!(
@@ -1087,7 +1049,7 @@ fn validate_with(value: &Value, printed: Option<&[&Observation]>) -> FieldResult
             ));
         }
     }
-    let all: Vec<&Observation> = observations.iter().map(|o| &**o).collect();
+    let all: Vec<&Observation> = observations.iter().collect();
     if let Some(last) = reducer::latest(&all) {
         if last_at.as_str() != Some(last.created_at.as_str())
             || last_id.as_str() != Some(last.observation_id.as_str())
