@@ -353,7 +353,7 @@ impl Observation {
                 n += 1;
             }
         }
-        digest::prefixed_canonical_json(prefix, &Json::Object(&selected[..n]))
+        digest::prefixed_canonical_fields(prefix, &selected[..n])
     }
 
     /// `muo_` + SHA-256 of the canonical JSON of the 12 identity fields.

@@ -327,24 +327,24 @@ pub fn subject_id_for(
     let digests = Json::Strs(memory_ref_digests);
     let level_text = Json::Str(level.as_str());
     match level {
-        AttributionLevel::None => digest::prefixed_canonical_json(
+        AttributionLevel::None => digest::prefixed_canonical_fields(
             "mul_",
-            &Json::Object(&[
+            &[
                 ("application_receipt_id", Json::Str(application_receipt_id)),
                 ("attribution_level", level_text),
                 ("memory_ref_digests", digests),
-            ]),
+            ],
         ),
-        AttributionLevel::Item | AttributionLevel::Set => digest::prefixed_canonical_json(
+        AttributionLevel::Item | AttributionLevel::Set => digest::prefixed_canonical_fields(
             if level == AttributionLevel::Item {
                 "mui_"
             } else {
                 "mus_"
             },
-            &Json::Object(&[
+            &[
                 ("attribution_level", level_text),
                 ("memory_ref_digests", digests),
-            ]),
+            ],
         ),
     }
 }

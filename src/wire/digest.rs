@@ -232,6 +232,20 @@ pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
     sink.finish_prefixed(prefix)
 }
 
+/// [`prefixed_canonical_json`] of `Json::Object(entries)` for a static field table whose
+/// keys are in ascending order and need no escape
+/// ([`json::write_canonical_plain_fields`]).
+pub fn prefixed_canonical_fields(prefix: &str, entries: &[(&'static str, Json<'_>)]) -> String {
+    let mut bytes = Vec::with_capacity(1024);
+    if json::write_canonical_plain_fields(&mut bytes, entries) {
+        let mut out = String::with_capacity(prefix.len() + 64);
+        out.push_str(prefix);
+        push_hex(&mut out, &Sha256::digest(&bytes));
+        return out;
+    }
+    prefixed_canonical_json(prefix, &Json::Object(entries))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
