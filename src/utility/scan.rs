@@ -155,11 +155,12 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
     if cursor.eat(b']') {
         return Some(out);
     }
+    let mut order = KeyOrder::new();
     loop {
         if out.len() == MAX_OBSERVATIONS {
             return None;
         }
-        out.push(observation_from_text(&scan_observation(cursor)?)?);
+        out.push(observation_from_text(&scan_observation(cursor, &mut order)?)?);
         if cursor.eat(b']') {
             return Some(out);
         }
@@ -169,75 +170,148 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
     }
 }
 
-/// Field positions in a bit set of the fields seen.
-const FIELD_COUNT: u32 = 21;
+/// The observation fields, by their position in the bit set of the fields seen.
+const FIELDS: [&str; 21] = [
+    "schema_version",
+    "observation_id",
+    "scope",
+    "application_receipt_id",
+    "memory_ref_digests",
+    "retrieval_snapshot_ref",
+    "policy_snapshot_ref",
+    "outcome_ref",
+    "utility_label",
+    "attribution_level",
+    "evidence_basis",
+    "confidence",
+    "reason_codes",
+    "evidence_refs",
+    "evaluator_ref",
+    "evaluation_version",
+    "created_at",
+    "grants_new_action_authority",
+    "provider_write_performed",
+    "external_writes_performed",
+    "raw_content_captured",
+];
 
-fn scan_observation<'a>(cursor: &mut Cursor<'a>) -> Option<ObservationText<'a>> {
+/// Field positions in a bit set of the fields seen.
+const FIELD_COUNT: u32 = FIELDS.len() as u32;
+
+/// The position of an observation field named `key`.
+fn field_position(key: &str) -> Option<u32> {
+    Some(match key {
+        "schema_version" => 0,
+        "observation_id" => 1,
+        "scope" => 2,
+        "application_receipt_id" => 3,
+        "memory_ref_digests" => 4,
+        "retrieval_snapshot_ref" => 5,
+        "policy_snapshot_ref" => 6,
+        "outcome_ref" => 7,
+        "utility_label" => 8,
+        "attribution_level" => 9,
+        "evidence_basis" => 10,
+        "confidence" => 11,
+        "reason_codes" => 12,
+        "evidence_refs" => 13,
+        "evaluator_ref" => 14,
+        "evaluation_version" => 15,
+        "created_at" => 16,
+        "grants_new_action_authority" => 17,
+        "provider_write_performed" => 18,
+        "external_writes_performed" => 19,
+        "raw_content_captured" => 20,
+        _ => return None,
+    })
+}
+
+/// The key order of the packets read so far: after each field (or at the start of a
+/// packet), the field that followed it last time. Packets written by one program list
+/// their keys in one order, so the next key is usually known and is matched with one
+/// comparison ([`Cursor::eat_key`]) instead of being scanned and looked up; a miss reads
+/// the key as any other and learns the new order. Which keys a packet has and what their
+/// values are is decided exactly as without it.
+struct KeyOrder {
+    /// Indexed by field position, [`FIELD_COUNT`] for the start of a packet.
+    next: [Option<u32>; FIELDS.len() + 1],
+}
+
+impl KeyOrder {
+    fn new() -> Self {
+        KeyOrder {
+            next: [None; FIELDS.len() + 1],
+        }
+    }
+
+    /// The position of the key at the cursor, `after` the field at that position.
+    fn read(&mut self, cursor: &mut Cursor<'_>, after: u32) -> Option<u32> {
+        let slot = self.next.get_mut(after as usize)?;
+        if let Some(expected) = *slot
+            && cursor.eat_key(FIELDS[expected as usize])
+        {
+            return Some(expected);
+        }
+        let position = field_position(cursor.plain_str()?)?;
+        *slot = Some(position);
+        Some(position)
+    }
+}
+
+fn scan_observation<'a>(
+    cursor: &mut Cursor<'a>,
+    order: &mut KeyOrder,
+) -> Option<ObservationText<'a>> {
     if !cursor.eat(b'{') {
         return None;
     }
     let mut out = ObservationText::default();
     let mut seen: u32 = 0;
+    let mut previous = FIELD_COUNT;
     loop {
-        let key = cursor.plain_str()?;
+        let bit = order.read(cursor, previous)?;
         if !cursor.eat(b':') {
             return None;
         }
-        let bit = match key {
-            "schema_version" => {
+        match bit {
+            0 => {
                 if cursor.plain_str()? != OBSERVATION_SCHEMA_VERSION {
                     return None;
                 }
-                0
             }
-            "observation_id" => set(&mut out.observation_id, cursor.plain_str()?, 1),
-            "scope" => {
-                out.scope = scan_scope(cursor)?;
-                2
-            }
-            "application_receipt_id" => {
-                set(&mut out.application_receipt_id, cursor.plain_str()?, 3)
-            }
-            "memory_ref_digests" => {
-                out.memory_ref_digests = scan_list(cursor)?;
-                4
-            }
-            "retrieval_snapshot_ref" => {
-                set(&mut out.retrieval_snapshot_ref, cursor.plain_str()?, 5)
-            }
-            "policy_snapshot_ref" => set(&mut out.policy_snapshot_ref, cursor.plain_str()?, 6),
-            "outcome_ref" => set(&mut out.outcome_ref, cursor.plain_str()?, 7),
-            "utility_label" => set(&mut out.utility_label, cursor.plain_str()?, 8),
-            "attribution_level" => set(&mut out.attribution_level, cursor.plain_str()?, 9),
-            "evidence_basis" => set(&mut out.evidence_basis, cursor.plain_str()?, 10),
-            "confidence" => {
+            1 => out.observation_id = cursor.plain_str()?,
+            2 => out.scope = scan_scope(cursor)?,
+            3 => out.application_receipt_id = cursor.plain_str()?,
+            4 => out.memory_ref_digests = scan_list(cursor)?,
+            5 => out.retrieval_snapshot_ref = cursor.plain_str()?,
+            6 => out.policy_snapshot_ref = cursor.plain_str()?,
+            7 => out.outcome_ref = cursor.plain_str()?,
+            8 => out.utility_label = cursor.plain_str()?,
+            9 => out.attribution_level = cursor.plain_str()?,
+            10 => out.evidence_basis = cursor.plain_str()?,
+            11 => {
                 if !matches!(cursor.peek(), Some(b'-' | b'0'..=b'9')) {
                     return None;
                 }
                 out.confidence = cursor.value()?;
-                11
             }
-            "reason_codes" => {
-                out.reason_codes = scan_list(cursor)?;
-                12
+            12 => out.reason_codes = scan_list(cursor)?,
+            13 => out.evidence_refs = scan_list(cursor)?,
+            14 => out.evaluator_ref = cursor.plain_str()?,
+            15 => out.evaluation_version = cursor.plain_str()?,
+            16 => out.created_at = cursor.plain_str()?,
+            // The four boundary flags.
+            _ => {
+                if !cursor.eat_false() {
+                    return None;
+                }
             }
-            "evidence_refs" => {
-                out.evidence_refs = scan_list(cursor)?;
-                13
-            }
-            "evaluator_ref" => set(&mut out.evaluator_ref, cursor.plain_str()?, 14),
-            "evaluation_version" => set(&mut out.evaluation_version, cursor.plain_str()?, 15),
-            "created_at" => set(&mut out.created_at, cursor.plain_str()?, 16),
-            "grants_new_action_authority" => boundary(cursor, 17)?,
-            "provider_write_performed" => boundary(cursor, 18)?,
-            "external_writes_performed" => boundary(cursor, 19)?,
-            "raw_content_captured" => boundary(cursor, 20)?,
-            _ => return None,
-        };
+        }
         if seen & (1 << bit) != 0 {
             return None;
         }
         seen |= 1 << bit;
+        previous = bit;
         if cursor.eat(b'}') {
             break;
         }
@@ -246,15 +320,6 @@ fn scan_observation<'a>(cursor: &mut Cursor<'a>) -> Option<ObservationText<'a>> 
         }
     }
     (seen == (1 << FIELD_COUNT) - 1).then_some(out)
-}
-
-fn set<'a>(slot: &mut &'a str, value: &'a str, bit: u32) -> u32 {
-    *slot = value;
-    bit
-}
-
-fn boundary(cursor: &mut Cursor<'_>, bit: u32) -> Option<u32> {
-    cursor.eat_false().then_some(bit)
 }
 
 /// `{"agent_id", "project_id", "corpus_id", "surface_id"}` in any order, each once.

@@ -1615,6 +1615,25 @@ impl<'a> Cursor<'a> {
         Some(text)
     }
 
+    /// Consumes the string `"key"` when it comes next after whitespace, and answers
+    /// whether it did. For a `key` without a byte to escape this is `plain_str() ==
+    /// Some(key)` as one comparison, without scanning the string; a reader that expects a
+    /// key (the same keys coming in the same order, record after record) tries it first.
+    pub fn eat_key(&mut self, key: &str) -> bool {
+        self.parser.skip_ws();
+        let start = self.parser.pos;
+        let end = start + key.len() + 2;
+        let Some(quoted) = self.parser.bytes.get(start..end) else {
+            return false;
+        };
+        if quoted[0] == b'"' && quoted[end - start - 1] == b'"' && &quoted[1..end - start - 1] == key.as_bytes() {
+            self.parser.pos = end;
+            true
+        } else {
+            false
+        }
+    }
+
     /// Consumes the literal `false`.
     pub fn eat_false(&mut self) -> bool {
         if self.peek() == Some(b'f') && self.parser.starts_with("false") {
