@@ -160,7 +160,9 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
         if out.len() == MAX_OBSERVATIONS {
             return None;
         }
-        out.push(observation_from_text(&scan_observation(cursor, &mut order)?)?);
+        out.push(observation_from_text(&scan_observation(
+            cursor, &mut order,
+        )?)?);
         if cursor.eat(b']') {
             return Some(out);
         }

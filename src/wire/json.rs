@@ -1626,7 +1626,10 @@ impl<'a> Cursor<'a> {
         let Some(quoted) = self.parser.bytes.get(start..end) else {
             return false;
         };
-        if quoted[0] == b'"' && quoted[end - start - 1] == b'"' && &quoted[1..end - start - 1] == key.as_bytes() {
+        if quoted[0] == b'"'
+            && quoted[end - start - 1] == b'"'
+            && &quoted[1..end - start - 1] == key.as_bytes()
+        {
             self.parser.pos = end;
             true
         } else {
