@@ -32,7 +32,8 @@ pub const MAX_REASON_CODES: usize = 12;
 /// At most this many evidence references per observation.
 pub const MAX_EVIDENCE_REFS: usize = 16;
 
-const OBSERVATION_FIELDS: [&str; 21] = [
+/// The 21 observation fields in contract order.
+pub(crate) const OBSERVATION_FIELDS: [&str; 21] = [
     "schema_version",
     "observation_id",
     "scope",

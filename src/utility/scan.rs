@@ -23,7 +23,8 @@ use crate::wire::pyfmt;
 use crate::wire::text::FieldResult;
 
 use super::observation::{
-    OBSERVATION_SCHEMA_VERSION, Observation, ObservationText, TextList, observation_from_text,
+    OBSERVATION_FIELDS, OBSERVATION_SCHEMA_VERSION, Observation, ObservationText, TextList,
+    observation_from_text,
 };
 use super::reducer::{
     DEFAULT_REDUCER_VERSION, MAX_OBSERVATIONS, ReducerContext, fits_context, reduce_validated,
@@ -173,29 +174,7 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
 }
 
 /// The observation fields, by their position in the bit set of the fields seen.
-const FIELDS: [&str; 21] = [
-    "schema_version",
-    "observation_id",
-    "scope",
-    "application_receipt_id",
-    "memory_ref_digests",
-    "retrieval_snapshot_ref",
-    "policy_snapshot_ref",
-    "outcome_ref",
-    "utility_label",
-    "attribution_level",
-    "evidence_basis",
-    "confidence",
-    "reason_codes",
-    "evidence_refs",
-    "evaluator_ref",
-    "evaluation_version",
-    "created_at",
-    "grants_new_action_authority",
-    "provider_write_performed",
-    "external_writes_performed",
-    "raw_content_captured",
-];
+const FIELDS: [&str; 21] = OBSERVATION_FIELDS;
 
 /// Field positions in a bit set of the fields seen.
 const FIELD_COUNT: u32 = FIELDS.len() as u32;
@@ -374,5 +353,18 @@ fn scan_list<'a>(cursor: &mut Cursor<'a>) -> Option<TextList<'a>> {
         if !cursor.eat(b',') {
             return None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FIELDS, field_position};
+
+    #[test]
+    fn field_positions_are_the_table_positions() {
+        for (position, key) in FIELDS.iter().enumerate() {
+            assert_eq!(field_position(key), u32::try_from(position).ok(), "{key}");
+        }
+        assert_eq!(field_position("observation"), None);
     }
 }

@@ -222,10 +222,7 @@ pub fn prefixed_canonical(prefix: &str, value: &Value) -> String {
 pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
     let mut bytes = Vec::with_capacity(1024);
     if json::write_canonical_plain(&mut bytes, value) {
-        let mut out = String::with_capacity(prefix.len() + 64);
-        out.push_str(prefix);
-        push_hex(&mut out, &Sha256::digest(&bytes));
-        return out;
+        return prefixed_sha256(prefix, &bytes);
     }
     let mut sink = HashSink::new();
     json::write_json(&mut sink, value, DumpOptions::CANONICAL);
@@ -238,12 +235,17 @@ pub fn prefixed_canonical_json(prefix: &str, value: &Json<'_>) -> String {
 pub fn prefixed_canonical_fields(prefix: &str, entries: &[(&'static str, Json<'_>)]) -> String {
     let mut bytes = Vec::with_capacity(1024);
     if json::write_canonical_plain_fields(&mut bytes, entries) {
-        let mut out = String::with_capacity(prefix.len() + 64);
-        out.push_str(prefix);
-        push_hex(&mut out, &Sha256::digest(&bytes));
-        return out;
+        return prefixed_sha256(prefix, &bytes);
     }
     prefixed_canonical_json(prefix, &Json::Object(entries))
+}
+
+/// `prefix` + the 64 hex digits of the SHA-256 of `bytes`.
+fn prefixed_sha256(prefix: &str, bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(prefix.len() + 64);
+    out.push_str(prefix);
+    push_hex(&mut out, &Sha256::digest(bytes));
+    out
 }
 
 #[cfg(test)]
