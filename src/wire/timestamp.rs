@@ -23,7 +23,7 @@ pub enum TimestampError {
     Naive,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Parsed {
     year: i32,
     month: u32,
@@ -293,6 +293,43 @@ fn parse_time(b: &[u8], start: usize) -> Option<([u32; 4], Option<i64>)> {
 const STACK_TEXT: usize = 64;
 
 fn parse_iso(text: &str) -> Option<Parsed> {
+    match parse_utc_seconds(text.as_bytes()) {
+        Some(parsed) => valid(parsed),
+        None => parse_general(text),
+    }
+}
+
+/// The layout nearly every timestamp here has, `YYYY-MM-DDTHH:MM:SS` in UTC (`Z` or
+/// `+00:00`), read at fixed positions; `None` for any other text, which the general
+/// reader takes. Where it answers, the fields are the general reader's (proptested).
+fn parse_utc_seconds(b: &[u8]) -> Option<Parsed> {
+    let utc = match b.len() {
+        20 => b[19] == b'Z',
+        25 => &b[19..] == b"+00:00",
+        _ => false,
+    };
+    if !utc || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let number = |from: usize, to: usize| -> Option<u32> {
+        b[from..to].iter().try_fold(0u32, |n, &c| {
+            c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+        })
+    };
+    Some(Parsed {
+        year: i32::try_from(number(0, 4)?).ok()?,
+        month: number(5, 7)?,
+        day: number(8, 10)?,
+        hour: number(11, 13)?,
+        minute: number(14, 16)?,
+        second: number(17, 19)?,
+        micro: 0,
+        offset_micros: Some(0),
+    })
+}
+
+/// The general reader: every form Python's `fromisoformat` accepts.
+fn parse_general(text: &str) -> Option<Parsed> {
     let mut stack = [0u8; STACK_TEXT];
     let owned: String;
     let b: &[u8] = if text.is_ascii() && text.len() + 5 * text.matches('Z').count() <= STACK_TEXT {
@@ -345,7 +382,12 @@ fn parse_iso(text: &str) -> Option<Parsed> {
         parsed.micro = vals[3];
         parsed.offset_micros = offset;
     }
-    let valid = (1..=9999).contains(&parsed.year)
+    valid(parsed)
+}
+
+/// `parsed` when its fields form a real date, time and offset.
+fn valid(parsed: Parsed) -> Option<Parsed> {
+    let ok = (1..=9999).contains(&parsed.year)
         && (1..=12).contains(&parsed.month)
         && parsed.day >= 1
         && parsed.day <= days_in_month(parsed.year, parsed.month)
@@ -355,7 +397,7 @@ fn parse_iso(text: &str) -> Option<Parsed> {
         && parsed
             .offset_micros
             .is_none_or(|o| o.abs() < 86_400_000_000);
-    valid.then_some(parsed)
+    ok.then_some(parsed)
 }
 
 /// Parses an aware timestamp.
@@ -387,6 +429,33 @@ pub fn timestamp_field(v: Option<&Value>, label: &str) -> Result<(String, Instan
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2048))]
+
+        /// The fixed-position UTC reader answers only in its layout, and then exactly as
+        /// the general reader does (fields around their valid ranges, separators and
+        /// zone varied).
+        #[test]
+        fn the_utc_fast_path_agrees_with_the_general_reader(
+            date in (0u32..=10_000, 0u32..=13, 0u32..=32),
+            time in (0u32..=24, 0u32..=60, 0u32..=60),
+            seps in proptest::collection::vec(proptest::sample::select(vec!['-', ':', 'T', ' ', 'x', '5']), 5),
+            zone in proptest::sample::select(vec!["Z", "+00:00", "-00:00", "+01:00", "", "z", "+0000", ".5Z"]),
+            plausible in proptest::bool::ANY,
+        ) {
+            let sep = |i: usize, usual: char| if plausible { usual } else { seps[i] };
+            let text = format!(
+                "{:04}{}{:02}{}{:02}{}{:02}{}{:02}{}{:02}{zone}",
+                date.0, sep(0, '-'), date.1, sep(1, '-'), date.2, sep(2, 'T'),
+                time.0, sep(3, ':'), time.1, sep(4, ':'), time.2,
+            );
+            if let Some(fast) = parse_utc_seconds(text.as_bytes()) {
+                proptest::prop_assert_eq!(valid(fast), parse_general(&text), "{}", text);
+            }
+            proptest::prop_assert_eq!(parse_iso(&text), parse_general(&text), "{}", text);
+        }
+    }
 
     #[test]
     fn accepts_the_permissive_python_forms() {
