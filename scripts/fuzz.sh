@@ -62,7 +62,9 @@ grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | s
 # Runs ---------------------------------------------------------------------------------
 target_dir=()
 [[ -n "${FUZZ_TARGET_DIR:-}" ]] && target_dir=(--target-dir "$FUZZ_TARGET_DIR")
-cargo +nightly fuzz build -O "${target_dir[@]}" >/dev/null
+# Optimized, with debug assertions and overflow checks (-a): the reducer's readback of every
+# projection it builds, among other invariants, is a debug assertion.
+cargo +nightly fuzz build -O -a "${target_dir[@]}" >/dev/null
 limit=(-max_total_time="$seconds")
 [[ -n "${RUNS:-}" ]] && limit=(-runs="$RUNS")
 
@@ -80,7 +82,7 @@ run_one() { # run_one TARGET: fuzz it, then print its row
     local target=$1 log="fuzz/artifacts/$1.log" result start end
     mkdir -p "fuzz/artifacts/$target"
     start=$(date +%s)
-    if cargo +nightly fuzz run -O "${target_dir[@]}" "$target" "fuzz/corpus/$target" -- \
+    if cargo +nightly fuzz run -O -a "${target_dir[@]}" "$target" "fuzz/corpus/$target" -- \
         "${limit[@]}" -max_len="$(max_len "$target")" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/artifacts/$target/" >"$log" 2>&1; then
         result=ok
