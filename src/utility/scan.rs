@@ -173,11 +173,8 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
     }
 }
 
-/// The observation fields, by their position in the bit set of the fields seen.
-const FIELDS: [&str; 21] = OBSERVATION_FIELDS;
-
-/// Field positions in a bit set of the fields seen.
-const FIELD_COUNT: u32 = FIELDS.len() as u32;
+/// Field positions (in [`OBSERVATION_FIELDS`]) in a bit set of the fields seen.
+const FIELD_COUNT: u32 = OBSERVATION_FIELDS.len() as u32;
 
 /// The position of an observation field named `key`.
 fn field_position(key: &str) -> Option<u32> {
@@ -215,13 +212,13 @@ fn field_position(key: &str) -> Option<u32> {
 /// values are is decided exactly as without it.
 struct KeyOrder {
     /// Indexed by field position, [`FIELD_COUNT`] for the start of a packet.
-    next: [Option<u32>; FIELDS.len() + 1],
+    next: [Option<u32>; OBSERVATION_FIELDS.len() + 1],
 }
 
 impl KeyOrder {
     fn new() -> Self {
         KeyOrder {
-            next: [None; FIELDS.len() + 1],
+            next: [None; OBSERVATION_FIELDS.len() + 1],
         }
     }
 
@@ -229,7 +226,7 @@ impl KeyOrder {
     fn read(&mut self, cursor: &mut Cursor<'_>, after: u32) -> Option<u32> {
         let slot = self.next.get_mut(after as usize)?;
         if let Some(expected) = *slot
-            && cursor.eat_key(FIELDS[expected as usize])
+            && cursor.eat_key(OBSERVATION_FIELDS[expected as usize])
         {
             return Some(expected);
         }
@@ -358,11 +355,11 @@ fn scan_list<'a>(cursor: &mut Cursor<'a>) -> Option<TextList<'a>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{FIELDS, field_position};
+    use super::{OBSERVATION_FIELDS, field_position};
 
     #[test]
     fn field_positions_are_the_table_positions() {
-        for (position, key) in FIELDS.iter().enumerate() {
+        for (position, key) in OBSERVATION_FIELDS.iter().enumerate() {
             assert_eq!(field_position(key), u32::try_from(position).ok(), "{key}");
         }
         assert_eq!(field_position("observation"), None);
