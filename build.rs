@@ -3,6 +3,13 @@
 //! Sets `REWARD_MEMORY_GIT_COMMIT` to `$REWARD_MEMORY_GIT_COMMIT` when the builder sets it
 //! (packagers), else to the short hash of `HEAD` when the crate sits at the root of a git
 //! checkout and `git` runs, else to `unknown` (a crates.io tarball, no git). Never fails.
+//!
+//! Release builds of the binary for `x86_64-unknown-linux-gnu` are linked as a position-
+//! dependent executable (`-no-pie`): the loader then has no relocations to apply to the
+//! binary (about 18,000 in a PIE build, dirtying 80 pages of `.data.rel.ro`), which took
+//! about 0.3 ms of every run. Shared libraries keep their address randomization; the
+//! binary's own code is at a fixed address. Set `REWARD_MEMORY_PIE=1` to link a PIE
+//! anyway (a distribution whose policy requires one).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,8 +45,20 @@ fn watch_head(dir: &Path) {
     }
 }
 
+/// Links release binaries without PIE on the one target where it was measured.
+fn link_options() {
+    println!("cargo:rerun-if-env-changed=REWARD_MEMORY_PIE");
+    let release = std::env::var("PROFILE").is_ok_and(|p| p == "release");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    let pie_wanted = std::env::var("REWARD_MEMORY_PIE").is_ok_and(|v| v.trim() == "1");
+    if release && target == "x86_64-unknown-linux-gnu" && !pie_wanted {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    link_options();
     println!("cargo:rerun-if-env-changed=REWARD_MEMORY_GIT_COMMIT");
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
     let from_env = std::env::var("REWARD_MEMORY_GIT_COMMIT")
