@@ -49,6 +49,9 @@ pub struct Outcome {
     pub packet: Value,
     pub exit: Exit,
     pub notes: Notes,
+    /// The packet's JSON output (pretty JSON and a newline), when the command printed it
+    /// from typed data because the output format is JSON; `packet` is then `null`.
+    pub json: Option<String>,
 }
 
 impl Outcome {
@@ -58,6 +61,15 @@ impl Outcome {
             packet,
             exit,
             notes: Notes::default(),
+            json: None,
+        }
+    }
+
+    /// A packet the command printed itself as `--format json` output, with its exit.
+    pub fn printed_json(text: String, exit: Exit) -> Outcome {
+        Outcome {
+            json: Some(text),
+            ..Outcome::new(Value::Null, exit)
         }
     }
 
@@ -104,6 +116,8 @@ pub struct Context {
     pub env: io::Env,
     pub registry: Option<PathBuf>,
     pub runtime_root: Option<PathBuf>,
+    /// The output format: a command whose packet is large may print JSON itself.
+    pub format: Format,
 }
 
 impl Context {
@@ -117,6 +131,7 @@ impl Context {
                 .runtime_root
                 .clone()
                 .or_else(|| self.runtime_root.clone()),
+            format: self.format,
         }
     }
 }
@@ -150,7 +165,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::Evaluate(_) => evaluation::command().map(Outcome::by_ok),
         Command::DogfoodEvaluate(args) => dogfood::command(&args, ctx).map(Outcome::by_ok),
         Command::OperatorControl(args) => operator::command(&args, ctx).map(Outcome::success),
-        Command::UtilityProject(args) => utility::project_command(&args, ctx).map(Outcome::by_ok),
+        Command::UtilityProject(args) => utility::project_command(&args, ctx),
         Command::UtilityObserve(args) => utility::observe_command(&args, ctx),
         Command::UtilityValidate(args) => utility::validate_command(&args, ctx),
         Command::Recall(args) => {
@@ -238,8 +253,19 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
         env,
         registry: cli.registry,
         runtime_root: cli.runtime_root,
+        format,
     };
     let outcome = match dispatch(cli.command, &ctx) {
+        // The packet printed from typed data (`utility-project --format json`).
+        Ok(Outcome {
+            json: Some(text),
+            exit,
+            ..
+        }) => {
+            let code = emit(&text, exit);
+            io::leave_to_exit(text);
+            return code;
+        }
         // A streaming command (utility-ledger export) already wrote its output.
         Ok(outcome) if outcome.packet.is_null() => return outcome.exit.code(),
         Ok(outcome) => outcome,

@@ -1,11 +1,13 @@
 //! `utility-project`'s direct reading of its input text (`utility::scan`) never answers
 //! differently from the general path: whenever it answers, the text parses as one
-//! object and `project_input` prints the same packet or the same error.
+//! object and `project_input` prints the same packet or the same error, and the packet
+//! printed from the typed projection (the `--format json` output) is the same bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use reward_memory::error::Error;
-use reward_memory::utility::{UtilityError, project_input, scan::project_text};
+use reward_memory::utility::scan::{project_text, scan_request};
+use reward_memory::utility::{UtilityError, project_input};
 use reward_memory::wire::json;
 
 fuzz_target!(|data: &[u8]| {
@@ -22,6 +24,11 @@ fuzz_target!(|data: &[u8]| {
         (Ok(a), Ok(b)) => {
             assert!(a == b, "projections differ");
             assert_eq!(json::to_pretty_line(&a), json::to_pretty_line(&b));
+            let request = scan_request(text).expect("the direct reading answered once");
+            let typed = request.project_typed().expect("the direct reading projected once");
+            let mut printed = String::new();
+            typed.write_pretty_line(&mut printed);
+            assert_eq!(printed, json::to_pretty_line(&a));
         }
         (Err(a), Err(b)) => {
             let a = Error::from(UtilityError::Field(a));

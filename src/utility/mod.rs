@@ -39,7 +39,7 @@ pub mod scan;
 pub(crate) mod strict;
 pub mod validate;
 
-use crate::cli::InputArgs;
+use crate::cli::{Format, InputArgs};
 use crate::error::{Error, Exit};
 use crate::io;
 use crate::obj;
@@ -97,23 +97,48 @@ fn request_error(message: impl Into<String>) -> Error {
 }
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
-pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
+pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let bytes = io::read_bytes(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     // The common shape is reduced straight from the text; anything else is parsed.
     if let Some(request) = std::str::from_utf8(&bytes)
         .ok()
         .and_then(scan::scan_request)
     {
-        // The request owns its strings: the text's memory is free for the reduction.
-        drop(bytes);
-        let projection = request.project();
+        if ctx.format != Format::Json {
+            // The request owns its strings: the text's memory is free for the reduction.
+            drop(bytes);
+            let projection = request.project();
+            io::leave_to_exit(request);
+            return projection
+                .map(Outcome::by_ok)
+                .map_err(|e| Error::from(UtilityError::Field(e)));
+        }
+        let projection = request
+            .project_typed()
+            .map_err(|e| Error::from(UtilityError::Field(e)))?;
+        // JSON is printed from the typed packet into the input's buffer: its pages are
+        // in memory already, and the packet needs no value tree.
+        let mut buffer = bytes;
+        buffer.clear();
+        let mut text = String::from_utf8(buffer).unwrap_or_default();
+        projection.write_pretty_line(&mut text);
+        debug_assert_eq!(
+            text,
+            crate::wire::json::to_pretty_line(&projection.to_value())
+        );
+        let exit = if projection.ok() {
+            Exit::Success
+        } else {
+            Exit::NotOk
+        };
+        io::leave_to_exit(projection);
         io::leave_to_exit(request);
-        return projection.map_err(|e| Error::from(UtilityError::Field(e)));
+        return Ok(Outcome::printed_json(text, exit));
     }
     let input = io::parse_input_object(&bytes)?;
     let projection = project_input(&input);
     io::leave_to_exit((bytes, input));
-    projection
+    projection.map(Outcome::by_ok)
 }
 
 /// `utility-project` on an already parsed input.

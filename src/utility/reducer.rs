@@ -6,6 +6,9 @@
 //! precedence, noisy-OR confidence, the history budget, review proposals, counters and
 //! status. Every packet it returns has passed the readback validator. It never merges a
 //! previous projection, never calls a provider and never deletes or ranks anything. Pure.
+//!
+//! A packet is built as a typed [`Projection`]; [`packet`] holds its field tables, from
+//! which it is printed directly or turned into a value.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +24,11 @@ use super::observation::{
 };
 use super::strict::{self, bounded, py_eq};
 use super::validate::validate_projection;
+
+mod packet;
+
+use packet::{Counts, HistoryEntry};
+pub use packet::{Projection, history_entry};
 
 /// Schema version of every projection packet.
 pub const PROJECTION_SCHEMA_VERSION: &str = "memory_utility_projection_v0";
@@ -182,18 +190,6 @@ impl Review {
     pub fn quarantine_proposed(&self) -> bool {
         self.state == "conflict"
     }
-
-    /// The review object as printed in a subject.
-    pub fn to_value(&self) -> Value {
-        Value::Object(obj! {
-            "state" => self.state,
-            "proposed_action" => self.proposed_action,
-            "reason_codes" => json::str_list(&self.reason_codes),
-            "quarantine_proposed" => self.quarantine_proposed(),
-            "automatic_deletion" => false,
-            "action_authority_granted" => false,
-        })
-    }
 }
 
 /// The reduced state of one subject.
@@ -216,83 +212,6 @@ pub struct SubjectState {
     pub last_observed_at: String,
     pub last_observation_id: String,
     pub review: Review,
-}
-
-impl SubjectState {
-    /// The support counters as printed.
-    pub fn support_value(&self) -> Value {
-        let mut m = Map::with_capacity(4);
-        for (label, count) in UtilityLabel::ALL.iter().zip(self.support) {
-            m.insert(label.as_str(), count);
-        }
-        Value::Object(m)
-    }
-
-    /// The evidence-strength counters as printed.
-    pub fn evidence_strength_value(&self) -> Value {
-        let mut m = Map::with_capacity(5);
-        for (basis, count) in EvidenceBasis::ALL.iter().zip(self.evidence_strength) {
-            m.insert(basis.as_str(), count);
-        }
-        Value::Object(m)
-    }
-
-    /// The joint evidence summary as printed.
-    pub fn summary_value(&self) -> Value {
-        Value::Array(
-            self.summary
-                .iter()
-                .map(|p| {
-                    Value::Object(obj! {
-                        "evidence_basis" => p.basis.as_str(),
-                        "utility_label" => p.label.as_str(),
-                        "observation_count" => p.count,
-                        "combined_confidence" => p.combined_confidence,
-                    })
-                })
-                .collect(),
-        )
-    }
-
-    /// The 19-key subject packet.
-    pub fn to_value(&self) -> Value {
-        Value::Object(obj! {
-            "subject_id" => self.subject_id.as_str(),
-            "attribution_level" => self.level.as_str(),
-            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
-            "utility_estimate" => self.utility_estimate,
-            "utility_bounds" => obj! {"min" => UTILITY_MIN, "max" => UTILITY_MAX},
-            "effective_utility_label" => self.effective_label.as_str(),
-            "effective_evidence_basis" => self.effective_basis.as_str(),
-            "confidence" => self.confidence,
-            "uncertainty" => self.uncertainty,
-            "support" => self.support_value(),
-            "evidence_strength" => self.evidence_strength_value(),
-            "evidence_label_summary" => self.summary_value(),
-            "observation_count" => self.observation_count,
-            "last_observed_at" => self.last_observed_at.as_str(),
-            "last_observation_id" => self.last_observation_id.as_str(),
-            "review" => self.review.to_value(),
-            "read_only" => true,
-            "automatic_deletion" => false,
-            "action_authority_granted" => false,
-        })
-    }
-
-    /// The review proposal of a subject whose review state is not `none`.
-    pub fn proposal_value(&self) -> Value {
-        Value::Object(obj! {
-            "subject_id" => self.subject_id.as_str(),
-            "attribution_level" => self.level.as_str(),
-            "memory_ref_digests" => json::str_list(&self.memory_ref_digests),
-            "state" => self.review.state,
-            "proposed_action" => self.review.proposed_action,
-            "reason_codes" => json::str_list(&self.review.reason_codes),
-            "quarantine_proposed" => self.review.quarantine_proposed(),
-            "automatic_deletion" => false,
-            "action_authority_granted" => false,
-        })
-    }
 }
 
 /// Noisy-OR over confidences in the given order: `r6(1 − Π(1 − clamp01(c)))`.
@@ -486,102 +405,9 @@ pub fn reduce_subject(
     }
 }
 
-/// One history entry (15 keys).
-pub fn history_entry(observation: &Observation, subject_id: &str) -> Value {
-    history_entry_with(observation, observation.fingerprint(), subject_id)
-}
-
-/// [`history_entry`] with the observation's fingerprint already computed.
-fn history_entry_with(observation: &Observation, fingerprint: String, subject_id: &str) -> Value {
-    Value::Object(obj! {
-        "observation_id" => observation.observation_id.as_str(),
-        "observation_fingerprint" => fingerprint,
-        "subject_id" => subject_id,
-        "application_receipt_id" => observation.application_receipt_id.as_str(),
-        "outcome_ref" => observation.outcome_ref.as_str(),
-        "memory_ref_digests" => json::str_list(&observation.memory_ref_digests),
-        "attribution_level" => observation.attribution_level.as_str(),
-        "utility_label" => observation.utility_label.as_str(),
-        "evidence_basis" => observation.evidence_basis.as_str(),
-        "confidence" => observation.confidence,
-        "reason_codes" => json::str_list(&observation.reason_codes),
-        "evidence_refs" => json::str_list(&observation.evidence_refs),
-        "evaluator_ref" => observation.evaluator_ref.as_str(),
-        "evaluation_version" => observation.evaluation_version.as_str(),
-        "created_at" => observation.created_at.as_str(),
-    })
-}
-
 // ---------------------------------------------------------------------------------------
 // Packets
 // ---------------------------------------------------------------------------------------
-
-#[derive(Default)]
-struct Counts {
-    accepted: usize,
-    duplicate: usize,
-    conflicting: usize,
-    rejected: usize,
-}
-
-struct Body {
-    ok: bool,
-    status: &'static str,
-    ready: bool,
-    counts: Counts,
-    subjects: Vec<SubjectState>,
-    history: Vec<Value>,
-    truncated: bool,
-    rejections: Vec<Value>,
-    last: Option<(String, String)>,
-}
-
-fn packet(context: &ReducerContext, body: Body) -> Value {
-    let level_count =
-        |level: AttributionLevel| body.subjects.iter().filter(|s| s.level == level).count();
-    let (last_at, last_id) = match &body.last {
-        Some((at, id)) => (Value::from(at.as_str()), Value::from(id.as_str())),
-        None => (Value::Null, Value::Null),
-    };
-    let proposals: Vec<Value> = body
-        .subjects
-        .iter()
-        .filter(|s| s.review.state != "none")
-        .map(SubjectState::proposal_value)
-        .collect();
-    Value::Object(obj! {
-        "ok" => body.ok,
-        "schema_version" => PROJECTION_SCHEMA_VERSION,
-        "status" => body.status,
-        "projection_ready" => body.ready,
-        "reducer_version" => context.reducer_version.as_str(),
-        "reducer_identity" => context.identity(),
-        "scope" => context.scope_map.clone(),
-        "retrieval_snapshot_ref" => context.retrieval_snapshot_ref.as_str(),
-        "policy_snapshot_ref" => context.policy_snapshot_ref.as_str(),
-        "accepted_observation_count" => body.counts.accepted,
-        "duplicate_observation_count" => body.counts.duplicate,
-        "conflicting_observation_count" => body.counts.conflicting,
-        "rejected_observation_count" => body.counts.rejected,
-        "lineage_observation_count" => body.counts.accepted,
-        "subject_count" => body.subjects.len(),
-        "item_subject_count" => level_count(AttributionLevel::Item),
-        "set_subject_count" => level_count(AttributionLevel::Set),
-        "unresolved_lineage_count" => level_count(AttributionLevel::None),
-        "last_observed_at" => last_at,
-        "last_observation_id" => last_id,
-        "subjects" => Value::Array(body.subjects.iter().map(SubjectState::to_value).collect()),
-        "observation_history" => Value::Array(body.history.into()),
-        "observation_history_truncated" => body.truncated,
-        "rejections" => Value::Array(body.rejections.into()),
-        "review_proposals" => Value::Array(proposals.into()),
-        "read_only" => true,
-        "grants_new_action_authority" => false,
-        "provider_write_performed" => false,
-        "external_writes_performed" => false,
-        "raw_content_captured" => false,
-    })
-}
 
 /// A fail-closed rejected packet: no subjects, one `{reason_codes}` record.
 pub fn rejected_projection(
@@ -589,36 +415,40 @@ pub fn rejected_projection(
     reason_codes: &[&str],
     rejected_count: usize,
 ) -> FieldResult<Value> {
-    let fallback;
-    let context = match context {
-        Some(c) => c,
-        None => {
-            fallback = ReducerContext::fallback();
-            &fallback
-        }
-    };
-    let codes: BTreeSet<&str> = reason_codes.iter().copied().collect();
-    let value = packet(
-        context,
-        Body {
-            ok: false,
-            status: "rejected",
-            ready: false,
-            counts: Counts {
-                rejected: rejected_count,
-                ..Counts::default()
-            },
-            subjects: Vec::new(),
-            history: Vec::new(),
-            truncated: false,
-            rejections: vec![Value::Object(
-                obj! {"reason_codes" => json::str_list(&codes.into_iter().collect::<Vec<_>>())},
-            )],
-            last: None,
-        },
-    );
+    let value = rejected(context, reason_codes, rejected_count).to_value();
     validate_projection(&value)?;
     Ok(value)
+}
+
+/// [`rejected_projection`] as typed data, not yet validated.
+fn rejected<'a>(
+    context: Option<&'a ReducerContext>,
+    reason_codes: &[&str],
+    rejected_count: usize,
+) -> Projection<'a> {
+    let context = context.map_or_else(|| Cow::Owned(ReducerContext::fallback()), Cow::Borrowed);
+    let codes: BTreeSet<&str> = reason_codes.iter().copied().collect();
+    let codes: Vec<&str> = codes.into_iter().collect();
+    Projection {
+        context,
+        ok: false,
+        status: "rejected",
+        ready: false,
+        counts: Counts {
+            rejected: rejected_count,
+            ..Counts::default()
+        },
+        subjects: Vec::new(),
+        history: Vec::new(),
+        truncated: false,
+        rejections: Value::Array(
+            vec![Value::Object(
+                obj! {"reason_codes" => json::str_list(&codes)},
+            )]
+            .into(),
+        ),
+        last: None,
+    }
 }
 
 /// Why a batch could not be reduced: rejection reason codes for the packet.
@@ -771,12 +601,9 @@ fn bound_history(ordered: &[(Instant, &str, &str, &str)]) -> (Vec<usize>, bool) 
     (kept.into_iter().collect(), true)
 }
 
-/// Accepted observations (with their fingerprint when known) grouped by subject key —
-/// the sorted digests, or the subject id for `none` — with the subject id once known.
-type SubjectGroups<'a> = BTreeMap<
-    (&'static str, Cow<'a, [String]>),
-    (Option<String>, Vec<&'a (&'a Observation, Option<String>)>),
->;
+/// Accepted observations (positions in the accepted list) grouped by subject key — the
+/// sorted digests, or the subject id for `none` — with the subject id once known.
+type SubjectGroups<'a> = BTreeMap<(&'static str, Cow<'a, [String]>), (Option<String>, Vec<usize>)>;
 
 /// Reduces a complete observation stream into a validated projection packet.
 ///
@@ -831,19 +658,27 @@ pub fn fits_context(observation: &Observation, context: &ReducerContext) -> bool
 /// [`MAX_OBSERVATIONS`] valid observations, each [fitting](fits_context) `context`, in
 /// delivery order, with no previous projection to check.
 pub fn reduce_validated(context: &ReducerContext, items: &[Observation]) -> FieldResult<Value> {
+    project_validated(context, items).map(|projection| projection.to_value())
+}
+
+/// [`reduce_validated`] as typed data, for a caller that prints the packet without
+/// building its value.
+pub fn project_validated<'a>(
+    context: &'a ReducerContext,
+    items: &'a [Observation],
+) -> FieldResult<Projection<'a>> {
     let dedup = deduplicate(items);
     let accepted: Vec<(&Observation, Option<String>)> = dedup
         .accepted
         .into_iter()
         .map(|(index, fingerprint)| (&items[index], fingerprint))
         .collect();
-    let accepted = &accepted;
 
     // Group by (level, digest tuple) — or (level, subject id) for `none` — in the
     // reference's sort order of those keys. Item and set subjects hash their id once.
     let mut groups: SubjectGroups<'_> = BTreeMap::new();
-    for entry in accepted {
-        let observation = &entry.0;
+    for (index, entry) in accepted.iter().enumerate() {
+        let observation = entry.0;
         let level = observation.attribution_level;
         let (key_tail, id) = if level == AttributionLevel::None {
             let id = subject_id(observation);
@@ -855,48 +690,62 @@ pub fn reduce_validated(context: &ReducerContext, items: &[Observation]) -> Fiel
             .entry((level.as_str(), key_tail))
             .or_insert_with(|| (id, Vec::new()))
             .1
-            .push(entry);
+            .push(index);
     }
     if groups.len() > MAX_SUBJECTS {
-        return rejected_projection(Some(context), &[reason::SUBJECT_LIMIT], accepted.len());
+        let packet = rejected(Some(context), &[reason::SUBJECT_LIMIT], accepted.len());
+        validate_projection(&packet.to_value())?;
+        return Ok(packet);
     }
 
     let mut subjects = Vec::with_capacity(groups.len());
-    let mut history: Vec<(&(&Observation, Option<String>), usize)> =
-        Vec::with_capacity(accepted.len());
+    // (position in `accepted`, subject position) of every accepted observation.
+    let mut history: Vec<(usize, usize)> = Vec::with_capacity(accepted.len());
     for (subject_index, (_, (id, members))) in groups.iter().enumerate() {
-        let Some(first) = members.first() else {
+        let Some(&first) = members.first() else {
             continue;
         };
-        let first = &first.0;
+        let first = accepted[first].0;
         let id = id.clone().unwrap_or_else(|| subject_id(first));
-        let observations: Vec<&Observation> = members.iter().map(|m| m.0).collect();
+        let observations: Vec<&Observation> = members.iter().map(|&m| accepted[m].0).collect();
         let subject = reduce_subject(
             &id,
             first.attribution_level,
             &first.memory_ref_digests,
             &observations,
         );
-        history.extend(members.iter().map(|m| (*m, subject_index)));
+        history.extend(members.iter().map(|&m| (m, subject_index)));
         subjects.push(subject);
     }
-    history.sort_by(|a, b| a.0.0.order_key().cmp(&b.0.0.order_key()));
+    history.sort_by(|a, b| {
+        accepted[a.0]
+            .0
+            .order_key()
+            .cmp(&accepted[b.0].0.order_key())
+    });
     let keys: Vec<(Instant, &str, &str, &str)> = history
         .iter()
-        .map(|(o, s)| {
-            let (instant, at, id) = o.0.order_key();
-            (instant, at, id, subjects[*s].subject_id.as_str())
+        .map(|&(m, s)| {
+            let (instant, at, id) = accepted[m].0.order_key();
+            (instant, at, id, subjects[s].subject_id.as_str())
         })
         .collect();
     let (kept, truncated) = bound_history(&keys);
-    let history_values: Vec<Value> = kept
+    drop(keys);
+    let mut accepted = accepted;
+    let kept_history: Vec<HistoryEntry<'a>> = kept
         .iter()
         .map(|&i| {
-            let ((observation, fingerprint), s) = history[i];
+            let (m, subject) = history[i];
+            let (observation, fingerprint) = &mut accepted[m];
             let fingerprint = fingerprint
-                .clone()
+                .take()
                 .unwrap_or_else(|| observation.fingerprint());
-            history_entry_with(observation, fingerprint, &subjects[s].subject_id)
+            HistoryEntry {
+                observation,
+                fingerprint,
+                subject,
+            }
         })
         .collect();
 
@@ -908,34 +757,33 @@ pub fn reduce_validated(context: &ReducerContext, items: &[Observation]) -> Fiel
     } else {
         "empty"
     };
-    let last = history
-        .last()
-        .map(|((o, _), _)| (o.created_at.clone(), o.observation_id.clone()));
-    let value = packet(
-        context,
-        Body {
-            ok: true,
-            status,
-            ready: !accepted.is_empty() && dedup.conflicting_ids == 0 && !subject_conflict,
-            counts: Counts {
-                accepted: accepted.len(),
-                duplicate: dedup.duplicate,
-                conflicting: dedup.conflicting_ids,
-                rejected: dedup.conflicting_deliveries,
-            },
-            subjects,
-            history: history_values,
-            truncated,
-            rejections: dedup.conflicts,
-            last,
+    let last = history.last().map(|&(m, _)| {
+        let o = accepted[m].0;
+        (o.created_at.as_str(), o.observation_id.as_str())
+    });
+    let projection = Projection {
+        context: Cow::Borrowed(context),
+        ok: true,
+        status,
+        ready: !accepted.is_empty() && dedup.conflicting_ids == 0 && !subject_conflict,
+        counts: Counts {
+            accepted: accepted.len(),
+            duplicate: dedup.duplicate,
+            conflicting: dedup.conflicting_ids,
+            rejected: dedup.conflicting_deliveries,
         },
-    );
+        subjects,
+        history: kept_history,
+        truncated,
+        rejections: Value::Array(dedup.conflicts.into()),
+        last,
+    };
     // Step K: the readback validator accepts every packet that the steps above build
     // from valid observations, so this is an invariant of the function, asserted rather
     // than re-checked. Debug builds (every test, proptest and fuzz run) check each packet;
     // release builds skip the walk, which took about 0.65 ms at the contract's cap.
-    debug_assert_eq!(validate_projection(&value), Ok(()));
-    Ok(value)
+    debug_assert_eq!(validate_projection(&projection.to_value()), Ok(()));
+    Ok(projection)
 }
 
 #[cfg(test)]

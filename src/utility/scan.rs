@@ -27,7 +27,8 @@ use super::observation::{
     observation_from_text,
 };
 use super::reducer::{
-    DEFAULT_REDUCER_VERSION, MAX_OBSERVATIONS, ReducerContext, fits_context, reduce_validated,
+    DEFAULT_REDUCER_VERSION, MAX_OBSERVATIONS, Projection, ReducerContext, fits_context,
+    project_validated, reduce_validated,
 };
 
 /// The projection of `text`, when `text` is a `utility-project` input in the common shape
@@ -48,6 +49,11 @@ impl ScannedRequest {
     /// The projection: what the general path gives for the same text.
     pub fn project(&self) -> FieldResult<Value> {
         reduce_validated(&self.context, &self.observations)
+    }
+
+    /// [`ScannedRequest::project`] as typed data, to be printed without a value tree.
+    pub fn project_typed(&self) -> FieldResult<Projection<'_>> {
+        project_validated(&self.context, &self.observations)
     }
 }
 

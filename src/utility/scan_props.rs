@@ -17,7 +17,7 @@ use crate::wire::json::{self, DumpOptions, Value};
 
 use super::observation::Observation;
 use super::props::spec_with;
-use super::scan::project_text;
+use super::scan::{project_text, scan_request};
 use super::testkit::{self, Spec};
 use super::{UtilityError, project_input};
 
@@ -61,7 +61,24 @@ fn agrees(text: &str) -> Result<bool, TestCaseError> {
         prop_assert!(a == b, "projections differ for {:?}", text);
     }
     prop_assert_eq!(shown(&fast), shown(&general), "text: {:?}", text);
+    // The packet printed from typed data (the command's `--format json` output) is the
+    // same bytes.
+    prop_assert_eq!(
+        typed(text),
+        shown(&fast).map_err(|_| ()),
+        "text: {:?}",
+        text
+    );
     Ok(true)
+}
+
+/// The direct reading printed from the typed projection; `Err(())` for an error.
+fn typed(text: &str) -> Result<String, ()> {
+    let request = scan_request(text).ok_or(())?;
+    let projection = request.project_typed().map_err(|_| ())?;
+    let mut out = String::new();
+    projection.write_pretty_line(&mut out);
+    Ok(out)
 }
 
 fn assert_agrees(text: &str) -> bool {

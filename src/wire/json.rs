@@ -502,8 +502,26 @@ pub enum Json<'a> {
     StrRefs(&'a [&'a str]),
     /// An object: its `(key, value)` entries in insertion order.
     Object(&'a [(&'a str, Json<'a>)]),
+    /// A list whose items are made one at a time while it is printed, so that a long
+    /// list of records is printed from typed data without a value per record.
+    Items(&'a dyn JsonItems),
     /// A parsed or built value.
     Value(&'a Value),
+}
+
+/// The items of a [`Json::Items`] list: how many there are, and each one as a borrowed
+/// [`Json`] handed to `each` (which may build it on the stack).
+pub trait JsonItems {
+    /// The number of items.
+    fn count(&self) -> usize;
+    /// Calls `each` with the items in order.
+    fn for_each_item(&self, each: &mut dyn FnMut(&Json<'_>));
+}
+
+impl std::fmt::Debug for dyn JsonItems + '_ {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JsonItems({})", self.count())
+    }
 }
 
 impl Json<'_> {
@@ -523,6 +541,11 @@ impl Json<'_> {
                     .map(|(k, v)| (Text::new(k), v.to_value()))
                     .collect(),
             ),
+            Json::Items(items) => {
+                let mut out = Vec::with_capacity(items.count());
+                items.for_each_item(&mut |item| out.push(item.to_value()));
+                Value::Array(out.into())
+            }
             Json::Value(v) => v.clone(),
         }
     }
@@ -600,6 +623,23 @@ impl Print for Json<'_> {
                 opts,
                 level,
             ),
+            Json::Items(items) => {
+                let count = items.count();
+                if count == 0 {
+                    out.push_str("[]");
+                    return;
+                }
+                out.push_str("[");
+                let mut index = 0;
+                items.for_each_item(&mut |item| {
+                    item_start(out, opts, index == 0, level + 1);
+                    item.print(out, opts, level + 1);
+                    index += 1;
+                });
+                debug_assert_eq!(index, count, "JsonItems::count disagrees with its items");
+                newline_indent(out, opts, level);
+                out.push_str("]");
+            }
             Json::Value(v) => v.print(out, opts, level),
         }
     }
@@ -803,7 +843,7 @@ pub fn write_canonical_plain(out: &mut Vec<u8>, value: &Json<'_>) -> bool {
             }
             out.push(b'}');
         }
-        Json::Value(_) => return false,
+        Json::Items(_) | Json::Value(_) => return false,
     }
     true
 }
@@ -1723,6 +1763,48 @@ pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, serde_json::Err
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A list made item by item while printing.
+    struct Numbers(Vec<i64>);
+
+    impl JsonItems for Numbers {
+        fn count(&self) -> usize {
+            self.0.len()
+        }
+
+        fn for_each_item(&self, each: &mut dyn FnMut(&Json<'_>)) {
+            for n in &self.0 {
+                let inner = Numbers((0..*n).collect());
+                each(&Json::Object(&[
+                    ("n", Json::Int(*n)),
+                    ("below", Json::Items(&inner)),
+                ]));
+            }
+        }
+    }
+
+    #[test]
+    fn items_print_as_the_list_they_stand_for() {
+        for numbers in [vec![], vec![0], vec![2, 0, 3]] {
+            let items = Numbers(numbers);
+            let json = Json::Object(&[("items", Json::Items(&items)), ("after", Json::Null)]);
+            let value = json.to_value();
+            for opts in [
+                DumpOptions::PRETTY,
+                DumpOptions::CANONICAL,
+                DumpOptions::LEGACY_RAW,
+            ] {
+                let mut printed = String::new();
+                write_json(&mut printed, &json, opts);
+                assert_eq!(printed, dumps(&value, opts), "{opts:?}");
+            }
+        }
+        let mut plain = Vec::new();
+        assert!(!write_canonical_plain(
+            &mut plain,
+            &Json::Items(&Numbers(vec![1]))
+        ));
+    }
 
     fn roundtrip(text: &str) -> String {
         dumps(&parse(text).expect("valid"), DumpOptions::PRETTY)
