@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
         env: reward_memory::io::Env::default(),
         registry: None,
         runtime_root: None,
+        format: reward_memory::cli::Format::Json,
     };
     if let Ok(outcome) = reward_memory::ingest::command_on(source, &args, &ctx) {
         print_both(&outcome.packet);
