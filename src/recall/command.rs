@@ -118,7 +118,10 @@ fn check_prior_target(
             "partition scope surface_id must be the recalled surface",
         ));
     }
-    if !corpus_ids.contains(&prior.partition.scope.corpus_id) {
+    if !corpus_ids
+        .iter()
+        .any(|c| *c == prior.partition.scope.corpus_id)
+    {
         return Err(request_error(
             "partition scope corpus_id must be a corpus this recall reads",
         ));

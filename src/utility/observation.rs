@@ -15,7 +15,7 @@ use crate::recall::{
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
 };
 use crate::wire::digest;
-use crate::wire::json::{Json, Map, Value};
+use crate::wire::json::{Json, Map, Text, Value};
 use crate::wire::pyfmt::{self, pystr_strip, pystr_strip_cow};
 use crate::wire::text::{self, FieldError, FieldResult, is_ref, is_token};
 use crate::wire::timestamp::{self, Instant};
@@ -198,10 +198,10 @@ impl EvidenceBasis {
 /// The four scope ids of an observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scope {
-    pub agent_id: String,
-    pub project_id: String,
-    pub corpus_id: String,
-    pub surface_id: String,
+    pub agent_id: Text,
+    pub project_id: Text,
+    pub corpus_id: Text,
+    pub surface_id: Text,
 }
 
 impl Scope {
@@ -254,10 +254,10 @@ impl Scope {
                 .to_owned()
         };
         Scope {
-            agent_id: get("agent_id"),
-            project_id: get("project_id"),
-            corpus_id: get("corpus_id"),
-            surface_id: get("surface_id"),
+            agent_id: Text::from(get("agent_id")),
+            project_id: Text::from(get("project_id")),
+            corpus_id: Text::from(get("corpus_id")),
+            surface_id: Text::from(get("surface_id")),
         }
     }
 }
@@ -265,14 +265,14 @@ impl Scope {
 /// One normalized, validated `memory_utility_observation_v0`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Observation {
-    pub observation_id: String,
+    pub observation_id: Text,
     pub scope: Scope,
-    pub application_receipt_id: String,
+    pub application_receipt_id: Text,
     /// 1–16 canonical digests, sorted and unique.
     pub memory_ref_digests: Vec<String>,
-    pub retrieval_snapshot_ref: String,
-    pub policy_snapshot_ref: String,
-    pub outcome_ref: String,
+    pub retrieval_snapshot_ref: Text,
+    pub policy_snapshot_ref: Text,
+    pub outcome_ref: Text,
     pub utility_label: UtilityLabel,
     pub attribution_level: AttributionLevel,
     pub evidence_basis: EvidenceBasis,
@@ -280,10 +280,10 @@ pub struct Observation {
     pub confidence: f64,
     pub reason_codes: Vec<String>,
     pub evidence_refs: Vec<String>,
-    pub evaluator_ref: String,
-    pub evaluation_version: String,
+    pub evaluator_ref: Text,
+    pub evaluation_version: Text,
     /// The timestamp text as supplied (stripped), never re-formatted.
-    pub created_at: String,
+    pub created_at: Text,
     /// `created_at` as a UTC instant, for ordering.
     pub created_instant: Instant,
 }
@@ -429,9 +429,9 @@ fn lenient_object<'a>(v: &'a Value, label: &str) -> FieldResult<&'a Map> {
 /// the reference `"True"` (a deliberate divergence, see docs/compatibility.md).
 fn lenient_ref(v: &Value, label: impl std::fmt::Display) -> FieldResult<String> {
     let text = match v {
-        Value::Str(s) => text_ref(s),
+        Value::Str(s) => text_ref(s).map(str::to_owned),
         Value::Bool(true) => None,
-        other => text_ref(&pystr_strip_cow(Some(other))),
+        other => text_ref(&pystr_strip_cow(Some(other))).map(str::to_owned),
     };
     text.ok_or_else(|| FieldError(format!("{label} must be an opaque public-safe reference")))
 }
@@ -488,10 +488,10 @@ fn lenient_scope(v: &Value, label: &str) -> FieldResult<Scope> {
     exact_fields(map, &SCOPE_KEYS, label)?;
     let get = |key: &str| lenient_ref(field(map, key), format_args!("{label}.{key}"));
     Ok(Scope {
-        agent_id: get("agent_id")?,
-        project_id: get("project_id")?,
-        corpus_id: get("corpus_id")?,
-        surface_id: get("surface_id")?,
+        agent_id: Text::from(get("agent_id")?),
+        project_id: Text::from(get("project_id")?),
+        corpus_id: Text::from(get("corpus_id")?),
+        surface_id: Text::from(get("surface_id")?),
     })
 }
 
@@ -932,25 +932,25 @@ pub fn build_observation(
     let proposal = evaluator_proposal_fields(evaluator_proposal, &receipt, &outcome, &context)?;
     let (created_at, created_instant) = lenient_timestamp(created_at, "created_at")?;
     let mut observation = Observation {
-        observation_id: String::new(),
+        observation_id: Text::default(),
         scope: context.scope.clone(),
-        application_receipt_id: receipt.receipt_id.clone(),
+        application_receipt_id: receipt.receipt_id.as_str().into(),
         memory_ref_digests: proposal.memory_ref_digests,
-        retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
-        policy_snapshot_ref: context.policy_snapshot_ref.clone(),
-        outcome_ref: outcome.outcome_ref.clone(),
+        retrieval_snapshot_ref: context.retrieval_snapshot_ref.as_str().into(),
+        policy_snapshot_ref: context.policy_snapshot_ref.as_str().into(),
+        outcome_ref: outcome.outcome_ref.as_str().into(),
         utility_label: proposal.utility.utility_label,
         attribution_level: proposal.utility.attribution_level,
         evidence_basis: proposal.utility.evidence_basis,
         confidence: proposal.utility.confidence,
         reason_codes: proposal.utility.reason_codes,
         evidence_refs: proposal.utility.evidence_refs,
-        evaluator_ref: proposal.utility.evaluator_ref,
-        evaluation_version: proposal.utility.evaluation_version,
-        created_at,
+        evaluator_ref: Text::from(proposal.utility.evaluator_ref),
+        evaluation_version: Text::from(proposal.utility.evaluation_version),
+        created_at: Text::from(created_at),
         created_instant,
     };
-    observation.observation_id = observation.computed_id();
+    observation.observation_id = Text::from(observation.computed_id());
     validate_observation_with_facts(
         &observation.to_value(),
         application_receipt,
@@ -1068,22 +1068,22 @@ fn normalize_fields<'a>(field: impl Fn(&str) -> &'a Value) -> FieldResult<Observ
     let (created_at, created_instant) =
         lenient_timestamp(field("created_at"), "observation.created_at")?;
     let observation = Observation {
-        observation_id,
+        observation_id: Text::from(observation_id),
         scope,
-        application_receipt_id,
+        application_receipt_id: Text::from(application_receipt_id),
         memory_ref_digests: digests,
-        retrieval_snapshot_ref,
-        policy_snapshot_ref,
-        outcome_ref,
+        retrieval_snapshot_ref: Text::from(retrieval_snapshot_ref),
+        policy_snapshot_ref: Text::from(policy_snapshot_ref),
+        outcome_ref: Text::from(outcome_ref),
         utility_label: utility.utility_label,
         attribution_level: utility.attribution_level,
         evidence_basis: utility.evidence_basis,
         confidence: utility.confidence,
         reason_codes: utility.reason_codes,
         evidence_refs: utility.evidence_refs,
-        evaluator_ref: utility.evaluator_ref,
-        evaluation_version: utility.evaluation_version,
-        created_at,
+        evaluator_ref: Text::from(utility.evaluator_ref),
+        evaluation_version: Text::from(utility.evaluation_version),
+        created_at: Text::from(created_at),
         created_instant,
     };
     if observation.observation_id != observation.computed_id() {
@@ -1162,9 +1162,9 @@ pub(crate) struct ObservationText<'a> {
 }
 
 /// `str(value).strip()` of a string when it is a reference: the rule of [`lenient_ref`].
-fn text_ref(s: &str) -> Option<String> {
+fn text_ref(s: &str) -> Option<&str> {
     let t = pyfmt::py_strip(s);
-    is_ref(t).then(|| t.to_owned())
+    is_ref(t).then_some(t)
 }
 
 /// [`lenient_refs`] of a list of strings.
@@ -1175,7 +1175,7 @@ fn text_refs(list: &TextList<'_>, min: usize, max: usize) -> Option<Vec<String>>
     let out = list
         .as_slice()
         .iter()
-        .map(|s| text_ref(s))
+        .map(|s| text_ref(s).map(str::to_owned))
         .collect::<Option<Vec<String>>>()?;
     sorted_unique(out)
 }
@@ -1187,10 +1187,10 @@ fn text_refs(list: &TextList<'_>, min: usize, max: usize) -> Option<Vec<String>>
 pub(crate) fn observation_from_text(text: &ObservationText<'_>) -> Option<Observation> {
     let [agent_id, project_id, corpus_id, surface_id] = text.scope;
     let scope = Scope {
-        agent_id: text_ref(agent_id)?,
-        project_id: text_ref(project_id)?,
-        corpus_id: text_ref(corpus_id)?,
-        surface_id: text_ref(surface_id)?,
+        agent_id: Text::from(text_ref(agent_id)?),
+        project_id: Text::from(text_ref(project_id)?),
+        corpus_id: Text::from(text_ref(corpus_id)?),
+        surface_id: Text::from(text_ref(surface_id)?),
     };
     let memory_ref_digests = text_refs(&text.memory_ref_digests, 1, MAX_MEMORY_DIGESTS)?;
     if !memory_ref_digests.iter().all(|d| is_memory_digest(d)) {
@@ -1210,22 +1210,22 @@ pub(crate) fn observation_from_text(text: &ObservationText<'_>) -> Option<Observ
     let created_at = pyfmt::py_strip(text.created_at);
     let created_instant = timestamp::parse_aware(created_at).ok()?;
     let observation = Observation {
-        observation_id: text_ref(text.observation_id)?,
+        observation_id: Text::from(text_ref(text.observation_id)?),
         scope,
-        application_receipt_id: text_ref(text.application_receipt_id)?,
+        application_receipt_id: Text::from(text_ref(text.application_receipt_id)?),
         memory_ref_digests,
-        retrieval_snapshot_ref: text_ref(text.retrieval_snapshot_ref)?,
-        policy_snapshot_ref: text_ref(text.policy_snapshot_ref)?,
-        outcome_ref: text_ref(text.outcome_ref)?,
+        retrieval_snapshot_ref: Text::from(text_ref(text.retrieval_snapshot_ref)?),
+        policy_snapshot_ref: Text::from(text_ref(text.policy_snapshot_ref)?),
+        outcome_ref: Text::from(text_ref(text.outcome_ref)?),
         utility_label,
         attribution_level,
         evidence_basis,
         confidence: confidence(&text.confidence).ok()?,
         reason_codes: text_refs(&text.reason_codes, 0, MAX_REASON_CODES)?,
         evidence_refs,
-        evaluator_ref: text_ref(text.evaluator_ref)?,
-        evaluation_version: text_ref(text.evaluation_version)?,
-        created_at: created_at.to_owned(),
+        evaluator_ref: Text::from(text_ref(text.evaluator_ref)?),
+        evaluation_version: Text::from(text_ref(text.evaluation_version)?),
+        created_at: Text::from(created_at),
         created_instant,
     };
     (observation.observation_id == observation.computed_id()).then_some(observation)

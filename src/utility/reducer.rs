@@ -399,8 +399,8 @@ pub fn reduce_subject(
         evidence_strength: strength,
         summary,
         observation_count: observations.len(),
-        last_observed_at: last.map(|o| o.created_at.clone()).unwrap_or_default(),
-        last_observation_id: last.map(|o| o.observation_id.clone()).unwrap_or_default(),
+        last_observed_at: last.map_or_else(String::new, |o| o.created_at.to_string()),
+        last_observation_id: last.map_or_else(String::new, |o| o.observation_id.to_string()),
         review,
     }
 }

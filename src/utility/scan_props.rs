@@ -8,6 +8,7 @@
 //! out of order, odd numbers, repeated or missing keys, mismatched context, refusals of
 //! any kind) may be left to the general path but must never be answered differently.
 
+use crate::wire::json::Text;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -397,7 +398,7 @@ fn stream(max_distinct: usize, max_redeliveries: usize) -> impl Strategy<Value =
                 let mut o = base[pick.index(base.len())].clone();
                 match kind {
                     0 => {}
-                    1 => o.created_at = "2026-08-16T00:00:00+00:00".to_owned(),
+                    1 => o.created_at = Text::from("2026-08-16T00:00:00+00:00"),
                     2 => o.confidence = confidence,
                     _ => o.reason_codes = vec!["stage2_conflict".to_owned()],
                 }
@@ -1131,12 +1132,12 @@ fn foreign(observation: &Value, kind: u8) -> Value {
         return observation.clone();
     };
     match kind {
-        0 => o.scope.agent_id = "agent:other".to_owned(),
-        1 => o.scope.surface_id = "loopx.other".to_owned(),
-        2 => o.retrieval_snapshot_ref = "retrieval:other".to_owned(),
-        _ => o.policy_snapshot_ref = "policy:other".to_owned(),
+        0 => o.scope.agent_id = Text::from("agent:other"),
+        1 => o.scope.surface_id = Text::from("loopx.other"),
+        2 => o.retrieval_snapshot_ref = Text::from("retrieval:other"),
+        _ => o.policy_snapshot_ref = Text::from("policy:other"),
     }
-    o.observation_id = o.computed_id();
+    o.observation_id = Text::from(o.computed_id());
     o.to_value()
 }
 

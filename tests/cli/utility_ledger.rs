@@ -380,30 +380,30 @@ fn observation(
     at: &str,
 ) -> Value {
     let mut o = Observation {
-        observation_id: String::new(),
+        observation_id: Default::default(),
         scope: Scope {
-            agent_id: agent.to_owned(),
-            project_id: "project:ledger".to_owned(),
-            corpus_id: "ledger-corpus".to_owned(),
-            surface_id: "loopx.issue_fix".to_owned(),
+            agent_id: agent.into(),
+            project_id: "project:ledger".into(),
+            corpus_id: "ledger-corpus".into(),
+            surface_id: "loopx.issue_fix".into(),
         },
-        application_receipt_id: format!("rma_{}", "ab".repeat(32)),
+        application_receipt_id: format!("rma_{}", "ab".repeat(32)).into(),
         memory_ref_digests: vec![digest.to_owned()],
-        retrieval_snapshot_ref: "retrieval:ledger".to_owned(),
-        policy_snapshot_ref: "policy:ledger".to_owned(),
-        outcome_ref: "effect:ledger".to_owned(),
+        retrieval_snapshot_ref: "retrieval:ledger".into(),
+        policy_snapshot_ref: "policy:ledger".into(),
+        outcome_ref: "effect:ledger".into(),
         utility_label: UtilityLabel::parse(label).expect("label"),
         attribution_level: AttributionLevel::Item,
         evidence_basis: EvidenceBasis::DeterministicEffect,
         confidence,
         reason_codes: vec!["ledger_test".to_owned()],
         evidence_refs: vec![format!("evidence:{version}")],
-        evaluator_ref: "evaluator:ledger".to_owned(),
-        evaluation_version: version.to_owned(),
-        created_at: at.to_owned(),
+        evaluator_ref: "evaluator:ledger".into(),
+        evaluation_version: version.into(),
+        created_at: at.into(),
         created_instant: parse_aware(at).expect("timestamp"),
     };
-    o.observation_id = o.computed_id();
+    o.observation_id = o.computed_id().into();
     let value = o.to_value();
     assert!(
         reward_memory::utility::validate_observation(&value).is_ok(),

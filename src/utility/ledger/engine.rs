@@ -1108,10 +1108,10 @@ pub struct Paging {
 /// The partition key of a validated reducer context.
 pub fn partition_key(context: &ReducerContext) -> PartitionKey {
     PartitionKey {
-        agent_id: context.scope.agent_id.clone(),
-        project_id: context.scope.project_id.clone(),
-        corpus_id: context.scope.corpus_id.clone(),
-        surface_id: context.scope.surface_id.clone(),
+        agent_id: context.scope.agent_id.to_string(),
+        project_id: context.scope.project_id.to_string(),
+        corpus_id: context.scope.corpus_id.to_string(),
+        surface_id: context.scope.surface_id.to_string(),
         retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
         policy_snapshot_ref: context.policy_snapshot_ref.clone(),
     }

@@ -35,6 +35,7 @@ pub mod sqlite;
 pub mod validate;
 pub mod view;
 
+use crate::wire::json::Text;
 use std::path::PathBuf;
 
 use crate::utility::observation::{
@@ -183,12 +184,12 @@ impl PartitionKey {
     /// The partition an observation belongs to.
     pub fn of(observation: &Observation) -> PartitionKey {
         PartitionKey {
-            agent_id: observation.scope.agent_id.clone(),
-            project_id: observation.scope.project_id.clone(),
-            corpus_id: observation.scope.corpus_id.clone(),
-            surface_id: observation.scope.surface_id.clone(),
-            retrieval_snapshot_ref: observation.retrieval_snapshot_ref.clone(),
-            policy_snapshot_ref: observation.policy_snapshot_ref.clone(),
+            agent_id: observation.scope.agent_id.to_string(),
+            project_id: observation.scope.project_id.to_string(),
+            corpus_id: observation.scope.corpus_id.to_string(),
+            surface_id: observation.scope.surface_id.to_string(),
+            retrieval_snapshot_ref: observation.retrieval_snapshot_ref.to_string(),
+            policy_snapshot_ref: observation.policy_snapshot_ref.to_string(),
         }
     }
 
@@ -239,10 +240,10 @@ impl PartitionKey {
     /// The scope part.
     pub fn scope(&self) -> Scope {
         Scope {
-            agent_id: self.agent_id.clone(),
-            project_id: self.project_id.clone(),
-            corpus_id: self.corpus_id.clone(),
-            surface_id: self.surface_id.clone(),
+            agent_id: self.agent_id.as_str().into(),
+            project_id: self.project_id.as_str().into(),
+            corpus_id: self.corpus_id.as_str().into(),
+            surface_id: self.surface_id.as_str().into(),
         }
     }
 }
@@ -387,19 +388,19 @@ impl DeliveryRow {
             seq,
             batch_id,
             partition_id,
-            observation_id: observation.observation_id.clone(),
-            application_receipt_id: observation.application_receipt_id.clone(),
+            observation_id: observation.observation_id.to_string(),
+            application_receipt_id: observation.application_receipt_id.to_string(),
             memory_ref_digests: join(&observation.memory_ref_digests),
-            outcome_ref: observation.outcome_ref.clone(),
+            outcome_ref: observation.outcome_ref.to_string(),
             utility_label: observation.utility_label.as_str().to_owned(),
             attribution_level: observation.attribution_level.as_str().to_owned(),
             evidence_basis: observation.evidence_basis.as_str().to_owned(),
             confidence: observation.confidence,
             reason_codes: join(&observation.reason_codes),
             evidence_refs: join(&observation.evidence_refs),
-            evaluator_ref: observation.evaluator_ref.clone(),
-            evaluation_version: observation.evaluation_version.clone(),
-            created_at: observation.created_at.clone(),
+            evaluator_ref: observation.evaluator_ref.to_string(),
+            evaluation_version: observation.evaluation_version.to_string(),
+            created_at: observation.created_at.to_string(),
         }
     }
 
@@ -411,7 +412,7 @@ impl DeliveryRow {
         batch_id: i64,
         partition_id: i64,
     ) -> DeliveryRow {
-        let take = std::mem::take::<String>;
+        let take = |text: &mut Text| std::mem::take(text).into_string();
         DeliveryRow {
             seq,
             batch_id,
@@ -436,22 +437,22 @@ impl DeliveryRow {
     /// not one the validator could have produced (a damaged row).
     pub fn observation(&self, key: &PartitionKey) -> Option<Observation> {
         Some(Observation {
-            observation_id: self.observation_id.clone(),
+            observation_id: self.observation_id.as_str().into(),
             scope: key.scope(),
-            application_receipt_id: self.application_receipt_id.clone(),
+            application_receipt_id: self.application_receipt_id.as_str().into(),
             memory_ref_digests: split(&self.memory_ref_digests),
-            retrieval_snapshot_ref: key.retrieval_snapshot_ref.clone(),
-            policy_snapshot_ref: key.policy_snapshot_ref.clone(),
-            outcome_ref: self.outcome_ref.clone(),
+            retrieval_snapshot_ref: key.retrieval_snapshot_ref.as_str().into(),
+            policy_snapshot_ref: key.policy_snapshot_ref.as_str().into(),
+            outcome_ref: self.outcome_ref.as_str().into(),
             utility_label: UtilityLabel::parse(&self.utility_label)?,
             attribution_level: AttributionLevel::parse(&self.attribution_level)?,
             evidence_basis: EvidenceBasis::parse(&self.evidence_basis)?,
             confidence: self.confidence,
             reason_codes: split(&self.reason_codes),
             evidence_refs: split(&self.evidence_refs),
-            evaluator_ref: self.evaluator_ref.clone(),
-            evaluation_version: self.evaluation_version.clone(),
-            created_at: self.created_at.clone(),
+            evaluator_ref: self.evaluator_ref.as_str().into(),
+            evaluation_version: self.evaluation_version.as_str().into(),
+            created_at: self.created_at.as_str().into(),
             created_instant: timestamp::parse_aware(&self.created_at).ok()?,
         })
     }
@@ -490,27 +491,27 @@ impl ObservationRow {
     pub fn reducer_input(&self, level: AttributionLevel) -> Option<Observation> {
         let (micros, created_at) = self.rep_order.split_once('\u{1}')?;
         Some(Observation {
-            observation_id: self.observation_id.clone(),
+            observation_id: self.observation_id.as_str().into(),
             scope: Scope {
-                agent_id: String::new(),
-                project_id: String::new(),
-                corpus_id: String::new(),
-                surface_id: String::new(),
+                agent_id: Text::default(),
+                project_id: Text::default(),
+                corpus_id: Text::default(),
+                surface_id: Text::default(),
             },
-            application_receipt_id: String::new(),
+            application_receipt_id: Text::default(),
             memory_ref_digests: Vec::new(),
-            retrieval_snapshot_ref: String::new(),
-            policy_snapshot_ref: String::new(),
-            outcome_ref: String::new(),
+            retrieval_snapshot_ref: Text::default(),
+            policy_snapshot_ref: Text::default(),
+            outcome_ref: Text::default(),
             utility_label: self.utility_label,
             attribution_level: level,
             evidence_basis: self.evidence_basis,
             confidence: self.confidence,
             reason_codes: Vec::new(),
             evidence_refs: Vec::new(),
-            evaluator_ref: String::new(),
-            evaluation_version: String::new(),
-            created_at: created_at.to_owned(),
+            evaluator_ref: Text::default(),
+            evaluation_version: Text::default(),
+            created_at: Text::from(created_at),
             created_instant: Instant {
                 micros: micros.parse().ok()?,
             },

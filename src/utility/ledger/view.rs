@@ -26,10 +26,10 @@ const ROUND: usize = 512;
 /// reducer version only names the rules the ledger already applies).
 pub fn partition_key(partition: &Partition) -> PartitionKey {
     PartitionKey {
-        agent_id: partition.scope.agent_id.clone(),
-        project_id: partition.scope.project_id.clone(),
-        corpus_id: partition.scope.corpus_id.clone(),
-        surface_id: partition.scope.surface_id.clone(),
+        agent_id: partition.scope.agent_id.to_string(),
+        project_id: partition.scope.project_id.to_string(),
+        corpus_id: partition.scope.corpus_id.to_string(),
+        surface_id: partition.scope.surface_id.to_string(),
         retrieval_snapshot_ref: partition.retrieval_snapshot_ref.clone(),
         policy_snapshot_ref: partition.policy_snapshot_ref.clone(),
     }

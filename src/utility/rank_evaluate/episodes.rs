@@ -283,8 +283,8 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
                     observation_lines += 1;
                     let partition = Partition {
                         scope: observation.scope.clone(),
-                        retrieval_snapshot_ref: observation.retrieval_snapshot_ref.clone(),
-                        policy_snapshot_ref: observation.policy_snapshot_ref.clone(),
+                        retrieval_snapshot_ref: observation.retrieval_snapshot_ref.to_string(),
+                        policy_snapshot_ref: observation.policy_snapshot_ref.to_string(),
                         reducer_version: crate::utility::reducer::DEFAULT_REDUCER_VERSION
                             .to_owned(),
                     };

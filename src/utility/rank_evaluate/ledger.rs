@@ -41,10 +41,10 @@ pub type PartitionKey = (String, String, String, String, String, String);
 /// The partition key of a scope and snapshot pair.
 pub fn partition_key(scope: &Scope, retrieval: &str, policy: &str) -> PartitionKey {
     (
-        scope.agent_id.clone(),
-        scope.project_id.clone(),
-        scope.corpus_id.clone(),
-        scope.surface_id.clone(),
+        scope.agent_id.to_string(),
+        scope.project_id.to_string(),
+        scope.corpus_id.to_string(),
+        scope.surface_id.to_string(),
         retrieval.to_owned(),
         policy.to_owned(),
     )
@@ -180,7 +180,9 @@ impl EvaluationLedger {
                 );
                 let fingerprint = observation.fingerprint();
                 let by_id = partitions.entry(key).or_default();
-                let entry = by_id.entry(observation.observation_id.clone()).or_default();
+                let entry = by_id
+                    .entry(observation.observation_id.to_string())
+                    .or_default();
                 match entry.versions.get_mut(&fingerprint) {
                     Some((prior, count)) => {
                         *count += 1;

@@ -15,6 +15,7 @@ use crate::utility::observation::{Observation, Scope, UtilityLabel, build_observ
 use crate::utility::rank_prior::Partition;
 use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
 use crate::wire::digest::{sha256_prefix, short16};
+use crate::wire::json::Text;
 use crate::wire::json::{self, Value};
 use crate::wire::pyfmt::round6;
 use crate::wire::timestamp::parse_aware;
@@ -143,10 +144,10 @@ fn build_world(p: &SimulatorParams, seed: u64, dataset: &mut Dataset) -> World {
                 })
                 .collect();
             let scope = Scope {
-                agent_id: format!("agent:sim-c{c}-a{a}"),
-                project_id: format!("project:sim-c{c}"),
-                corpus_id: corpus_id.clone(),
-                surface_id: SURFACE.to_owned(),
+                agent_id: compact_str::format_compact!("agent:sim-c{c}-a{a}"),
+                project_id: compact_str::format_compact!("project:sim-c{c}"),
+                corpus_id: corpus_id.as_str().into(),
+                surface_id: Text::from(SURFACE),
             };
             let partition = |version: &str| Partition {
                 scope: scope.clone(),
