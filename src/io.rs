@@ -239,6 +239,177 @@ pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputErr
     read_limited(file, limit, &shown, usize::try_from(size).unwrap_or(0))
 }
 
+/// The size of a transparent huge page on x86_64 and aarch64 Linux.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// A large input in memory, then reused for the command's output ([`InputBuffer::into_output`]).
+///
+/// A regular file of at least 256 KiB is read into an anonymous mapping
+/// advised to use transparent huge pages (`MADV_HUGEPAGE`): where the system allows it,
+/// the whole buffer costs one page fault and one 2 MiB clearing instead of a fault per
+/// 4 KiB page (about 1.5 µs each on the machines this was measured on, 0.3 ms for a
+/// 1 MB input). Where it does not, the mapping behaves like any other buffer. Anything
+/// else (standard input, a small file, a failed mapping) is read onto the heap.
+pub struct InputBuffer {
+    storage: Storage,
+}
+
+enum Storage {
+    Heap(Vec<u8>),
+    /// A mapping and how many of its bytes are used.
+    Mapped(memmap2::MmapMut, usize),
+}
+
+impl Storage {
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Storage::Heap(bytes) => bytes,
+            Storage::Mapped(map, len) => map.get(..*len).unwrap_or_default(),
+        }
+    }
+}
+
+impl InputBuffer {
+    #[cfg(test)]
+    fn is_mapped(&self) -> bool {
+        matches!(self.storage, Storage::Mapped(..))
+    }
+
+    /// The bytes read.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.storage.as_bytes()
+    }
+
+    /// The buffer emptied for the command's output: its memory is in place already.
+    pub fn into_output(self) -> OutputBuffer {
+        OutputBuffer {
+            storage: match self.storage {
+                Storage::Heap(mut bytes) => {
+                    bytes.clear();
+                    Storage::Heap(bytes)
+                }
+                Storage::Mapped(map, _) => Storage::Mapped(map, 0),
+            },
+        }
+    }
+}
+
+/// A command's output text, written through [`json::Sink`]; it moves to the heap when it
+/// outgrows the mapping it was given.
+pub struct OutputBuffer {
+    storage: Storage,
+}
+
+impl OutputBuffer {
+    /// The text written so far (always whole UTF-8 strings).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.storage.as_bytes()
+    }
+}
+
+impl std::fmt::Debug for OutputBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "OutputBuffer({} bytes)", self.as_bytes().len())
+    }
+}
+
+impl json::Sink for OutputBuffer {
+    fn push_str(&mut self, s: &str) {
+        match &mut self.storage {
+            Storage::Heap(bytes) => bytes.extend_from_slice(s.as_bytes()),
+            Storage::Mapped(map, len) => {
+                let end = *len + s.len();
+                if let Some(slot) = map.get_mut(*len..end) {
+                    slot.copy_from_slice(s.as_bytes());
+                    *len = end;
+                } else {
+                    let mut bytes = Vec::with_capacity(end.saturating_mul(2));
+                    bytes.extend_from_slice(map.get(..*len).unwrap_or_default());
+                    bytes.extend_from_slice(s.as_bytes());
+                    self.storage = Storage::Heap(bytes);
+                }
+            }
+        }
+    }
+}
+
+/// Reads `--input` like [`read_bytes`] into an [`InputBuffer`].
+pub fn read_buffer(env: &Env, spec: &str, limit: u64) -> Result<InputBuffer, InputError> {
+    if spec != "-" {
+        let path = env.expand_user(spec);
+        let shown = path.to_string_lossy().into_owned();
+        let file =
+            std::fs::File::open(&path).map_err(|e| InputError::Read(py_os_error(&e, &shown)))?;
+        let size = file
+            .metadata()
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map_or(0, |m| m.len());
+        if size > limit {
+            return Err(InputError::TooLarge { limit });
+        }
+        let size = usize::try_from(size).unwrap_or(0);
+        if size < LARGE_INPUT {
+            return read_limited(file, limit, &shown, size).map(|bytes| InputBuffer {
+                storage: Storage::Heap(bytes),
+            });
+        }
+        return read_mapped(file, limit, &shown, size).map(|storage| InputBuffer { storage });
+    }
+    read_bytes(env, spec, limit).map(|bytes| InputBuffer {
+        storage: Storage::Heap(bytes),
+    })
+}
+
+/// Reads a regular file of about `size` bytes into a huge-page mapping, with room for
+/// one byte more (to see the end); a file that grew past that continues on the heap.
+fn read_mapped(
+    mut file: std::fs::File,
+    limit: u64,
+    shown: &str,
+    size: usize,
+) -> Result<Storage, InputError> {
+    let room = size
+        .saturating_add(1)
+        .div_ceil(HUGE_PAGE)
+        .saturating_mul(HUGE_PAGE);
+    let Ok(mut map) = memmap2::MmapOptions::new().len(room).map_anon() else {
+        return read_limited(file, limit, shown, size).map(Storage::Heap);
+    };
+    // Advice only: a kernel without transparent huge pages refuses it, and the mapping
+    // then faults in 4 KiB pages like any buffer.
+    let _ = map.advise(memmap2::Advice::HugePage);
+    let mut len = 0;
+    loop {
+        let Some(free) = map.get_mut(len..).filter(|free| !free.is_empty()) else {
+            // The file grew while it was read: the rest goes to the heap.
+            let mut bytes = map.get(..len).unwrap_or_default().to_vec();
+            (&mut file)
+                .take(
+                    limit
+                        .saturating_add(1)
+                        .saturating_sub(u64::try_from(len).unwrap_or(u64::MAX)),
+                )
+                .read_to_end(&mut bytes)
+                .map_err(|e| InputError::Read(py_os_error(&e, shown)))?;
+            if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+                return Err(InputError::TooLarge { limit });
+            }
+            return Ok(Storage::Heap(bytes));
+        };
+        match file.read(free) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(InputError::Read(py_os_error(&e, shown))),
+        }
+    }
+    if u64::try_from(len).unwrap_or(u64::MAX) > limit {
+        return Err(InputError::TooLarge { limit });
+    }
+    Ok(Storage::Mapped(map, len))
+}
+
 /// Parses bytes as one JSON document (any top-level type).
 pub fn parse_document(bytes: &[u8]) -> Result<Value, InputError> {
     let text = json::decode_utf8(bytes).map_err(|e| InputError::Parse(e.message))?;
@@ -493,9 +664,14 @@ pub fn remove_expired_files(dir: &Path) -> usize {
 
 /// Writes the rendered packet. A closed pipe is not an error.
 pub fn write_stdout(text: &str) -> Result<(), std::io::Error> {
+    write_stdout_bytes(text.as_bytes())
+}
+
+/// [`write_stdout`] of text already encoded (an [`OutputBuffer`]).
+pub fn write_stdout_bytes(bytes: &[u8]) -> Result<(), std::io::Error> {
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    let result = lock.write_all(text.as_bytes()).and_then(|()| lock.flush());
+    let result = lock.write_all(bytes).and_then(|()| lock.flush());
     match result {
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
@@ -520,6 +696,82 @@ pub fn write_stderr_line(text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn file_with(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> String {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        path.to_string_lossy().into_owned()
+    }
+
+    #[test]
+    fn buffers_hold_the_file_and_become_output_that_can_outgrow_them() {
+        let dir = tempfile::tempdir().expect("dir");
+        let env = Env::default();
+        let small = file_with(&dir, "small.json", b"{\"a\": 1}");
+        // Over one huge page; a prefix just over the mapping threshold; a prefix that
+        // fills a huge page but for the byte that shows the end.
+        let large_bytes: Vec<u8> = (0..HUGE_PAGE + 4097)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let large = file_with(&dir, "large.json", &large_bytes);
+        let exact = file_with(&dir, "exact.json", &large_bytes[..HUGE_PAGE - 1]);
+        let threshold = file_with(&dir, "threshold.json", &large_bytes[..LARGE_INPUT]);
+        for (path, want) in [
+            (&small, &b"{\"a\": 1}"[..]),
+            (&large, &large_bytes[..]),
+            (&exact, &large_bytes[..HUGE_PAGE - 1]),
+            (&threshold, &large_bytes[..LARGE_INPUT]),
+        ] {
+            let buffer = read_buffer(&env, path, u64::MAX).expect("read");
+            assert_eq!(buffer.as_bytes(), want, "{path}");
+            assert_eq!(buffer.is_mapped(), want.len() >= LARGE_INPUT, "{path}");
+            assert_eq!(
+                buffer.as_bytes(),
+                read_bytes(&env, path, u64::MAX).expect("read")
+            );
+            let mut out = buffer.into_output();
+            assert!(out.as_bytes().is_empty());
+            // More text than the mapping holds moves the output to the heap, intact.
+            let piece = "0123456789abcdef\u{e9}";
+            let mut expected = String::new();
+            for _ in 0..(3 * HUGE_PAGE / piece.len()) {
+                json::Sink::push_str(&mut out, piece);
+                expected.push_str(piece);
+            }
+            assert_eq!(out.as_bytes(), expected.as_bytes(), "{path}");
+            assert!(matches!(out.storage, Storage::Heap(_)), "{path}");
+        }
+    }
+
+    #[test]
+    fn buffers_refuse_what_read_bytes_refuses() {
+        let dir = tempfile::tempdir().expect("dir");
+        let env = Env::default();
+        let large = file_with(&dir, "large.json", &vec![b' '; LARGE_INPUT + 1]);
+        let limit = u64::try_from(LARGE_INPUT).expect("size");
+        assert_eq!(
+            read_buffer(&env, &large, limit).err(),
+            read_bytes(&env, &large, limit).err()
+        );
+        assert!(matches!(
+            read_buffer(&env, &large, limit),
+            Err(InputError::TooLarge { .. })
+        ));
+        let absent = dir
+            .path()
+            .join("absent.json")
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(
+            read_buffer(&env, &absent, u64::MAX).err(),
+            read_bytes(&env, &absent, u64::MAX).err()
+        );
+        let folder = dir.path().to_string_lossy().into_owned();
+        assert_eq!(
+            read_buffer(&env, &folder, u64::MAX).err(),
+            read_bytes(&env, &folder, u64::MAX).err()
+        );
+    }
 
     #[test]
     fn missing_file_error_reads_like_python() {

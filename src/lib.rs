@@ -44,14 +44,14 @@ use wire::json::Value;
 
 /// What a command produced: the packet, whether it counts as ok, and what the `--detail`
 /// view may show beyond the packet.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Outcome {
     pub packet: Value,
     pub exit: Exit,
     pub notes: Notes,
     /// The packet's JSON output (pretty JSON and a newline), when the command printed it
     /// from typed data because the output format is JSON; `packet` is then `null`.
-    pub json: Option<String>,
+    pub json: Option<io::OutputBuffer>,
 }
 
 impl Outcome {
@@ -66,7 +66,7 @@ impl Outcome {
     }
 
     /// A packet the command printed itself as `--format json` output, with its exit.
-    pub fn printed_json(text: String, exit: Exit) -> Outcome {
+    pub fn printed_json(text: io::OutputBuffer, exit: Exit) -> Outcome {
         Outcome {
             json: Some(text),
             ..Outcome::new(Value::Null, exit)
@@ -224,8 +224,8 @@ fn text_command(command: &Command) -> Option<Result<Vec<u8>, Error>> {
 }
 
 /// Writes the output; a failure is reported on stderr and exits 1.
-fn emit(text: &str, exit: Exit) -> i32 {
-    match io::write_stdout(text) {
+fn emit(text: &[u8], exit: Exit) -> i32 {
+    match io::write_stdout_bytes(text) {
         Ok(()) => exit.code(),
         Err(err) => {
             let err = Error::Output(err);
@@ -239,7 +239,7 @@ fn emit(text: &str, exit: Exit) -> i32 {
 pub fn run(cli: Cli, env: io::Env) -> i32 {
     if let Some(text) = text_command(&cli.command) {
         return match text {
-            Ok(bytes) => emit(&String::from_utf8_lossy(&bytes), Exit::Success),
+            Ok(bytes) => emit(String::from_utf8_lossy(&bytes).as_bytes(), Exit::Success),
             Err(err) => {
                 io::write_stderr_line(&format!("reward-memory: error: {err}"));
                 err.exit().code()
@@ -262,7 +262,7 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
             exit,
             ..
         }) => {
-            let code = emit(&text, exit);
+            let code = emit(text.as_bytes(), exit);
             io::leave_to_exit(text);
             return code;
         }
@@ -278,7 +278,7 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
         }
     };
     let text = output::render_view(&outcome.packet, &outcome.notes, format, cli.detail);
-    let code = emit(&text, outcome.exit);
+    let code = emit(text.as_bytes(), outcome.exit);
     // In markdown a refusal also says why on stderr; stdout keeps the packet.
     if format == Format::Markdown
         && outcome.exit == Exit::NotOk

@@ -98,15 +98,15 @@ fn request_error(message: impl Into<String>) -> Error {
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
 pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let bytes = io::read_bytes(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    let input = io::read_buffer(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
     // The common shape is reduced straight from the text; anything else is parsed.
-    if let Some(request) = std::str::from_utf8(&bytes)
+    if let Some(request) = std::str::from_utf8(input.as_bytes())
         .ok()
         .and_then(scan::scan_request)
     {
         if ctx.format != Format::Json {
             // The request owns its strings: the text's memory is free for the reduction.
-            drop(bytes);
+            drop(input);
             let projection = request.project();
             io::leave_to_exit(request);
             return projection
@@ -118,13 +118,11 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error
             .map_err(|e| Error::from(UtilityError::Field(e)))?;
         // JSON is printed from the typed packet into the input's buffer: its pages are
         // in memory already, and the packet needs no value tree.
-        let mut buffer = bytes;
-        buffer.clear();
-        let mut text = String::from_utf8(buffer).unwrap_or_default();
-        projection.write_pretty_line(&mut text);
+        let mut out = input.into_output();
+        projection.write_pretty_line(&mut out);
         debug_assert_eq!(
-            text,
-            crate::wire::json::to_pretty_line(&projection.to_value())
+            out.as_bytes(),
+            crate::wire::json::to_pretty_line(&projection.to_value()).as_bytes()
         );
         let exit = if projection.ok() {
             Exit::Success
@@ -133,11 +131,11 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error
         };
         io::leave_to_exit(projection);
         io::leave_to_exit(request);
-        return Ok(Outcome::printed_json(text, exit));
+        return Ok(Outcome::printed_json(out, exit));
     }
-    let input = io::parse_input_object(&bytes)?;
-    let projection = project_input(&input);
-    io::leave_to_exit((bytes, input));
+    let parsed = io::parse_input_object(input.as_bytes())?;
+    let projection = project_input(&parsed);
+    io::leave_to_exit((input, parsed));
     projection.map(Outcome::by_ok)
 }
 

@@ -7,8 +7,8 @@
 //! status. Every packet it returns has passed the readback validator. It never merges a
 //! previous projection, never calls a provider and never deletes or ranks anything. Pure.
 //!
-//! A packet is built as a typed [`Projection`]; [`packet`] holds its field tables, from
-//! which it is printed directly or turned into a value.
+//! A packet is built as a typed [`Projection`]; the submodule `packet` holds its field
+//! tables, from which it is printed directly or turned into a value.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};

@@ -328,9 +328,9 @@ impl Projection<'_> {
     }
 
     /// Appends the packet as the command prints it (pretty JSON and a newline) to `out`.
-    pub fn write_pretty_line(&self, out: &mut String) {
+    pub fn write_pretty_line<S: json::Sink + ?Sized>(&self, out: &mut S) {
         self.with_json(|packet| json::write_json(out, packet, json::DumpOptions::PRETTY));
-        out.push('\n');
+        out.push_str("\n");
     }
 
     /// Hands `f` the packet, borrowed from the typed fields.
