@@ -6,7 +6,9 @@
 //! (`cannot read input JSON: [Errno 2] No such file or directory: 'x.json'`, Python's
 //! codec and decoder messages). Every read is bounded by `--max-input-bytes`: a larger
 //! file is refused before it is read and stdin is not read past the limit. Output goes
-//! through [`write_stdout`], which ends quietly on a closed pipe.
+//! through [`write_stdout`], which ends quietly on a closed pipe. A command that prints a
+//! large packet from a large input can read it into an [`InputBuffer`] (huge pages where
+//! the system allows) and print into the same memory through [`OutputBuffer`].
 //!
 //! Staging: a provider whose client only reads files (the `ov` CLI) gets the exact bytes
 //! through [`stage_bytes`], in a private directory (0700, file 0600) under the runtime
