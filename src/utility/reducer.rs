@@ -17,7 +17,6 @@ use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{self, Json, Map, Value};
 use crate::wire::text::FieldResult;
-use crate::wire::timestamp::Instant;
 
 use super::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel, validate_observation,
@@ -503,13 +502,45 @@ struct Deduplicated {
     conflicting_deliveries: usize,
 }
 
+/// The first 16 bytes of `text` as a big-endian integer, zero-padded: two texts whose
+/// values differ are ordered as the texts are (a zero byte sorts first, as a shorter
+/// text does), and equal values leave the order to the whole texts.
+fn leading_bytes(text: &str) -> u128 {
+    let mut bytes = [0u8; 16];
+    for (slot, byte) in bytes.iter_mut().zip(text.bytes()) {
+        *slot = byte;
+    }
+    u128::from_be_bytes(bytes)
+}
+
+/// A level's position in the sort order of its name (`item` < `none` < `set`): subjects
+/// are ordered as the reference orders them, by name, without comparing the names.
+fn level_rank(level: AttributionLevel) -> u8 {
+    match level {
+        AttributionLevel::Item => 0,
+        AttributionLevel::None => 1,
+        AttributionLevel::Set => 2,
+    }
+}
+
 fn deduplicate(items: &[Observation]) -> Deduplicated {
     // Deliveries of one id side by side, ids in order (a stable sort: one id's deliveries
     // stay in delivery order). An id delivered once is accepted as it is: only repeated
     // ids need fingerprints to tell retries from conflicts.
     let count = items.len();
-    let mut order: Vec<usize> = (0..count).collect();
-    order.sort_by(|&a, &b| items[a].observation_id.cmp(&items[b].observation_id));
+    // Sorted by (id, delivery position); the ids' leading bytes decide almost every
+    // comparison as one integer comparison, the whole ids only the rest.
+    let mut keyed: Vec<(u128, usize)> = items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| (leading_bytes(&item.observation_id), index))
+        .collect();
+    keyed.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| items[a.1].observation_id.cmp(&items[b.1].observation_id))
+            .then(a.1.cmp(&b.1))
+    });
+    let order: Vec<usize> = keyed.into_iter().map(|(_, index)| index).collect();
     let mut out = Deduplicated {
         accepted: Vec::with_capacity(count),
         conflicts: Vec::new(),
@@ -582,28 +613,40 @@ fn deduplicate(items: &[Observation]) -> Deduplicated {
 }
 
 /// Keeps every subject's latest entry, then the newest others, up to [`MAX_HISTORY`].
-/// `ordered` must be sorted by order key; the kept indices come back sorted.
-fn bound_history(ordered: &[(Instant, &str, &str, &str)]) -> (Vec<usize>, bool) {
-    if ordered.len() <= MAX_HISTORY {
-        return ((0..ordered.len()).collect(), false);
+/// `subjects` holds each entry's subject position (below `subject_count`), entries
+/// sorted by order key; the kept indices come back sorted.
+fn bound_history(subjects: &[usize], subject_count: usize) -> (Vec<usize>, bool) {
+    if subjects.len() <= MAX_HISTORY {
+        return ((0..subjects.len()).collect(), false);
     }
-    let mut latest_by_subject: BTreeMap<&str, usize> = BTreeMap::new();
-    for (index, entry) in ordered.iter().enumerate() {
-        latest_by_subject.insert(entry.3, index);
+    let mut latest: Vec<Option<usize>> = vec![None; subject_count];
+    for (index, &subject) in subjects.iter().enumerate() {
+        if let Some(slot) = latest.get_mut(subject) {
+            *slot = Some(index);
+        }
     }
-    let mut kept: BTreeSet<usize> = latest_by_subject.into_values().collect();
-    for index in (0..ordered.len()).rev() {
-        if kept.len() >= MAX_HISTORY {
+    let mut keep = vec![false; subjects.len()];
+    let mut kept = 0;
+    for index in latest.into_iter().flatten() {
+        keep[index] = true;
+        kept += 1;
+    }
+    for index in (0..subjects.len()).rev() {
+        if kept >= MAX_HISTORY {
             break;
         }
-        kept.insert(index);
+        if !keep[index] {
+            keep[index] = true;
+            kept += 1;
+        }
     }
-    (kept.into_iter().collect(), true)
+    ((0..subjects.len()).filter(|&i| keep[i]).collect(), true)
 }
 
 /// Accepted observations (positions in the accepted list) grouped by subject key — the
 /// sorted digests, or the subject id for `none` — with the subject id once known.
-type SubjectGroups<'a> = BTreeMap<(&'static str, Cow<'a, [String]>), (Option<String>, Vec<usize>)>;
+/// The level is keyed by [`level_rank`].
+type SubjectGroups<'a> = BTreeMap<(u8, Cow<'a, [String]>), (Option<String>, Vec<usize>)>;
 
 /// Reduces a complete observation stream into a validated projection packet.
 ///
@@ -687,7 +730,7 @@ pub fn project_validated<'a>(
             (Cow::Borrowed(&observation.memory_ref_digests[..]), None)
         };
         groups
-            .entry((level.as_str(), key_tail))
+            .entry((level_rank(level), key_tail))
             .or_insert_with(|| (id, Vec::new()))
             .1
             .push(index);
@@ -723,15 +766,8 @@ pub fn project_validated<'a>(
             .order_key()
             .cmp(&accepted[b.0].0.order_key())
     });
-    let keys: Vec<(Instant, &str, &str, &str)> = history
-        .iter()
-        .map(|&(m, s)| {
-            let (instant, at, id) = accepted[m].0.order_key();
-            (instant, at, id, subjects[s].subject_id.as_str())
-        })
-        .collect();
-    let (kept, truncated) = bound_history(&keys);
-    drop(keys);
+    let order: Vec<usize> = history.iter().map(|&(_, s)| s).collect();
+    let (kept, truncated) = bound_history(&order, subjects.len());
     let mut accepted = accepted;
     let kept_history: Vec<HistoryEntry<'a>> = kept
         .iter()
@@ -917,6 +953,92 @@ mod tests {
                     .expect("json")
             )
         );
+    }
+
+    /// The history budget as the rule states it: every subject's latest entry, then the
+    /// newest entries, until 256 are kept.
+    fn bound_history_model(subjects: &[usize]) -> (Vec<usize>, bool) {
+        if subjects.len() <= MAX_HISTORY {
+            return ((0..subjects.len()).collect(), false);
+        }
+        let mut latest = BTreeMap::new();
+        for (index, subject) in subjects.iter().enumerate() {
+            latest.insert(subject, index);
+        }
+        let mut kept: BTreeSet<usize> = latest.into_values().collect();
+        for index in (0..subjects.len()).rev() {
+            if kept.len() >= MAX_HISTORY {
+                break;
+            }
+            kept.insert(index);
+        }
+        (kept.into_iter().collect(), true)
+    }
+
+    #[test]
+    fn history_budget_matches_its_rule() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            usize::try_from(state >> 33).expect("31 bits") % n
+        };
+        for _ in 0..200 {
+            let subject_count = 1 + next(MAX_SUBJECTS);
+            let len = next(MAX_OBSERVATIONS + 1);
+            let subjects: Vec<usize> = (0..len).map(|_| next(subject_count)).collect();
+            assert_eq!(
+                bound_history(&subjects, subject_count),
+                bound_history_model(&subjects),
+                "{subjects:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn level_ranks_follow_the_level_names() {
+        let levels = [
+            AttributionLevel::Item,
+            AttributionLevel::Set,
+            AttributionLevel::None,
+        ];
+        for a in levels {
+            for b in levels {
+                assert_eq!(
+                    level_rank(a).cmp(&level_rank(b)),
+                    a.as_str().cmp(b.as_str()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn leading_bytes_order_texts_as_the_texts_are_ordered() {
+        let texts = [
+            "",
+            "a",
+            "a\u{0}",
+            "ab",
+            "abc",
+            "muo_0",
+            "muo_00",
+            "muo_0123456789ab",
+            "muo_0123456789abc",
+            "muo_0123456789abd",
+            "muo_0123456789ac",
+            "\u{e9}",
+            "z",
+        ];
+        for a in texts {
+            for b in texts {
+                let (ka, kb) = (leading_bytes(a), leading_bytes(b));
+                if ka != kb {
+                    assert_eq!(ka.cmp(&kb), a.cmp(b), "{a:?} {b:?}");
+                }
+            }
+        }
     }
 
     #[test]
