@@ -1131,6 +1131,11 @@ impl<'a> TextList<'a> {
         }
     }
 
+    /// Empties the list for reuse.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     fn as_slice(&self) -> &[&'a str] {
         &self.items[..self.len]
     }

@@ -163,13 +163,14 @@ fn scan_observations(cursor: &mut Cursor<'_>) -> Option<Vec<Observation>> {
         return Some(out);
     }
     let mut order = KeyOrder::new();
+    // One packet's fields, overwritten by each packet in turn (a packet sets every one).
+    let mut text = ObservationText::default();
     loop {
         if out.len() == MAX_OBSERVATIONS {
             return None;
         }
-        out.push(observation_from_text(&scan_observation(
-            cursor, &mut order,
-        )?)?);
+        scan_observation(cursor, &mut order, &mut text)?;
+        out.push(observation_from_text(&text)?);
         if cursor.eat(b']') {
             return Some(out);
         }
@@ -242,14 +243,16 @@ impl KeyOrder {
     }
 }
 
+/// Reads one observation packet into `out`, which holds every field afterwards; `None`
+/// for anything but a packet in the common shape.
 fn scan_observation<'a>(
     cursor: &mut Cursor<'a>,
     order: &mut KeyOrder,
-) -> Option<ObservationText<'a>> {
+    out: &mut ObservationText<'a>,
+) -> Option<()> {
     if !cursor.eat(b'{') {
         return None;
     }
-    let mut out = ObservationText::default();
     let mut seen: u32 = 0;
     let mut previous = FIELD_COUNT;
     loop {
@@ -266,7 +269,7 @@ fn scan_observation<'a>(
             1 => out.observation_id = cursor.plain_str()?,
             2 => out.scope = scan_scope(cursor)?,
             3 => out.application_receipt_id = cursor.plain_str()?,
-            4 => out.memory_ref_digests = scan_list(cursor)?,
+            4 => scan_list(cursor, &mut out.memory_ref_digests)?,
             5 => out.retrieval_snapshot_ref = cursor.plain_str()?,
             6 => out.policy_snapshot_ref = cursor.plain_str()?,
             7 => out.outcome_ref = cursor.plain_str()?,
@@ -279,8 +282,8 @@ fn scan_observation<'a>(
                 }
                 out.confidence = cursor.value()?;
             }
-            12 => out.reason_codes = scan_list(cursor)?,
-            13 => out.evidence_refs = scan_list(cursor)?,
+            12 => scan_list(cursor, &mut out.reason_codes)?,
+            13 => scan_list(cursor, &mut out.evidence_refs)?,
             14 => out.evaluator_ref = cursor.plain_str()?,
             15 => out.evaluation_version = cursor.plain_str()?,
             16 => out.created_at = cursor.plain_str()?,
@@ -303,7 +306,7 @@ fn scan_observation<'a>(
             return None;
         }
     }
-    (seen == (1 << FIELD_COUNT) - 1).then_some(out)
+    (seen == (1 << FIELD_COUNT) - 1).then_some(())
 }
 
 /// `{"agent_id", "project_id", "corpus_id", "surface_id"}` in any order, each once.
@@ -337,21 +340,21 @@ fn scan_scope<'a>(cursor: &mut Cursor<'a>) -> Option<[&'a str; 4]> {
     (seen == 0b1111).then_some(out)
 }
 
-/// A list of plain strings that fits a [`TextList`].
-fn scan_list<'a>(cursor: &mut Cursor<'a>) -> Option<TextList<'a>> {
+/// A list of plain strings that fits a [`TextList`], read into `out`.
+fn scan_list<'a>(cursor: &mut Cursor<'a>, out: &mut TextList<'a>) -> Option<()> {
     if !cursor.eat(b'[') {
         return None;
     }
-    let mut out = TextList::default();
+    out.clear();
     if cursor.eat(b']') {
-        return Some(out);
+        return Some(());
     }
     loop {
         if !out.push(cursor.plain_str()?) {
             return None;
         }
         if cursor.eat(b']') {
-            return Some(out);
+            return Some(());
         }
         if !cursor.eat(b',') {
             return None;
