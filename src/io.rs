@@ -316,22 +316,32 @@ impl std::fmt::Debug for OutputBuffer {
 }
 
 impl json::Sink for OutputBuffer {
+    #[inline]
     fn push_str(&mut self, s: &str) {
         match &mut self.storage {
             Storage::Heap(bytes) => bytes.extend_from_slice(s.as_bytes()),
             Storage::Mapped(map, len) => {
-                let end = *len + s.len();
-                if let Some(slot) = map.get_mut(*len..end) {
+                if let Some(slot) = map.get_mut(*len..*len + s.len()) {
                     slot.copy_from_slice(s.as_bytes());
-                    *len = end;
+                    *len += s.len();
                 } else {
-                    let mut bytes = Vec::with_capacity(end.saturating_mul(2));
-                    bytes.extend_from_slice(map.get(..*len).unwrap_or_default());
-                    bytes.extend_from_slice(s.as_bytes());
-                    self.storage = Storage::Heap(bytes);
+                    self.spill(s);
                 }
             }
         }
+    }
+}
+
+impl OutputBuffer {
+    /// Moves the text to the heap, where it can grow, and appends `s`.
+    #[cold]
+    #[inline(never)]
+    fn spill(&mut self, s: &str) {
+        let written = self.as_bytes();
+        let mut bytes = Vec::with_capacity((written.len() + s.len()).saturating_mul(2));
+        bytes.extend_from_slice(written);
+        bytes.extend_from_slice(s.as_bytes());
+        self.storage = Storage::Heap(bytes);
     }
 }
 
