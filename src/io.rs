@@ -226,6 +226,17 @@ pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputErr
     if spec == "-" {
         return read_limited(std::io::stdin().lock(), limit, "<stdin>", 0);
     }
+    let (file, shown, size) = open_input(env, spec, limit)?;
+    read_limited(file, limit, &shown, size)
+}
+
+/// Opens the `--input` file `spec`: the file, its name as errors show it, and its size
+/// (0 when it is not a regular file). A regular file larger than `limit` is refused.
+fn open_input(
+    env: &Env,
+    spec: &str,
+    limit: u64,
+) -> Result<(std::fs::File, String, usize), InputError> {
     let path = env.expand_user(spec);
     let shown = path.to_string_lossy().into_owned();
     let file = std::fs::File::open(&path).map_err(|e| InputError::Read(py_os_error(&e, &shown)))?;
@@ -238,7 +249,7 @@ pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputErr
     if size > limit {
         return Err(InputError::TooLarge { limit });
     }
-    read_limited(file, limit, &shown, usize::try_from(size).unwrap_or(0))
+    Ok((file, shown, usize::try_from(size).unwrap_or(0)))
 }
 
 /// The size of a transparent huge page on x86_64 and aarch64 Linux.
@@ -348,19 +359,7 @@ impl OutputBuffer {
 /// Reads `--input` like [`read_bytes`] into an [`InputBuffer`].
 pub fn read_buffer(env: &Env, spec: &str, limit: u64) -> Result<InputBuffer, InputError> {
     if spec != "-" {
-        let path = env.expand_user(spec);
-        let shown = path.to_string_lossy().into_owned();
-        let file =
-            std::fs::File::open(&path).map_err(|e| InputError::Read(py_os_error(&e, &shown)))?;
-        let size = file
-            .metadata()
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .map_or(0, |m| m.len());
-        if size > limit {
-            return Err(InputError::TooLarge { limit });
-        }
-        let size = usize::try_from(size).unwrap_or(0);
+        let (file, shown, size) = open_input(env, spec, limit)?;
         if size < LARGE_INPUT {
             return read_limited(file, limit, &shown, size).map(|bytes| InputBuffer {
                 storage: Storage::Heap(bytes),
