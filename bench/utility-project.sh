@@ -83,7 +83,7 @@ wall_ms() {
     if command -v hyperfine >/dev/null 2>&1; then
         hyperfine --style none --warmup 2 --runs "$runs" -N --ignore-failure \
             --export-json "$work/hf.json" "$(printf '%q ' "$@")" >/dev/null 2>&1
-        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f ± %.1f (min %.1f)" % (r["mean"]*1000, r["stddev"]*1000, r["min"]*1000))' "$work/hf.json"
+        python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.2f ± %.2f (med %.2f, min %.2f)" % (r["mean"]*1000, r["stddev"]*1000, r["median"]*1000, r["min"]*1000))' "$work/hf.json"
     else
         local start end
         start=$(date +%s%N)
@@ -116,7 +116,7 @@ same_as_ours() {
 run_all() {
     local label=$1 compare=$2; shift 2
     echo "== $label"
-    printf '%-18s %-10s %-28s %-14s %-44s %s\n' input size "wall ms (mean±sd, min)" "peak RSS KiB" result \
+    printf '%-18s %-10s %-36s %-14s %-44s %s\n' input size "wall ms (mean±sd, median, min)" "peak RSS KiB" result \
         "$( ((compare)) && echo "stdout vs ours")"
     for name in "${inputs[@]}"; do
         local file="$work/$name.json"
@@ -129,7 +129,7 @@ run_all() {
         else
             "${cmd[@]}" >"$work/ours-$name.out" 2>/dev/null || true
         fi
-        printf '%-18s %-10s %-28s %-14s %-44s %s\n' "$name" "$size" "$(wall_ms "${cmd[@]}")" \
+        printf '%-18s %-10s %-36s %-14s %-44s %s\n' "$name" "$size" "$(wall_ms "${cmd[@]}")" \
             "$(peak_rss_kb "${cmd[@]}")" "$(outcome "${cmd[@]}")" "$same"
     done
 }
