@@ -760,11 +760,12 @@ pub fn project_validated<'a>(
         history.extend(members.iter().map(|&m| (m, subject_index)));
         subjects.push(subject);
     }
+    // By order key; its first part, the instant, settles almost every comparison.
     history.sort_by(|a, b| {
-        accepted[a.0]
-            .0
-            .order_key()
-            .cmp(&accepted[b.0].0.order_key())
+        let (x, y) = (accepted[a.0].0, accepted[b.0].0);
+        x.created_instant
+            .cmp(&y.created_instant)
+            .then_with(|| x.order_key().cmp(&y.order_key()))
     });
     let order: Vec<usize> = history.iter().map(|&(_, s)| s).collect();
     let (kept, truncated) = bound_history(&order, subjects.len());
