@@ -257,11 +257,12 @@ const HUGE_PAGE: usize = 2 << 20;
 
 /// A large input in memory, then reused for the command's output ([`InputBuffer::into_output`]).
 ///
-/// A regular file of at least 256 KiB is read into an anonymous mapping
-/// advised to use transparent huge pages (`MADV_HUGEPAGE`): where the system allows it,
-/// the whole buffer costs one page fault and one 2 MiB clearing instead of a fault per
-/// 4 KiB page (about 1.5 µs each on the machines this was measured on, 0.3 ms for a
-/// 1 MB input). Where it does not, the mapping behaves like any other buffer. Anything
+/// A regular file of at least 256 KiB is read into an anonymous mapping advised to use
+/// transparent huge pages (`MADV_HUGEPAGE`): where the system allows it, the whole
+/// buffer costs one page fault and one 2 MiB clearing instead of a fault per 4 KiB page
+/// (about 1.5 µs each on the machines this was measured on, 0.3 ms for a 1 MB input);
+/// with THP `defrag=madvise` that first touch may wait for compaction when huge pages
+/// are scarce. Where THP is off, the mapping behaves like any other buffer. Anything
 /// else (standard input, a small file, a failed mapping) is read onto the heap.
 pub struct InputBuffer {
     storage: Storage,
