@@ -55,6 +55,11 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// `Success` for a packet whose `ok` is `true`, else `NotOk`.
+    pub fn by_ok(ok: bool) -> Exit {
+        if ok { Exit::Success } else { Exit::NotOk }
+    }
+
     /// The process exit status.
     pub fn code(self) -> i32 {
         match self {

@@ -65,11 +65,12 @@ impl Outcome {
         }
     }
 
-    /// A packet the command printed itself as `--format json` output, with its exit.
-    pub fn printed_json(text: io::OutputBuffer, exit: Exit) -> Outcome {
+    /// A packet the command printed itself as `--format json` output, with the packet's
+    /// `ok`: exit 0 when it is `true`, else 2 (as [`Outcome::by_ok`]).
+    pub fn printed_json(text: io::OutputBuffer, ok: bool) -> Outcome {
         Outcome {
             json: Some(text),
-            ..Outcome::new(Value::Null, exit)
+            ..Outcome::new(Value::Null, Exit::by_ok(ok))
         }
     }
 
@@ -86,7 +87,7 @@ impl Outcome {
     /// Exit 0 when the packet's `ok` is `true`, else 2.
     pub fn by_ok(packet: Value) -> Outcome {
         let ok = packet.get("ok") == Some(&Value::Bool(true));
-        Outcome::new(packet, if ok { Exit::Success } else { Exit::NotOk })
+        Outcome::new(packet, Exit::by_ok(ok))
     }
 
     /// The same outcome with `notes` for the detail view.

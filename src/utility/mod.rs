@@ -92,8 +92,13 @@ fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Opt
     None
 }
 
+/// A rule of the observation contract or the reducer, as the command's error.
+fn field_error(error: FieldError) -> Error {
+    Error::from(UtilityError::Field(error))
+}
+
 fn request_error(message: impl Into<String>) -> Error {
-    Error::from(UtilityError::Field(FieldError(message.into())))
+    field_error(FieldError(message.into()))
 }
 
 /// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
@@ -109,13 +114,9 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error
             drop(input);
             let projection = request.project();
             io::leave_to_exit(request);
-            return projection
-                .map(Outcome::by_ok)
-                .map_err(|e| Error::from(UtilityError::Field(e)));
+            return projection.map(Outcome::by_ok).map_err(field_error);
         }
-        let projection = request
-            .project_typed()
-            .map_err(|e| Error::from(UtilityError::Field(e)))?;
+        let projection = request.project_typed().map_err(field_error)?;
         // JSON is printed from the typed packet into the input's buffer: its pages are
         // in memory already, and the packet needs no value tree.
         let mut out = input.into_output();
@@ -124,14 +125,10 @@ pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error
             out.as_bytes(),
             crate::wire::json::to_pretty_line(&projection.to_value()).as_bytes()
         );
-        let exit = if projection.ok() {
-            Exit::Success
-        } else {
-            Exit::NotOk
-        };
+        let ok = projection.ok();
         io::leave_to_exit(projection);
         io::leave_to_exit(request);
-        return Ok(Outcome::printed_json(out, exit));
+        return Ok(Outcome::printed_json(out, ok));
     }
     let parsed = io::parse_input_object(input.as_bytes())?;
     let projection = project_input(&parsed);
@@ -194,7 +191,7 @@ pub fn project_input(input: &Value) -> Result<Value, Error> {
         reducer_version,
         previous_projection: previous,
     };
-    reduce(&request).map_err(|e| Error::from(UtilityError::Field(e)))
+    reduce(&request).map_err(field_error)
 }
 
 /// `utility-observe`: builds one observation from the four inputs and `created_at`.
@@ -225,7 +222,7 @@ pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
         field("evaluator_proposal"),
         field("created_at"),
     )
-    .map_err(|e| Error::from(UtilityError::Field(e)))?;
+    .map_err(field_error)?;
     Ok(Outcome::success(observation.to_value()))
 }
 
@@ -258,12 +255,7 @@ pub fn validate_input(input: &Value) -> Outcome {
     } else {
         validate_projection(input)
     };
-    let exit = if result.is_ok() {
-        Exit::Success
-    } else {
-        Exit::NotOk
-    };
-    Outcome::new(validation_packet(&result), exit)
+    Outcome::new(validation_packet(&result), Exit::by_ok(result.is_ok()))
 }
 
 #[cfg(test)]
