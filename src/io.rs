@@ -649,9 +649,39 @@ pub fn replace_private_file(
     result
 }
 
-/// Writes `bytes` to `path` (created or replaced), e.g. a chart the user asked for.
+/// Writes `bytes` to `path` (created or replaced), e.g. a chart the user asked for, so
+/// that `path` holds either its old content or all of the new: the bytes go to a
+/// temporary sibling first (synced), which is renamed over `path` only when complete. A
+/// failure (a full disk, say) removes the temporary and leaves `path` as it was. A new
+/// file gets mode 0644, a replaced one keeps its mode.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Error> {
-    std::fs::write(path, bytes)
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".reward-memory-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    let permissions = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => meta.permissions(),
+        _ => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt as _;
+                std::fs::Permissions::from_mode(0o644)
+            }
+            #[cfg(not(unix))]
+            {
+                tmp.as_file().metadata()?.permissions()
+            }
+        }
+    };
+    tmp.as_file().set_permissions(permissions)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Removes, best effort, the `*.json` files directly inside `dir` whose modification

@@ -167,6 +167,59 @@ fn plot_writes_an_svg_whose_text_needs_no_font_files() {
     assert!(one.contains("per arm") && one.contains("1 semantic"));
 }
 
+/// `--plot` onto a full file system (a 16 KiB tmpfs in a private mount namespace, where
+/// `unshare -rm` can make one): the command fails with the plot error and the file keeps
+/// its old content; with no old file, none is left (no 0-byte SVG, no temporary).
+#[test]
+fn plot_on_a_full_disk_leaves_the_old_file_whole() {
+    if !std::process::Command::new("unshare")
+        .args(["-rm", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: `unshare -rm` (a private mount namespace) is not available here");
+        return;
+    }
+    let scratch = Scratch::new();
+    let disk = scratch.path.join("disk");
+    std::fs::create_dir(&disk).expect("mount point");
+    let script = r#"set -u
+mount -t tmpfs -o size=16k tmpfs "$1" || exit 97
+printf OLD > "$1/old.svg"
+"$2" rank-evaluate --simulate --episodes 100 --plot "$1/old.svg" --format json > "$1/../old.out"
+echo "old-exit=$?"
+"$2" rank-evaluate --simulate --episodes 100 --plot "$1/new.svg" --format json > "$1/../new.out"
+echo "new-exit=$?"
+printf 'old=%s
+' "$(cat "$1/old.svg")"
+ls -A "$1"
+"#;
+    let out = std::process::Command::new("unshare")
+        .args(["-rm", "sh", "-c", script, "sh"])
+        .arg(&disk)
+        .arg(env!("CARGO_BIN_EXE_reward-memory"))
+        .output()
+        .expect("unshare runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if stdout.is_empty() && out.status.code() == Some(97) {
+        eprintln!("skipped: cannot mount a tmpfs in the namespace");
+        return;
+    }
+    assert_eq!(
+        stdout,
+        "old-exit=2\nnew-exit=2\nold=OLD\nold.svg\n",
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for name in ["old.out", "new.out"] {
+        let packet = std::fs::read_to_string(scratch.path.join(name)).expect("packet");
+        assert!(
+            packet.contains("\"error\": \"cannot write the plot "),
+            "{name}: {packet}"
+        );
+    }
+}
+
 #[test]
 fn valid_episode_files_evaluate() {
     let files = jsonl_fixtures("valid");
