@@ -532,13 +532,15 @@ pub fn stage_bytes(
 /// True while the process that created staging directory `name` may still be running:
 /// its pid (`stage-<pid>-...`) is ours or, where `/proc` exists, still listed there.
 fn staging_owner_alive(name: &str) -> bool {
-    let Some(pid) = name
-        .strip_prefix(STAGING_DIR_PREFIX)
+    name.strip_prefix(STAGING_DIR_PREFIX)
         .and_then(|rest| rest.split('-').next())
         .and_then(|pid| pid.parse::<u32>().ok())
-    else {
-        return false;
-    };
+        .is_some_and(process_may_be_alive)
+}
+
+/// True while process `pid` may still be running: it is this process or, where `/proc`
+/// exists, still listed there (without `/proc` nothing can be known, so it may be).
+fn process_may_be_alive(pid: u32) -> bool {
     if pid == std::process::id() {
         return true;
     }
@@ -618,7 +620,7 @@ pub fn random_hex(n: usize) -> Result<String, std::io::Error> {
 /// Writes `bytes` to `path` readable by its owner only (0600): written to a sibling
 /// temporary file created with mode 0600, then renamed over `path` (readers never see a
 /// partial file; not synced: a lost file is only a lost convenience). When `expires` is
-/// given it becomes the file's modification time, so [`remove_expired_files`] needs no
+/// given it becomes the file's modification time, so [`sweep_private_files`] needs no
 /// reads.
 pub fn replace_private_file(
     path: &Path,
@@ -684,26 +686,99 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Error> {
     Ok(())
 }
 
-/// Removes, best effort, the `*.json` files directly inside `dir` whose modification
-/// time (their expiry, see [`replace_private_file`]) has passed. Returns how many went.
-pub fn remove_expired_files(dir: &Path) -> usize {
+/// What a sweep ([`sweep_private_files`]) may remove, as the caller names it from an
+/// entry's file name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sweepable {
+    /// A file whose modification time is its expiry ([`replace_private_file`]'s
+    /// `expires`): removed once that has passed.
+    Expiring,
+    /// A temporary of [`replace_private_file`] written by process `pid`: removed once that
+    /// process is gone, or an hour after it was written.
+    Temporary { pid: u32 },
+}
+
+/// A temporary whose writer is still running is left alone for this long.
+const STALE_TEMPORARY_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes, best effort, the files directly inside `dir` that `classify` names and that
+/// are due ([`Sweepable`]). Call it only on a directory checked with
+/// [`trust::ensure_private_dirs`]. An entry is judged by its name first, then by its own
+/// `lstat` (`DirEntry` metadata; links are never followed): only a regular file owned by
+/// this user ([`trust::may_remove`]) goes; a link, a directory, a file of another user
+/// or of root, or any name `classify` does not know (a `notes.json` put there by hand)
+/// stays. Returns how many went.
+pub fn sweep_private_files(dir: &Path, classify: impl Fn(&str) -> Option<Sweepable>) -> usize {
     let now = std::time::SystemTime::now();
+    let me = trust::effective_uid();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
     let mut removed = 0;
     for entry in entries.flatten() {
-        let path = entry.path();
-        let expired = path.extension().and_then(|e| e.to_str()) == Some("json")
-            && entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .is_ok_and(|modified| modified <= now);
-        if expired && std::fs::remove_file(&path).is_ok() {
+        let name = entry.file_name();
+        let Some(kind) = name.to_str().and_then(&classify) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        if !trust::may_remove(trust::Facts::of(&meta), me) {
+            continue;
+        }
+        let due = match kind {
+            Sweepable::Expiring => meta.modified().is_ok_and(|modified| modified <= now),
+            Sweepable::Temporary { pid } => {
+                !process_may_be_alive(pid) || changed_before(&meta, now, STALE_TEMPORARY_AGE)
+            }
+        };
+        if due && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }
     removed
+}
+
+/// True when the file's status last changed more than `age` before `now` (its `ctime`:
+/// setting the modification time to an expiry does not hide a temporary's age).
+fn changed_before(
+    meta: &std::fs::Metadata,
+    now: std::time::SystemTime,
+    age: std::time::Duration,
+) -> bool {
+    #[cfg(unix)]
+    let changed = {
+        use std::os::unix::fs::MetadataExt as _;
+        u64::try_from(meta.ctime())
+            .ok()
+            .map(|secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+    };
+    #[cfg(not(unix))]
+    let changed = meta.modified().ok();
+    changed
+        .and_then(|changed| now.duration_since(changed).ok())
+        .is_some_and(|elapsed| elapsed > age)
+}
+
+/// Creates `path` holding `bytes` (mode 0600) unless something is already there: the
+/// bytes go to a private temporary first, which is then hard-linked at `path` (atomic,
+/// and refused when `path` exists, even as a link), so a concurrent reader sees the
+/// whole file or none. `Ok(false)` when `path` already existed (the caller reads it).
+pub fn create_private_file_once(path: &Path, bytes: &[u8]) -> Result<bool, std::io::Error> {
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    write_private_file(&tmp, bytes)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(err),
+    }
 }
 
 /// Writes the rendered packet. A closed pipe is not an error.
@@ -889,5 +964,63 @@ mod tests {
             parse_document(b"[]").map(|v| v.as_object().is_some()),
             Ok(false)
         );
+    }
+    #[cfg(unix)]
+    #[test]
+    fn a_sweep_removes_only_our_own_due_files_and_never_follows_a_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let elsewhere = tempfile::tempdir().expect("tempdir");
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let future = std::time::SystemTime::now() + std::time::Duration::from_secs(600);
+        let make = |at: &Path, name: &str, modified: std::time::SystemTime| {
+            let path = at.join(name);
+            std::fs::write(&path, b"{}").expect("write");
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(modified))
+                .expect("set mtime");
+            path
+        };
+        let expired = make(dir.path(), "s_expired.json", past);
+        let live = make(dir.path(), "s_live.json", future);
+        let notes = make(dir.path(), "notes.json", past);
+        let target = make(elsewhere.path(), "package.json", past);
+        std::os::unix::fs::symlink(&target, dir.path().join("s_link.json")).expect("symlink");
+        std::fs::create_dir(dir.path().join("s_dir.json")).expect("mkdir");
+        let dead_tmp = make(dir.path(), "t_4294967295", future);
+        let own_tmp = make(dir.path(), &format!("t_{}", std::process::id()), future);
+        let foreign = make(dir.path(), "s_foreign.json", past);
+        let as_root = trust::effective_uid() == 0;
+        if as_root {
+            std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).expect("chown");
+        }
+        let classify = |name: &str| {
+            if name.starts_with("s_") {
+                Some(Sweepable::Expiring)
+            } else {
+                name.strip_prefix("t_")
+                    .and_then(|pid| pid.parse().ok())
+                    .map(|pid| Sweepable::Temporary { pid })
+            }
+        };
+        let removed = sweep_private_files(dir.path(), classify);
+        assert!(!expired.exists() && !dead_tmp.exists());
+        assert!(live.exists() && notes.exists() && own_tmp.exists());
+        assert!(target.exists(), "the file behind a link is never touched");
+        assert!(dir.path().join("s_link.json").symlink_metadata().is_ok());
+        assert!(dir.path().join("s_dir.json").is_dir());
+        assert_eq!(foreign.exists(), as_root, "another user's file stays");
+        assert_eq!(removed, if as_root { 2 } else { 3 });
+    }
+
+    #[test]
+    fn a_file_created_once_is_never_replaced() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("key");
+        assert!(create_private_file_once(&path, b"first").expect("create"));
+        assert!(!create_private_file_once(&path, b"second").expect("exists"));
+        assert_eq!(std::fs::read(&path).expect("read"), b"first");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 1);
     }
 }

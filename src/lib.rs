@@ -109,6 +109,11 @@ pub struct Notes {
     /// The utility ledger a command read or wrote, without credentials
     /// ([`utility::ledger::Location::public_display`]).
     pub ledger: Option<String>,
+    /// Why the command failed open on something of the user's (a recall session that
+    /// could not be stored, an embedded store it would not trust), naming the path and
+    /// the fix. Printed on stderr as `reward-memory: warning: ...`, whatever the format;
+    /// the packet carries only public-safe codes.
+    pub warnings: Vec<String>,
 }
 
 /// Global options and the environment, resolved once before any command runs.
@@ -169,9 +174,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::UtilityProject(args) => utility::project_command(&args, ctx),
         Command::UtilityObserve(args) => utility::observe_command(&args, ctx),
         Command::UtilityValidate(args) => utility::validate_command(&args, ctx),
-        Command::Recall(args) => {
-            recall::command::recall(&args, &ctx.with_route(&args.route)).map(Outcome::success)
-        }
+        Command::Recall(args) => recall::command::recall(&args, &ctx.with_route(&args.route)),
         Command::Apply(args) => {
             recall::command::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
         }
@@ -280,6 +283,9 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
     };
     let text = output::render_view(&outcome.packet, &outcome.notes, format, cli.detail);
     let code = emit(text.as_bytes(), outcome.exit);
+    for warning in &outcome.notes.warnings {
+        io::write_stderr_line(&format!("reward-memory: warning: {warning}"));
+    }
     // In markdown a refusal also says why on stderr; stdout keeps the packet.
     if format == Format::Markdown
         && outcome.exit == Exit::NotOk

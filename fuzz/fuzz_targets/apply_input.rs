@@ -1,5 +1,6 @@
 //! `apply --input` on any input document, against the fixture recall session
-//! (`fixtures/apply/session/`, no provider, no clock). No input panics; an accepted
+//! (`fixtures/apply/session/`, sealed with `fixtures/apply/recall-session.key`; no
+//! provider, no clock). No input panics; an accepted
 //! decision prints an application packet whose receipt id is the receipt's §10.6 id and
 //! whose receipt names only digests of refs the session returned.
 #![no_main]
@@ -8,16 +9,20 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use reward_memory::cli::Format;
-use reward_memory::recall::session::{self, StoredSession};
+use reward_memory::recall::session::{self, SessionKey, StoredSession};
 use reward_memory::wire::json::Value;
 
 const SESSION_REF: &str = "rms_0123456789abcdef0123456789abcdef";
 const SESSION: &[u8] =
     include_bytes!("../../fixtures/apply/session/rms_0123456789abcdef0123456789abcdef.json");
+const KEY: &[u8] = include_bytes!("../../fixtures/apply/recall-session.key");
 
 fn stored() -> &'static StoredSession {
     static STORED: OnceLock<StoredSession> = OnceLock::new();
-    STORED.get_or_init(|| session::decode(SESSION, SESSION_REF).expect("the fixture session"))
+    STORED.get_or_init(|| {
+        let key = SessionKey::parse(KEY).expect("the fixture key");
+        session::decode(SESSION, SESSION_REF, &key).expect("the fixture session")
+    })
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -154,9 +154,16 @@ pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Resul
         observed_at: &observed_at,
     };
     let factory = crate::provider::DefaultFactory::from_context(ctx);
+    let config = ProviderConfig::from_binding(&binding);
     let notes = Notes {
         registry: configured.then(|| experiment::registry_path(ctx)),
-        store: factory.store_location(&ProviderConfig::from_binding(&binding)),
+        store: factory.store_location(&config),
+        // Only an executed ingest opens the store (the write and its readback).
+        warnings: if args.execute {
+            factory.store_trust_problem(&config).into_iter().collect()
+        } else {
+            Vec::new()
+        },
         ..Notes::default()
     };
     let run_write = |prepared: &core::Prepared| -> Result<Map, Error> {

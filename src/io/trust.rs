@@ -8,6 +8,17 @@
 //! directory from the runtime root down is what makes the later open safe: nobody else
 //! can replace an entry of a directory that only we may write. Off Unix every check
 //! passes (there is no owner or mode to compare).
+//!
+//! The runtime root itself is the user's choice of place, like the directories above it,
+//! which are not checked: when it is a symbolic link, the link is followed if it belongs
+//! to this user or to root (the rule of Linux's `fs.protected_symlinks`), and the
+//! directory it leads to is checked like any runtime root (a shared, world-writable
+//! `/tmp` is refused). Links *below* the root are never followed.
+//!
+//! A secret (the recall session key) must in addition be unreadable by group and others,
+//! as ssh requires of a private key ([`open_secret_file`]). Removal has its own, stricter
+//! rule ([`may_remove`]): only a regular file owned by this very user, found without
+//! following links.
 
 use std::path::{Path, PathBuf};
 
@@ -60,6 +71,14 @@ pub enum Untrusted {
         path: String,
         mode: u32,
     },
+    #[error(
+        "{what} {path} is readable by group or others (mode {mode:04o}): run chmod go-rwx on it"
+    )]
+    Readable {
+        what: &'static str,
+        path: String,
+        mode: u32,
+    },
     #[error("cannot inspect {what} {path}: {reason}")]
     Unreadable {
         what: &'static str,
@@ -77,8 +96,23 @@ impl Untrusted {
             Untrusted::WrongKind { .. } => "untrusted_wrong_kind",
             Untrusted::Foreign { .. } => "untrusted_owner",
             Untrusted::Writable { .. } => "untrusted_mode",
+            Untrusted::Readable { .. } => "untrusted_secret_mode",
             Untrusted::Unreadable { .. } => "untrusted_unreadable",
         }
+    }
+
+    /// True when something is there that another user could have written or swapped (a
+    /// link, a foreign owner, a loose mode): a refusal of trust, as opposed to a path of
+    /// the wrong kind or one that could not be inspected, which callers may report as
+    /// the plain failures they were before.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Untrusted::Symlink { .. }
+                | Untrusted::Foreign { .. }
+                | Untrusted::Writable { .. }
+                | Untrusted::Readable { .. }
+        )
     }
 }
 
@@ -162,28 +196,81 @@ pub fn judge(
     Ok(())
 }
 
+/// [`judge`] for a secret file: also refused when group or others may read it.
+pub fn judge_secret(
+    facts: Facts,
+    me: u32,
+    what: &'static str,
+    path: &Path,
+) -> Result<(), Untrusted> {
+    judge(facts, Kind::File, me, what, path)?;
+    if facts.mode & 0o077 != 0 {
+        return Err(Untrusted::Readable {
+            what,
+            path: path.display().to_string(),
+            mode: facts.mode,
+        });
+    }
+    Ok(())
+}
+
+/// May user `me` remove a file with these facts (from `lstat`) while sweeping a
+/// directory it trusts? Only a regular file, not a link, owned by `me` itself: a file of
+/// root's (trusted for reading) is not ours to delete.
+pub fn may_remove(facts: Facts, me: u32) -> bool {
+    !facts.is_symlink && facts.is_file && facts.uid == me
+}
+
 /// Checks `path` without following links. `Ok(false)` when nothing is there (the caller
 /// may create it), `Ok(true)` when it is a trusted `kind`.
 pub fn check(path: &Path, kind: Kind, what: &'static str) -> Result<bool, Untrusted> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) => judge(Facts::of(&meta), kind, effective_uid(), what, path).map(|()| true),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(err) => Err(Untrusted::Unreadable {
-            what,
-            path: path.display().to_string(),
-            reason: err.kind().to_string(),
-        }),
+        Err(err) => Err(unreadable(what, path, &err)),
     }
 }
 
-/// Checks `root` and each directory from it down to `dir` (which must lie under
-/// `root`), creating the missing ones with mode 0700. The runtime root itself is
-/// checked like the rest: a shared, world-writable root (`/tmp` itself) is refused.
-pub fn ensure_private_dirs(
-    root: &Path,
-    dir: &Path,
-    what: &'static str,
-) -> Result<(), TrustedDirError> {
+fn unreadable(what: &'static str, path: &Path, err: &std::io::Error) -> Untrusted {
+    Untrusted::Unreadable {
+        what,
+        path: path.display().to_string(),
+        reason: err.kind().to_string(),
+    }
+}
+
+/// Checks the runtime root: a directory we trust, or a link of ours (or root's) to one.
+/// `Ok(false)` when nothing is there (or a link leads nowhere: creating it then fails).
+pub fn check_root(root: &Path) -> Result<bool, Untrusted> {
+    const WHAT: &str = "runtime root";
+    let meta = match std::fs::symlink_metadata(root) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(err) => return Err(unreadable(WHAT, root, &err)),
+    };
+    let me = effective_uid();
+    if !meta.file_type().is_symlink() {
+        return judge(Facts::of(&meta), Kind::Directory, me, WHAT, root).map(|()| true);
+    }
+    let link = Facts::of(&meta);
+    if link.uid != me && link.uid != 0 {
+        return Err(Untrusted::Foreign {
+            what: "runtime root (a symbolic link)",
+            path: root.display().to_string(),
+            owner: link.uid,
+            me,
+        });
+    }
+    match std::fs::metadata(root) {
+        Ok(target) => judge(Facts::of(&target), Kind::Directory, me, WHAT, root).map(|()| true),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(err) => Err(unreadable(WHAT, root, &err)),
+    }
+}
+
+/// `root`, then each directory from it down to `dir` (which must lie under `root`; else
+/// only `root`).
+fn chain(root: &Path, dir: &Path) -> Vec<PathBuf> {
     let mut chain: Vec<PathBuf> = vec![root.to_path_buf()];
     if let Ok(rest) = dir.strip_prefix(root) {
         let mut at = root.to_path_buf();
@@ -192,13 +279,31 @@ pub fn ensure_private_dirs(
             chain.push(at.clone());
         }
     }
-    for (i, path) in chain.iter().enumerate() {
-        let label = if i == 0 { "runtime root" } else { what };
-        if !check(path, Kind::Directory, label)? {
+    chain
+}
+
+fn check_link(i: usize, path: &Path, what: &'static str) -> Result<bool, Untrusted> {
+    if i == 0 {
+        check_root(path)
+    } else {
+        check(path, Kind::Directory, what)
+    }
+}
+
+/// Checks `root` ([`check_root`]) and each directory from it down to `dir` (which must
+/// lie under `root`), creating the missing ones with mode 0700. A shared, world-writable
+/// root (`/tmp` itself) is refused.
+pub fn ensure_private_dirs(
+    root: &Path,
+    dir: &Path,
+    what: &'static str,
+) -> Result<(), TrustedDirError> {
+    for (i, path) in chain(root, dir).iter().enumerate() {
+        if !check_link(i, path, what)? {
             super::create_private_dir_all(path).map_err(TrustedDirError::Create)?;
             // Created by us a moment ago, or by a racing process of this user; either
             // way it is checked again before anything goes inside.
-            if !check(path, Kind::Directory, label)? {
+            if !check_link(i, path, what)? {
                 return Err(TrustedDirError::Create(std::io::Error::from(
                     std::io::ErrorKind::NotFound,
                 )));
@@ -206,6 +311,17 @@ pub fn ensure_private_dirs(
         }
     }
     Ok(())
+}
+
+/// [`ensure_private_dirs`] for a reader: checks the same chain and creates nothing.
+/// `Ok(false)` when a directory of the chain does not exist yet (so nothing is inside).
+pub fn check_private_dirs(root: &Path, dir: &Path, what: &'static str) -> Result<bool, Untrusted> {
+    for (i, path) in chain(root, dir).iter().enumerate() {
+        if !check_link(i, path, what)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Failure of [`ensure_private_dirs`].
@@ -224,6 +340,23 @@ pub fn open_trusted_file(
     path: &Path,
     what: &'static str,
 ) -> Result<Option<std::fs::File>, Untrusted> {
+    open_checked(path, what, false)
+}
+
+/// [`open_trusted_file`] for a secret: the file must also be unreadable by group and
+/// others ([`judge_secret`]).
+pub fn open_secret_file(
+    path: &Path,
+    what: &'static str,
+) -> Result<Option<std::fs::File>, Untrusted> {
+    open_checked(path, what, true)
+}
+
+fn open_checked(
+    path: &Path,
+    what: &'static str,
+    secret: bool,
+) -> Result<Option<std::fs::File>, Untrusted> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -231,11 +364,6 @@ pub fn open_trusted_file(
         use std::os::unix::fs::OpenOptionsExt as _;
         options.custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
     }
-    let unreadable = |err: &std::io::Error| Untrusted::Unreadable {
-        what,
-        path: path.display().to_string(),
-        reason: err.kind().to_string(),
-    };
     let file = match options.open(path) {
         Ok(file) => file,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -248,12 +376,40 @@ pub fn open_trusted_file(
                     kind: Kind::File,
                 });
             }
-            return Err(unreadable(&err));
+            return Err(unreadable(what, path, &err));
         }
     };
-    let meta = file.metadata().map_err(|e| unreadable(&e))?;
-    judge(Facts::of(&meta), Kind::File, effective_uid(), what, path)?;
+    let meta = file.metadata().map_err(|e| unreadable(what, path, &e))?;
+    let facts = Facts::of(&meta);
+    if secret {
+        judge_secret(facts, effective_uid(), what, path)?;
+    } else {
+        judge(facts, Kind::File, effective_uid(), what, path)?;
+    }
     Ok(Some(file))
+}
+
+/// Reads a file opened by [`open_trusted_file`] or [`open_secret_file`], at most `limit`
+/// bytes (a larger file is refused as unreadable).
+pub fn read_opened(
+    file: std::fs::File,
+    limit: u64,
+    what: &'static str,
+    path: &Path,
+) -> Result<Vec<u8>, Untrusted> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| unreadable(what, path, &e))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > limit {
+        return Err(Untrusted::Unreadable {
+            what,
+            path: path.display().to_string(),
+            reason: format!("larger than {limit} bytes"),
+        });
+    }
+    Ok(bytes)
 }
 
 #[cfg(test)]
@@ -404,5 +560,78 @@ mod tests {
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).expect("chmod");
         let err = ensure_private_dirs(&root, &sessions, "session directory").expect_err("mode");
         assert!(err.to_string().starts_with("runtime root "), "{err}");
+    }
+    #[test]
+    fn a_secret_must_not_be_readable_by_others_and_only_our_files_are_removable() {
+        let p = Path::new("/k");
+        assert_eq!(judge_secret(facts(1000, 0o600), 1000, "key", p), Ok(()));
+        for mode in [0o640, 0o604, 0o644] {
+            assert_eq!(
+                judge_secret(facts(1000, mode), 1000, "key", p)
+                    .expect_err("readable")
+                    .code(),
+                "untrusted_secret_mode",
+                "{mode:o}"
+            );
+        }
+        assert_eq!(
+            judge_secret(facts(1000, 0o622), 1000, "key", p)
+                .expect_err("writable")
+                .code(),
+            "untrusted_mode"
+        );
+        assert!(may_remove(facts(1000, 0o600), 1000));
+        assert!(
+            !may_remove(facts(0, 0o600), 1000),
+            "root's file is not ours"
+        );
+        assert!(!may_remove(facts(1001, 0o600), 1000));
+        let link = Facts {
+            is_symlink: true,
+            is_file: false,
+            ..facts(1000, 0o777)
+        };
+        assert!(!may_remove(link, 1000));
+        let dir = Facts {
+            is_file: false,
+            is_dir: true,
+            ..facts(1000, 0o700)
+        };
+        assert!(!may_remove(dir, 1000));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_runtime_root_of_ours_is_followed_and_checked_and_readers_create_nothing() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = dir.path().join("real-root");
+        std::fs::create_dir(&real).expect("mkdir");
+        let root = dir.path().join("rt");
+        std::os::unix::fs::symlink(&real, &root).expect("symlink");
+        let sessions = root.join("reward-memory").join("recall-sessions");
+        assert_eq!(check_private_dirs(&root, &sessions, "d"), Ok(false));
+        assert!(
+            !real.join("reward-memory").exists(),
+            "a reader creates nothing"
+        );
+        ensure_private_dirs(&root, &sessions, "d").expect("followed");
+        assert!(real.join("reward-memory/recall-sessions").is_dir());
+        assert_eq!(check_private_dirs(&root, &sessions, "d"), Ok(true));
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert_eq!(
+            check_private_dirs(&root, &sessions, "d")
+                .expect_err("the target is checked")
+                .code(),
+            "untrusted_mode"
+        );
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        // A link somebody else made is not our choice.
+        if effective_uid() == 0 {
+            std::os::unix::fs::lchown(&root, Some(65534), Some(65534)).expect("lchown");
+            let err = check_private_dirs(&root, &sessions, "d").expect_err("foreign link");
+            assert_eq!(err.code(), "untrusted_owner");
+            assert!(err.to_string().contains("symbolic link"), "{err}");
+        }
     }
 }

@@ -215,9 +215,7 @@ pub struct DefaultFactory {
 impl ProviderFactory for DefaultFactory {
     fn build(&self, config: &ProviderConfig) -> Result<Box<dyn ContextProvider>, ProviderError> {
         match config.provider.as_str() {
-            embedded::PROVIDER_ID => Ok(Box::new(embedded::EmbeddedStore::new(
-                self.embedded_path(config),
-            ))),
+            embedded::PROVIDER_ID => Ok(Box::new(self.embedded_store(config))),
             openviking::PROVIDER_ID => Ok(Box::new(
                 openviking::OpenVikingProvider::from_config(config)?
                     .with_staging_root(staging_root(&self.runtime_root)),
@@ -258,6 +256,25 @@ impl DefaultFactory {
             Some(file) => self.env.expand_user(file),
             None => embedded::default_store_path(&self.runtime_root),
         }
+    }
+
+    /// The embedded store of `config`: at its `provider_binary`, else at the default
+    /// location, whose directories from the runtime root down are checked too.
+    pub fn embedded_store(&self, config: &ProviderConfig) -> embedded::EmbeddedStore {
+        match &config.provider_binary {
+            Some(file) => embedded::EmbeddedStore::new(self.env.expand_user(file)),
+            None => embedded::EmbeddedStore::in_runtime_root(&self.runtime_root),
+        }
+    }
+
+    /// Why the provider of `config` would refuse its store as untrusted, naming the path
+    /// and the fix, for the person running the command (the packet carries only
+    /// `provider_store_cause_untrusted`). `None` for other providers and trusted stores.
+    pub fn store_trust_problem(&self, config: &ProviderConfig) -> Option<String> {
+        (config.provider == embedded::PROVIDER_ID)
+            .then(|| self.embedded_store(config).trust_problem())
+            .flatten()
+            .map(|problem| problem.to_string())
     }
 
     /// Where the provider of `config` keeps records, for a person: the embedded store's

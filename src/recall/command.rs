@@ -9,13 +9,25 @@
 //! `apply` maps the agent's opaque refs back through that session and runs §10.5; its
 //! core on a parsed input and a session already read back is pure ([`apply_input`]). Files, the clock and randomness go through [`crate::io`]; the
 //! rules live in the pure modules this one calls. Design: `docs/recall.md`.
+//!
+//! Trust ([`crate::io::trust`]): the session directories from the runtime root down are
+//! checked before a session is written or read, the session key and each session are
+//! opened without following links and checked, and the expiry sweep removes only our
+//! own `rms_<hex>.json` files (and our stale temporaries), never through a link.
+//! `recall` fails open on an untrusted session store (no session,
+//! `recall_session_store_untrusted`, a warning naming the path on stderr) and on an
+//! untrusted embedded store (`provider_unavailable`, the same kind of warning); `apply`
+//! refuses an untrusted or modified session as a request error.
+
+use std::path::Path;
 
 use crate::cli::{ApplyArgs, ApplyOutcome, RecallArgs};
 use crate::error::Error;
 use crate::experiment::{self, CorpusEntry, SurfaceRoute};
 use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
+use crate::io::trust::{self, TrustedDirError, Untrusted};
 use crate::obj;
-use crate::provider::DefaultFactory;
+use crate::provider::{DefaultFactory, ProviderConfig};
 use crate::utility::ledger::LedgerBackend;
 use crate::utility::ledger::view as ledger_view;
 use crate::utility::rank_prior::{self, Candidate, Partition, Profile, UtilityView, Verdict};
@@ -24,9 +36,9 @@ use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
 use crate::wire::text::{self, FieldError};
 use crate::wire::timestamp::parse_aware;
-use crate::{Context, io};
+use crate::{Context, Notes, Outcome, io};
 
-use super::session::{self, SessionError, StoredSession};
+use super::session::{self, SessionError, SessionKey, StoredSession};
 use super::{
     APPLICATION_SCHEMA_VERSION, ProviderSource, RecallSession, application_receipt_id,
     apply_recall, build_recall_request, execute_recall,
@@ -262,6 +274,7 @@ fn recall_configured(
     args: &RecallArgs,
     ctx: &Context,
     prior: Option<&PriorSetup>,
+    warnings: &mut Vec<String>,
 ) -> Result<RecallSession, Error> {
     let (Some(goal), Some(agent)) = (args.goal_id.as_deref(), args.agent_id.as_deref()) else {
         return Err(request_error(
@@ -298,6 +311,7 @@ fn recall_configured(
             &entry.provider_binding,
             ProviderSource::Factory(&factory),
         )?;
+        warn_of_store(&factory, &entry.provider_binding, warnings);
         let empty = session.packet.get("status").and_then(Value::as_str) == Some("empty");
         last = Some(session);
         if !empty {
@@ -314,6 +328,7 @@ fn recall_explicit(
     ctx: &Context,
     prior: Option<&PriorSetup>,
     limit: u64,
+    warnings: &mut Vec<String>,
 ) -> Result<RecallSession, Error> {
     let map = match read_object(ctx, spec, limit)? {
         Value::Object(map) => map,
@@ -341,11 +356,18 @@ fn recall_explicit(
     let surface_id = pystr(packet.get("request").and_then(|r| r.get("surface_id")));
     check_prior_target(prior, &surface_id, &[corpus_id])?;
     let factory = DefaultFactory::from_context(ctx);
-    Ok(execute_recall(
-        &packet,
-        binding,
-        ProviderSource::Factory(&factory),
-    )?)
+    let session = execute_recall(&packet, binding, ProviderSource::Factory(&factory))?;
+    warn_of_store(&factory, binding, warnings);
+    Ok(session)
+}
+
+/// Adds the reason the embedded store of `binding` was not trusted, once.
+fn warn_of_store(factory: &DefaultFactory, binding: &Map, warnings: &mut Vec<String>) {
+    if let Some(problem) = factory.store_trust_problem(&ProviderConfig::from_binding(binding))
+        && !warnings.contains(&problem)
+    {
+        warnings.push(problem);
+    }
 }
 
 /// Applies the prior to a finished recall; returns the reason code when it stays off,
@@ -437,7 +459,68 @@ fn apply_prior(
     ))
 }
 
+/// Most bytes read from a session file or the session key.
+const MAX_SESSION_BYTES: u64 = 4 << 20;
+
+/// What the trust rule's messages call the session directory (and those above it).
+const SESSION_DIR: &str = "recall session directory";
+/// ... the session key.
+const SESSION_KEY: &str = "recall session key";
+/// ... a session file.
+const SESSION_FILE: &str = "recall session";
+
+/// A trust failure of the session store: a refusal is [`SessionError::Untrusted`]; a path
+/// of the wrong kind or one that cannot be inspected is the plain failure `other`.
+fn trust_error(err: Untrusted, other: impl Fn(String) -> SessionError) -> SessionError {
+    if err.is_refusal() {
+        SessionError::Untrusted(err.to_string())
+    } else {
+        other(err.to_string())
+    }
+}
+
+/// Reads the runtime root's session key (`None`: there is none yet); a failure that is
+/// not a trust refusal becomes `other`.
+fn read_key(
+    path: &Path,
+    other: impl Fn(String) -> SessionError,
+) -> Result<Option<SessionKey>, SessionError> {
+    let opened = trust::open_secret_file(path, SESSION_KEY);
+    let file = match opened {
+        Ok(Some(file)) => file,
+        Ok(None) => return Ok(None),
+        Err(err) => return Err(trust_error(err, &other)),
+    };
+    let bytes = trust::read_opened(file, MAX_SESSION_BYTES, SESSION_KEY, path)
+        .map_err(|err| trust_error(err, &other))?;
+    SessionKey::parse(&bytes)
+        .map(Some)
+        .ok_or_else(|| SessionError::BadKey(path.display().to_string()))
+}
+
+/// The runtime root's session key, created (0600) by the first recall.
+fn write_key(path: &Path) -> Result<SessionKey, SessionError> {
+    if let Some(key) = read_key(path, SessionError::Store)? {
+        return Ok(key);
+    }
+    let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
+    let random = io::random_hex(session::KEY_BYTES).map_err(store)?;
+    io::create_private_file_once(path, SessionKey::file_text(&random).as_bytes()).map_err(store)?;
+    // Ours, or the one a concurrent recall created first.
+    read_key(path, SessionError::Store)?
+        .ok_or_else(|| SessionError::Store("the session key vanished".to_owned()))
+}
+
+/// What the sweep of the session directory may remove: our sessions and temporaries.
+fn sweepable(name: &str) -> Option<io::Sweepable> {
+    if session::is_session_file_name(name) {
+        return Some(io::Sweepable::Expiring);
+    }
+    session::temporary_pid(name).map(|pid| io::Sweepable::Temporary { pid })
+}
+
 /// Stores the session (mode 0600) and removes expired ones; returns the ref and expiry.
+/// The directories from the runtime root down are checked (and created 0700) first.
 fn store_session(
     session: &RecallSession,
     opaque: &[String],
@@ -445,15 +528,20 @@ fn store_session(
     ttl: u64,
 ) -> Result<(String, String), SessionError> {
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
-    let dir = session::session_dir(&experiment::runtime_root(ctx));
-    io::create_private_dir_all(&dir).map_err(store)?;
-    io::remove_expired_files(&dir);
+    let root = experiment::runtime_root(ctx);
+    let dir = session::session_dir(&root);
+    trust::ensure_private_dirs(&root, &dir, SESSION_DIR).map_err(|err| match err {
+        TrustedDirError::Untrusted(err) => trust_error(err, SessionError::Store),
+        TrustedDirError::Create(e) => store(e),
+    })?;
+    io::sweep_private_files(&dir, sweepable);
+    let key = write_key(&session::key_path(&root))?;
     let created = io::utc_now_iso();
     let random = io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
     let session_ref = session::session_ref(&random);
     let expires = session::expiry(&created, ttl)
         .ok_or_else(|| SessionError::Store("the clock reading is not a timestamp".to_owned()))?;
-    let bytes = session::encode(session, opaque, &session_ref, &created, &expires);
+    let bytes = session::encode(session, opaque, &session_ref, &created, &expires, &key);
     let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
         .ok()
         .map(std::time::SystemTime::from);
@@ -466,15 +554,22 @@ fn store_session(
     Ok((session_ref, expires))
 }
 
-/// Runs `recall`.
-pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
+/// Runs `recall`: the packet, and warnings naming what it failed open on.
+pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Outcome, Error> {
     if !(1..=session::MAX_TTL_SECONDS).contains(&args.session_ttl) {
         return Err(SessionError::Ttl.into());
     }
     let mut prior = load_prior(args, ctx)?;
+    let mut warnings = Vec::new();
     let mut session = match &args.input {
-        Some(spec) => recall_explicit(spec, ctx, prior.as_ref(), args.input_limit.max_input_bytes)?,
-        None => recall_configured(args, ctx, prior.as_ref())?,
+        Some(spec) => recall_explicit(
+            spec,
+            ctx,
+            prior.as_ref(),
+            args.input_limit.max_input_bytes,
+            &mut warnings,
+        )?,
+        None => recall_configured(args, ctx, prior.as_ref(), &mut warnings)?,
     };
     let mut opaque: Vec<String> = session
         .packet
@@ -525,11 +620,14 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
     } else {
         match store_session(&session, &opaque, ctx, args.session_ttl) {
             Ok((r, e)) => (Value::from(r), Value::from(e), Value::Null),
-            Err(_) => (
-                Value::Null,
-                Value::Null,
-                Value::from("recall_session_store_unavailable"),
-            ),
+            Err(err) => {
+                let code = match err {
+                    SessionError::Untrusted(_) => "recall_session_store_untrusted",
+                    _ => "recall_session_store_unavailable",
+                };
+                warnings.push(format!("no recall session was stored: {err}"));
+                (Value::Null, Value::Null, Value::from(code))
+            }
         }
     };
     let packet = session.packet.merged(&obj! {
@@ -541,7 +639,11 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Value, Error> {
         "rank_prior_reason_code" => prior_reason,
         "rank_prior" => prior_packet,
     });
-    Ok(Value::Object(packet))
+    let notes = Notes {
+        warnings,
+        ..Notes::default()
+    };
+    Ok(Outcome::success(Value::Object(packet)).with_notes(notes))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -654,18 +756,35 @@ fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, Error> {
     })
 }
 
+/// Reads a live session back: the directories from the runtime root down, the session
+/// file and the key must pass the trust rule, and the document its integrity check.
 fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error> {
     if !session::is_session_ref(session_ref) {
         return Err(SessionError::InvalidRef.into());
     }
-    let dir = session::session_dir(&experiment::runtime_root(ctx));
+    let not_found = || SessionError::NotFound(session_ref.to_owned());
+    let unreadable = |_: String| SessionError::Unreadable(session_ref.to_owned());
+    let root = experiment::runtime_root(ctx);
+    let dir = session::session_dir(&root);
+    match trust::check_private_dirs(&root, &dir, SESSION_DIR) {
+        Ok(true) => {}
+        Ok(false) => return Err(not_found().into()),
+        Err(err) => return Err(trust_error(err, unreadable).into()),
+    }
     let path = session::session_path(&dir, session_ref);
-    let bytes = match io::read_optional_file(&path) {
-        Ok(Some(bytes)) => bytes,
-        Ok(None) => return Err(SessionError::NotFound(session_ref.to_owned()).into()),
-        Err(_) => return Err(SessionError::Unreadable(session_ref.to_owned()).into()),
+    let file = match trust::open_trusted_file(&path, SESSION_FILE) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Err(not_found().into()),
+        Err(err) => return Err(trust_error(err, unreadable).into()),
     };
-    let stored = session::decode(&bytes, session_ref)?;
+    let bytes = trust::read_opened(file, MAX_SESSION_BYTES, SESSION_FILE, &path)
+        .map_err(|err| trust_error(err, unreadable))?;
+    let key_path = session::key_path(&root);
+    let key = read_key(&key_path, unreadable)?.ok_or_else(|| SessionError::Unverified {
+        session: session_ref.to_owned(),
+        why: format!("the session key {} is missing", key_path.display()),
+    })?;
+    let stored = session::decode(&bytes, session_ref, &key)?;
     let now = parse_aware(&io::utc_now_iso())
         .map_err(|_| SessionError::Unreadable(session_ref.to_owned()))?;
     stored.check_live(now)?;

@@ -3,14 +3,29 @@
 //!
 //! Owns the session document (the public recall packet plus, per result, the raw
 //! resource ref behind its opaque `memory_ref`), the opaque `recall_session_ref`
-//! (`rms_` + 32 random hex digits), where a session lives under the runtime root, and
-//! its expiry. Pure: the caller supplies the random bytes and the clock reading and stores
-//! the bytes (mode 0600) through [`crate::io`]. It must not widen what `apply` accepts:
-//! only refs this recall returned map back.
+//! (`rms_` + 32 random hex digits), where a session lives under the runtime root, its
+//! expiry, which file names in the session directory are ours to sweep
+//! ([`is_session_file_name`], [`temporary_pid`]) and the document's integrity tag. Pure:
+//! the caller supplies the random bytes, the clock reading and the key, and stores the
+//! bytes (mode 0600) through [`crate::io`]. It must not widen what `apply` accepts: only
+//! refs this recall returned map back, from a document nobody changed since.
+//!
+//! **Integrity.** The document's last member, `integrity`, is `hmac-sha256:` + the
+//! HMAC-SHA256 of the J3 text (sorted keys, compact) of the rest of the document under
+//! the runtime root's session key (`reward-memory/recall-session.key`: 32 random bytes
+//! as 64 hex digits, mode 0600, created by the first recall). A plain digest would be
+//! recomputed by whoever edits the file; the keyed tag cannot be without reading the
+//! key, which the same trust rule protects (ours, not readable or writable by anybody
+//! else). So a session copied from another runtime root, restored from elsewhere or
+//! edited by a tool that only sees the sessions directory is refused, and every field is
+//! covered: `provider_resource_ref`, `content_digest`, `relevance_score`, the expiry.
+//! What the key cannot stop is a process of this same user (or root) that reads it: it
+//! could equally run `recall` itself.
 
 use std::path::{Path, PathBuf};
 
 use crate::obj;
+use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::timestamp::{Instant, parse_aware};
 
@@ -26,6 +41,14 @@ pub const SESSION_REF_BYTES: usize = 16;
 pub const DEFAULT_TTL_SECONDS: u64 = 3600;
 /// The longest accepted `--session-ttl` (seven days).
 pub const MAX_TTL_SECONDS: u64 = 604_800;
+/// The document member holding the integrity tag (always the last one).
+pub const INTEGRITY_FIELD: &str = "integrity";
+/// Prefix of the integrity tag's value.
+pub const INTEGRITY_PREFIX: &str = "hmac-sha256:";
+/// The session key's file name, in `<runtime_root>/reward-memory/`.
+pub const KEY_FILE_NAME: &str = "recall-session.key";
+/// Random bytes of a session key.
+pub const KEY_BYTES: usize = 32;
 
 /// Why a recall session cannot be used; each message says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,6 +65,20 @@ pub enum SessionError {
     Expired { session: String, expires_at: String },
     #[error("recall session {0} cannot be read: run recall again")]
     Unreadable(String),
+    #[error(
+        "recall session {0} was modified after recall wrote it (its integrity tag does not match): run recall again"
+    )]
+    Modified(String),
+    #[error("recall session {session} cannot be verified: {why}: run recall again")]
+    Unverified { session: String, why: String },
+    #[error(
+        "recall session key {0} is not 64 lowercase hex digits: remove it and run recall again (it makes a new key)"
+    )]
+    BadKey(String),
+    /// A file or directory of the session store fails the trust rule
+    /// ([`crate::io::trust`]); the message names the path and the fix.
+    #[error("{0}")]
+    Untrusted(String),
     #[error("cannot store the recall session under the runtime root: {0}")]
     Store(String),
     #[error("memory ref {memory_ref} was not returned by recall session {session}")]
@@ -83,6 +120,58 @@ pub fn is_session_ref(text: &str) -> bool {
     })
 }
 
+/// True for the file name of a session this crate writes: `rms_<32 hex>.json`.
+pub fn is_session_file_name(name: &str) -> bool {
+    name.strip_suffix(".json").is_some_and(is_session_ref)
+}
+
+/// The writer's pid when `name` is a temporary of a session being written
+/// (`.rms_<32 hex>.json.<pid>.tmp`, see [`crate::io::replace_private_file`]).
+pub fn temporary_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (file, pid) = rest.rsplit_once('.')?;
+    if !is_session_file_name(file) || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// `<runtime_root>/reward-memory/recall-session.key`.
+pub fn key_path(runtime_root: &Path) -> PathBuf {
+    runtime_root.join("reward-memory").join(KEY_FILE_NAME)
+}
+
+/// The runtime root's session key.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SessionKey([u8; KEY_BYTES]);
+
+impl std::fmt::Debug for SessionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionKey(..)")
+    }
+}
+
+impl SessionKey {
+    /// The key of a key file's text: 64 lowercase hex digits and at most one newline.
+    pub fn parse(bytes: &[u8]) -> Option<SessionKey> {
+        let hex = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        digest::decode_hex32(hex).map(SessionKey)
+    }
+
+    /// The text of a new key file for `random_hex` (64 hex digits from the OS).
+    pub fn file_text(random_hex: &str) -> String {
+        format!("{random_hex}\n")
+    }
+
+    fn tag(&self, document: &Value) -> String {
+        let mac = digest::hmac_sha256(&self.0, digest::j3(document).as_bytes());
+        let mut out = String::with_capacity(INTEGRITY_PREFIX.len() + 64);
+        out.push_str(INTEGRITY_PREFIX);
+        digest::push_hex(&mut out, &mac);
+        out
+    }
+}
+
 /// `<runtime_root>/reward-memory/recall-sessions`.
 pub fn session_dir(runtime_root: &Path) -> PathBuf {
     runtime_root.join("reward-memory").join("recall-sessions")
@@ -111,13 +200,15 @@ const DOCUMENT: json::DumpOptions = json::DumpOptions {
     ensure_ascii: false,
 };
 
-/// The session document: compact JSON of the public packet and the private items.
+/// The session document: compact JSON of the public packet and the private items, its
+/// integrity tag under `key` last.
 pub fn encode(
     session: &RecallSession,
     opaque_refs: &[String],
     session_ref: &str,
     created_at: &str,
     expires_at: &str,
+    key: &SessionKey,
 ) -> String {
     let items: Vec<Value> = session
         .items
@@ -134,30 +225,64 @@ pub fn encode(
             })
         })
         .collect();
-    json::dumps(
-        &Value::Object(obj! {
+    let document = Value::Object(obj! {
         "schema_version" => SESSION_SCHEMA_VERSION,
         "recall_session_ref" => session_ref,
         "created_at" => created_at,
         "expires_at" => expires_at,
         "recall" => session.packet.clone(),
         "items" => Value::Array(items.into()),
-        }),
-        DOCUMENT,
-    )
+    });
+    seal(document, key)
+}
+
+/// A document's text with its integrity tag under `key` appended as the last member
+/// (an `integrity` member already there is replaced). What [`encode`] writes; tests and
+/// operators with the key can re-seal a document they changed on purpose.
+pub fn seal(mut document: Value, key: &SessionKey) -> String {
+    if let Value::Object(map) = &mut document {
+        map.remove(INTEGRITY_FIELD);
+    }
+    let tag = key.tag(&document);
+    if let Value::Object(map) = &mut document {
+        map.insert(INTEGRITY_FIELD, tag);
+    }
+    json::dumps(&document, DOCUMENT)
 }
 
 fn text(map: &Map, key: &str) -> Option<String> {
     map.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-/// Reads a session document back; anything unexpected is [`SessionError::Unreadable`].
-pub fn decode(bytes: &[u8], session_ref: &str) -> Result<StoredSession, SessionError> {
+/// Reads a session document back. Its integrity tag is checked under `key` before any
+/// field is read: no tag is [`SessionError::Unverified`], a wrong one
+/// [`SessionError::Modified`]; anything else unexpected is [`SessionError::Unreadable`].
+pub fn decode(
+    bytes: &[u8],
+    session_ref: &str,
+    key: &SessionKey,
+) -> Result<StoredSession, SessionError> {
     let unreadable = || SessionError::Unreadable(session_ref.to_owned());
-    let value = std::str::from_utf8(bytes)
+    let mut value = std::str::from_utf8(bytes)
         .ok()
         .and_then(|t| json::parse(t).ok())
         .ok_or_else(unreadable)?;
+    let Value::Object(document) = &mut value else {
+        return Err(unreadable());
+    };
+    let tag = match document.remove(INTEGRITY_FIELD) {
+        Some(Value::Str(tag)) => tag,
+        _ => {
+            return Err(SessionError::Unverified {
+                session: session_ref.to_owned(),
+                why: "it carries no integrity tag (written by an older reward-memory, or edited)"
+                    .to_owned(),
+            });
+        }
+    };
+    if !digest::constant_time_eq(key.tag(&value).as_bytes(), tag.as_bytes()) {
+        return Err(SessionError::Modified(session_ref.to_owned()));
+    }
     let map = value.as_object().ok_or_else(unreadable)?;
     if text(map, "schema_version").as_deref() != Some(SESSION_SCHEMA_VERSION)
         || text(map, "recall_session_ref").as_deref() != Some(session_ref)
@@ -277,9 +402,10 @@ mod tests {
             &r,
             created,
             &expires,
+            &key(),
         );
         assert!(!bytes.contains("not stored"));
-        let stored = decode(bytes.as_bytes(), &r).expect("decodes");
+        let stored = decode(bytes.as_bytes(), &r, &key()).expect("decodes");
         assert_eq!(stored.session.items[0].memory_ref, "embedded://c/a.json");
         assert_eq!(stored.session.items[0].relevance, Some(0.25));
         assert_eq!(
@@ -301,7 +427,89 @@ mod tests {
             stored.check_live(after),
             Err(SessionError::Expired { .. })
         ));
-        assert!(decode(bytes.as_bytes(), &session_ref(&"1f".repeat(16))).is_err());
+        assert!(decode(bytes.as_bytes(), &session_ref(&"1f".repeat(16)), &key()).is_err());
+    }
+
+    fn key() -> SessionKey {
+        SessionKey::parse(SessionKey::file_text(&"5a".repeat(32)).as_bytes()).expect("key")
+    }
+
+    fn document() -> (String, String) {
+        let r = session_ref(&"0f".repeat(16));
+        let created = "2026-08-15T00:00:00.000000+00:00";
+        let expires = expiry(created, 60).expect("expiry");
+        let opaque = "provider-0123456789abcdef0123".to_owned();
+        let bytes = encode(&session(), &[opaque], &r, created, &expires, &key());
+        (r, bytes)
+    }
+
+    #[test]
+    fn the_integrity_tag_is_last_and_covers_every_field() {
+        let (r, bytes) = document();
+        assert!(
+            regex::Regex::new(r#","integrity":"hmac-sha256:[0-9a-f]{64}"\}$"#)
+                .expect("pattern")
+                .is_match(&bytes),
+            "{bytes}"
+        );
+        for (from, to) in [
+            ("embedded://c/a.json", "embedded://c/b.json"),
+            (&"ab".repeat(32)[..], &"cd".repeat(32)[..]),
+            ("0.25", "0.99"),
+            ("2026-08-15T00:01:00", "2099-08-15T00:01:00"),
+            ("hard_policy", "soft_policy"),
+        ] {
+            assert!(bytes.contains(from), "{from}");
+            let edited = bytes.replace(from, to);
+            assert_eq!(
+                decode(edited.as_bytes(), &r, &key()),
+                Err(SessionError::Modified(r.clone())),
+                "{from}"
+            );
+        }
+        // Layout does not matter, content does: the same document pretty-printed is fine.
+        let value = json::parse(&bytes).expect("json");
+        let pretty = json::to_pretty_line(&value);
+        assert!(decode(pretty.as_bytes(), &r, &key()).is_ok());
+        let other = SessionKey::parse(&[b'1'; 64]).expect("key");
+        assert_eq!(
+            decode(bytes.as_bytes(), &r, &other),
+            Err(SessionError::Modified(r.clone()))
+        );
+        let Value::Object(mut map) = value else {
+            panic!("object");
+        };
+        map.remove(INTEGRITY_FIELD);
+        let untagged = json::dumps(&Value::Object(map), DOCUMENT);
+        assert!(matches!(
+            decode(untagged.as_bytes(), &r, &key()),
+            Err(SessionError::Unverified { .. })
+        ));
+    }
+
+    #[test]
+    fn keys_and_sweepable_names_are_exact() {
+        assert!(SessionKey::parse(&[b'a'; 64]).is_some());
+        assert!(SessionKey::parse(&[b'A'; 64]).is_none());
+        assert!(SessionKey::parse(&[b'a'; 63]).is_none());
+        assert!(SessionKey::parse(b"").is_none());
+        let name = format!("rms_{}.json", "0f".repeat(16));
+        assert!(is_session_file_name(&name));
+        assert_eq!(temporary_pid(&format!(".{name}.123.tmp")), Some(123));
+        for other in [
+            "notes.json",
+            "package.json",
+            "rms_0f.json",
+            &format!("rms_{}.json.bak", "0f".repeat(16)),
+            &format!("{name}.123.tmp"),
+            &format!(".{name}.x.tmp"),
+            &format!(".{name}..tmp"),
+            ".rms_0f.json.1.tmp",
+            "recall-session.key",
+        ] {
+            assert!(!is_session_file_name(other), "{other}");
+            assert_eq!(temporary_pid(other), None, "{other}");
+        }
     }
 
     #[test]

@@ -76,9 +76,11 @@ pub struct RecallPacket {
     pub recall_session_ref: Nullable<String>,
     /// When `apply` stops accepting the session.
     pub recall_session_expires_at: Nullable<String>,
-    /// Why there is no session: `recall_not_completed` (nothing to apply) or
-    /// `recall_session_store_unavailable` (the runtime root is not writable; the recall
-    /// itself is unaffected); null when a session was stored.
+    /// Why there is no session: `recall_not_completed` (nothing to apply),
+    /// `recall_session_store_untrusted` (a directory of the session store or the session
+    /// key is a link, another user's or writable by others; stderr names it) or
+    /// `recall_session_store_unavailable` (the runtime root is not writable); the recall
+    /// itself is unaffected either way. Null when a session was stored.
     pub recall_session_reason_code: Nullable<String>,
     pub rank_prior_applied: bool,
     /// Why the prior was not applied (`rank_prior_not_requested`, `recall_not_completed`,

@@ -16,8 +16,8 @@ use std::time::Duration;
 use crate::cli::RankPriorArgs;
 use crate::error::Error;
 use crate::obj;
+use crate::provider::embedded;
 use crate::provider::embedded::effects::{self, EffectKey};
-use crate::provider::embedded::{self, EmbeddedStore};
 use crate::recall::RECALL_SCHEMA_VERSION;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
@@ -299,7 +299,7 @@ fn effect_receipt(request: &Request, provider_id: &str, payload: &str, r: &Effec
     })
 }
 
-fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Value, Error> {
+fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Outcome, Error> {
     let (Some(goal), Some(agent)) = (args.goal_id.as_deref(), args.agent_id.as_deref()) else {
         return Err(field("--execute needs --goal-id and --agent-id"));
     };
@@ -330,12 +330,16 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
             deduplicated: false,
             verified: false,
         };
-        return Ok(effect_receipt(request, &provider_id, &payload, &refused));
+        return Ok(Outcome::success(effect_receipt(
+            request,
+            &provider_id,
+            &payload,
+            &refused,
+        )));
     }
-    let path = match binding.get("provider_binary").filter(|v| v.is_truthy()) {
-        Some(file) => ctx.env.expand_user(&crate::wire::pyfmt::pystr(Some(file))),
-        None => embedded::default_store_path(&experiment::runtime_root(ctx)),
-    };
+    let factory = crate::provider::DefaultFactory::from_context(ctx);
+    let config = crate::provider::ProviderConfig::from_binding(binding);
+    let store = factory.embedded_store(&config);
     let seconds = crate::recall::timeout_seconds(binding);
     let timeout = Duration::from_secs_f64(if seconds.is_finite() {
         seconds.clamp(1.0, 120.0)
@@ -347,7 +351,7 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
         profile_digest: request.profile.digest(),
     };
     let outcome = effects::write_rank_prior_effect(
-        &EmbeddedStore::new(path),
+        &store,
         &key,
         payload.as_bytes(),
         &io::utc_now_iso(),
@@ -362,7 +366,14 @@ fn execute(args: &RankPriorArgs, ctx: &Context, request: &Request) -> Result<Val
         deduplicated: outcome.deduplicated,
         verified: outcome.exact_readback_verified,
     };
-    Ok(effect_receipt(request, &provider_id, &payload, &result))
+    let notes = Notes {
+        warnings: factory.store_trust_problem(&config).into_iter().collect(),
+        ..Notes::default()
+    };
+    Ok(
+        Outcome::success(effect_receipt(request, &provider_id, &payload, &result))
+            .with_notes(notes),
+    )
 }
 
 /// Runs `rank-prior`.
@@ -377,7 +388,7 @@ fn command_on(args: &RankPriorArgs, ctx: &Context, input: &Value) -> Result<Outc
     let Some(location) = &args.ledger else {
         let request = parse_request(input, None)?;
         if args.execute {
-            return execute(args, ctx, &request).map(Outcome::success);
+            return execute(args, ctx, &request);
         }
         return rank_request(&request).map(Outcome::success);
     };

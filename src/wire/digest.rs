@@ -24,6 +24,7 @@
 //! | `reducer_identity` | J3 of `{policy_snapshot_ref, reducer_version, retrieval_snapshot_ref, schema_version, scope}` | `mur_` + 64 hex |
 //! | dogfood `receipt_id` | J1 of the six receipt identity fields | `dogfood:` + first 20 hex |
 //! | candidate ref digest | the `candidate_ref` text | first 16 hex |
+//! | recall session integrity | HMAC-SHA256 ([`hmac_sha256`]) under the runtime root's session key of J3 of the session document without its `integrity` member | `hmac-sha256:` + 64 hex |
 
 use sha2::{Digest, Sha256};
 
@@ -142,6 +143,31 @@ impl Sink for HashSink {
     }
 }
 
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`, built on the crate's SHA-256: the
+/// recall session's integrity tag.
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(block.map(|b| b ^ 0x36));
+    inner.update(message);
+    let inner = inner.finalize();
+    let mut outer = Sha256::new();
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner);
+    outer.finalize().into()
+}
+
+/// Compares two byte strings in time that depends only on their lengths (for tags).
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// The first `n` hex characters of [`sha256_hex`].
 pub fn sha256_prefix(text: &str, n: usize) -> String {
     let mut full = sha256_hex(text);
@@ -251,6 +277,33 @@ fn prefixed_sha256(prefix: &str, bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hmac_sha256_matches_rfc_4231() {
+        let hex = |bytes: [u8; 32]| {
+            let mut out = String::new();
+            push_hex(&mut out, &bytes);
+            out
+        };
+        assert_eq!(
+            hex(hmac_sha256(&[0x0b; 20], b"Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        assert_eq!(
+            hex(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert_eq!(
+            hex(hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"ab"));
+    }
 
     #[test]
     fn decode_hex32_inverts_push_hex_and_refuses_other_text() {

@@ -107,6 +107,18 @@ fn decisions_are_refused_with_clear_errors() {
     }
 }
 
+/// A session document the test changed on purpose, sealed again with the runtime root's
+/// key (as recall would have written it): any other edit is refused as modified.
+pub fn reseal(s: &Scratch, text: &str) -> String {
+    use reward_memory::recall::session::{SessionKey, seal};
+    let key = std::fs::read(s.path.join("rt/reward-memory/recall-session.key")).expect("key");
+    let key = SessionKey::parse(&key).expect("a session key");
+    seal(
+        reward_memory::wire::json::parse(text).expect("session JSON"),
+        &key,
+    )
+}
+
 #[test]
 fn an_expired_session_is_refused() {
     let (s, session, _) = recalled();
@@ -117,7 +129,7 @@ fn an_expired_session_is_refused() {
     let text = std::fs::read_to_string(&path).expect("session");
     let re = regex::Regex::new(r#""expires_at":"[^"]+""#).expect("pattern");
     let past = re.replace(&text, r#""expires_at":"2001-01-01T00:00:00.000000+00:00""#);
-    std::fs::write(&path, past.as_bytes()).expect("rewrite");
+    std::fs::write(&path, reseal(&s, &past)).expect("rewrite");
     let run = apply(&s, &session, "ignored", &[], &[]);
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(
@@ -208,9 +220,21 @@ fn markdown_shows_an_apply_refusal_and_says_it_on_stderr() {
 }
 
 /// Runs `apply --input <fixture>` against a runtime root holding the fixture session
-/// (`fixtures/apply/session/`, expiring in 2099): no provider, no recall.
+/// (`fixtures/apply/session/`, expiring in 2099) and the session key its integrity tag was
+/// made with (`fixtures/apply/recall-session.key`, mode 0600): no provider, no recall.
 fn apply_fixture(path: &std::path::Path) -> Run {
+    use std::os::unix::fs::PermissionsExt as _;
     let s = Scratch::new();
+    let key = crate::support::fixtures_dir().join("apply/recall-session.key");
+    s.write(
+        "rt/reward-memory/recall-session.key",
+        &std::fs::read_to_string(&key).expect("key"),
+    );
+    std::fs::set_permissions(
+        s.path.join("rt/reward-memory/recall-session.key"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .expect("chmod");
     let sessions = crate::support::fixtures_dir().join("apply/session");
     for entry in std::fs::read_dir(&sessions).expect("session fixtures") {
         let file = entry.expect("entry").path();

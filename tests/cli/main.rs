@@ -26,6 +26,7 @@ mod reasons;
 mod recall;
 mod route_check;
 mod schemas;
+mod trust;
 mod utility_ledger;
 mod utility_observe;
 mod utility_project;

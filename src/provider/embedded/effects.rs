@@ -92,7 +92,7 @@ pub fn write_rank_prior_effect(
     timeout: Duration,
 ) -> EffectOutcome {
     let deadline = Instant::now() + timeout;
-    let opened = match file::open_for_write(store.path(), timeout) {
+    let opened = match file::open_for_write(store.path(), store.root(), timeout) {
         Ok(opened) => opened,
         Err(cause) => return unavailable(cause),
     };
@@ -186,7 +186,7 @@ pub fn read_rank_prior_effect(
     version: i64,
     timeout: Duration,
 ) -> Result<Option<(Vec<u8>, String)>, StoreCause> {
-    let Some(opened) = file::open_for_read(store.path(), timeout)? else {
+    let Some(opened) = file::open_for_read(store.path(), store.root(), timeout)? else {
         return Ok(None);
     };
     let conn = &opened.conn;
@@ -211,7 +211,7 @@ pub fn latest_rank_prior_effect(
     key: &EffectKey,
     timeout: Duration,
 ) -> Result<Option<(i64, Vec<u8>)>, StoreCause> {
-    let Some(opened) = file::open_for_read(store.path(), timeout)? else {
+    let Some(opened) = file::open_for_read(store.path(), store.root(), timeout)? else {
         return Ok(None);
     };
     let conn = &opened.conn;

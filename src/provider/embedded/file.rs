@@ -18,6 +18,16 @@
 //!   outside edit such as `dd`, a restored copy, a crash in the middle of a checkpoint)
 //!   or a missing record means one `quick_check` before the next write. A file recorded while a writer held it open is not re-checked, so an
 //!   edit made in that window (milliseconds) is only caught by SQLite's own checks.
+//! * **Trust** ([`check_trust`], [`crate::io::trust`]). Before any open, the store file and
+//!   the files kept beside it (`-wal`, `-shm`, `-journal`, `-checked`) must not be links,
+//!   files of another user (root's are fine) or writable by group or others; at the
+//!   default location the directories from the runtime root down to the store's are
+//!   checked the same way (and created 0700 by a write). Anything else is
+//!   [`StoreCause::Untrusted`]: never opened, read or written. A store at a path the
+//!   binding names (`provider_binary`) is the user's choice of directory; only its files
+//!   are checked there, so a store in a directory others may write is as safe as that
+//!   directory (between the check and SQLite's open, somebody allowed to write it could
+//!   swap the file). The `-checked` record is written without following a link.
 //! * **Causes** ([`StoreCause`]): each failure to use the store gets one public-safe cause
 //!   code (no path), taken from the SQLite result code and, where that code is vague
 //!   (`SQLITE_CANTOPEN`, `SQLITE_IOERR_*`), from the file system: what is at the path,
@@ -28,6 +38,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::io::trust::{self, Kind, Untrusted};
 
 /// The schema, created in one write transaction when a store lacks it.
 const SCHEMA: &str = "
@@ -80,11 +92,16 @@ pub enum StoreCause {
     /// Any other I/O failure.
     #[error("the store file could not be read or written")]
     IoError,
+    /// The store, a file beside it or (at the default location) a directory above it is
+    /// a link, belongs to another user or may be written by group or others
+    /// ([`check_trust`]).
+    #[error("the store could have been written by another user")]
+    Untrusted,
 }
 
 impl StoreCause {
     /// Every cause, in documentation order.
-    pub const ALL: [StoreCause; 7] = [
+    pub const ALL: [StoreCause; 8] = [
         StoreCause::Busy,
         StoreCause::Corrupt,
         StoreCause::PermissionDenied,
@@ -92,6 +109,7 @@ impl StoreCause {
         StoreCause::NotAFile,
         StoreCause::ReadonlyWalShm,
         StoreCause::IoError,
+        StoreCause::Untrusted,
     ];
 
     /// The public cause code, e.g. `provider_store_cause_corrupt`.
@@ -104,6 +122,7 @@ impl StoreCause {
             StoreCause::NotAFile => "provider_store_cause_not_a_file",
             StoreCause::ReadonlyWalShm => "provider_store_cause_readonly_wal_shm",
             StoreCause::IoError => "provider_store_cause_io_error",
+            StoreCause::Untrusted => "provider_store_cause_untrusted",
         }
     }
 
@@ -129,6 +148,61 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// The files SQLite and this crate keep beside the store.
+const SIBLINGS: [&str; 4] = ["-wal", "-shm", "-journal", "-checked"];
+
+/// The trust rule for the store at `path`: with `root` (the default location under the
+/// runtime root), the directories from `root` down to the store's; then the store file
+/// and the files beside it (`-wal`, `-shm`, `-journal`, `-checked`). Only refusals
+/// ([`Untrusted::is_refusal`]) are returned: what is missing is created later, and a
+/// wrong kind or a failed inspection keeps its own cause.
+pub fn check_trust(path: &Path, root: Option<&Path>) -> Result<(), Untrusted> {
+    let refusal = |result: Result<bool, Untrusted>| match result {
+        Err(err) if err.is_refusal() => Err(err),
+        _ => Ok(()),
+    };
+    if let Some(root) = root
+        && let Some(parent) = path.parent()
+    {
+        refusal(trust::check_private_dirs(
+            root,
+            parent,
+            "embedded store directory",
+        ))?;
+    }
+    refusal(trust::check(path, Kind::File, "embedded store"))?;
+    for suffix in SIBLINGS {
+        refusal(trust::check(
+            &beside(path, suffix),
+            Kind::File,
+            "embedded store file",
+        ))?;
+    }
+    Ok(())
+}
+
+/// Creates the store's missing directories (mode 0700): with `root`, every directory
+/// from it down, each checked by the trust rule.
+fn create_dirs(path: &Path, root: Option<&Path>) -> Result<(), StoreCause> {
+    let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let Some(root) = root else {
+        return crate::io::create_private_dir_all(parent).map_err(|err| io_cause(&err));
+    };
+    match trust::ensure_private_dirs(root, parent, "embedded store directory") {
+        Ok(()) => Ok(()),
+        Err(trust::TrustedDirError::Untrusted(err)) if err.is_refusal() => {
+            Err(StoreCause::Untrusted)
+        }
+        Err(trust::TrustedDirError::Untrusted(Untrusted::WrongKind { .. })) => {
+            Err(StoreCause::NotAFile)
+        }
+        Err(trust::TrustedDirError::Untrusted(_)) => Err(StoreCause::IoError),
+        Err(trust::TrustedDirError::Create(err)) => Err(io_cause(&err)),
+    }
 }
 
 /// The cause of an OS error met before SQLite was involved.
@@ -329,7 +403,10 @@ pub(super) fn record_checked(path: &Path) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
+        // A link at the record's path is never written through (ELOOP).
+        options
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
     }
     if let Ok(mut file) = options.open(&record) {
         use std::io::Write as _;
@@ -375,20 +452,23 @@ fn prepare(conn: &Connection) -> rusqlite::Result<()> {
 
 /// Opens the store at `path` for a write, creating it (and its directories) when it does
 /// not exist. The connection returned is verified: the store was just created, or is as
-/// the last writer recorded it, or passed `PRAGMA quick_check`.
-pub(super) fn open_for_write(path: &Path, timeout: Duration) -> Result<Opened, StoreCause> {
+/// the last writer recorded it, or passed `PRAGMA quick_check`. `root`: the runtime root
+/// when `path` is the default location ([`check_trust`]).
+pub(super) fn open_for_write(
+    path: &Path,
+    root: Option<&Path>,
+    timeout: Duration,
+) -> Result<Opened, StoreCause> {
     let deadline = Instant::now() + timeout;
+    check_trust(path, root).map_err(|_| StoreCause::Untrusted)?;
     let existing = match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => true,
         Ok(_) => return Err(StoreCause::NotAFile),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => false,
         Err(err) => return Err(io_cause(&err)),
     };
-    if !existing
-        && let Some(parent) = path.parent()
-        && !parent.as_os_str().is_empty()
-    {
-        crate::io::create_private_dir_all(parent).map_err(|err| io_cause(&err))?;
+    if !existing || root.is_some() {
+        create_dirs(path, root)?;
     }
     let readonly_seen = readonly_wal_or_shm(path);
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -425,9 +505,15 @@ pub(super) fn open_for_write(path: &Path, timeout: Duration) -> Result<Opened, S
 }
 
 /// Opens the store at `path` for reading: a read-only connection that never takes the
-/// write lock. `None` when there is no store yet (no file, or no schema).
-pub(super) fn open_for_read(path: &Path, timeout: Duration) -> Result<Option<Opened>, StoreCause> {
+/// write lock. `None` when there is no store yet (no file, or no schema). `root`: as for
+/// [`open_for_write`]; nothing is created.
+pub(super) fn open_for_read(
+    path: &Path,
+    root: Option<&Path>,
+    timeout: Duration,
+) -> Result<Option<Opened>, StoreCause> {
     let deadline = Instant::now() + timeout;
+    check_trust(path, root).map_err(|_| StoreCause::Untrusted)?;
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_file() => {}
         Ok(_) => return Err(StoreCause::NotAFile),

@@ -64,9 +64,13 @@ pub fn default_store_path(runtime_root: &Path) -> PathBuf {
 
 /// The embedded SQLite store at one file path. Opening is lazy: each call opens its own
 /// connection, so a store that cannot be opened is a status, not a construction error.
+/// Every open first applies the trust rule ([`file::check_trust`]).
 #[derive(Debug, Clone)]
 pub struct EmbeddedStore {
     path: PathBuf,
+    /// The runtime root, when the store is at its default location there: the directories
+    /// from it down are checked (and created 0700) too.
+    root: Option<PathBuf>,
 }
 
 /// A usable busy timeout from a caller's seconds (non-finite values fall back to 30 s).
@@ -192,12 +196,32 @@ fn pass(
 impl EmbeddedStore {
     /// A store at `path` (created on the first executed sync).
     pub fn new(path: PathBuf) -> EmbeddedStore {
-        EmbeddedStore { path }
+        EmbeddedStore { path, root: None }
+    }
+
+    /// The store at the default location of `runtime_root` ([`default_store_path`]).
+    pub fn in_runtime_root(runtime_root: &Path) -> EmbeddedStore {
+        EmbeddedStore {
+            path: default_store_path(runtime_root),
+            root: Some(runtime_root.to_path_buf()),
+        }
     }
 
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The runtime root the store's directories are checked from (default location only).
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// Why the store may not be trusted, naming the path and the fix (`None`: nothing
+    /// found that is refused); every open checks the same and fails with
+    /// [`StoreCause::Untrusted`].
+    pub fn trust_problem(&self) -> Option<crate::io::trust::Untrusted> {
+        file::check_trust(&self.path, self.root()).err()
     }
 
     fn version() -> String {
@@ -211,7 +235,8 @@ impl EmbeddedStore {
         namespace: &str,
         resource_ref: &str,
     ) -> Result<Option<StoredResource>, StoreCause> {
-        let Some(opened) = file::open_for_read(&self.path, Duration::from_secs(5))? else {
+        let Some(opened) = file::open_for_read(&self.path, self.root(), Duration::from_secs(5))?
+        else {
             return Ok(None);
         };
         opened.conn.query_row(
@@ -234,7 +259,7 @@ impl EmbeddedStore {
 
     /// Number of stored resources (for operators and tests).
     pub fn count(&self) -> Result<i64, StoreCause> {
-        match file::open_for_read(&self.path, Duration::from_secs(5))? {
+        match file::open_for_read(&self.path, self.root(), Duration::from_secs(5))? {
             None => Ok(0),
             Some(opened) => opened
                 .conn
@@ -355,7 +380,7 @@ impl EmbeddedStore {
         }
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
-        let opened = match file::open_for_write(&self.path, timeout) {
+        let opened = match file::open_for_write(&self.path, self.root(), timeout) {
             Ok(opened) => opened,
             Err(cause) => return store_failure(outcome, cause),
         };
@@ -445,7 +470,7 @@ impl EmbeddedStore {
         };
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
-        let opened = match file::open_for_read(&self.path, timeout) {
+        let opened = match file::open_for_read(&self.path, self.root(), timeout) {
             Ok(Some(opened)) => opened,
             // A store that was never written holds nothing: an empty, successful search.
             Ok(None) => {

@@ -576,3 +576,103 @@ fn a_new_store_and_its_directory_are_private() {
         assert_eq!(mode(Path::new(&name)), 0o600, "{suffix}");
     }
 }
+
+// --- trust ------------------------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn a_store_others_may_write_or_behind_a_link_is_never_opened() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store_in(&dir);
+    assert_eq!(sync(&store, 0).status, "completed");
+    let bytes = std::fs::read(store.path()).expect("store");
+    let chmod = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod")
+    };
+    chmod(store.path(), 0o666);
+    assert_eq!(
+        verdict(&sync(&store, 1)),
+        unavailable(StoreCause::Untrusted)
+    );
+    assert_eq!(store.count(), Err(StoreCause::Untrusted));
+    assert_eq!(
+        store.read(NAMESPACE, &target(0)),
+        Err(StoreCause::Untrusted)
+    );
+    let search = store
+        .try_retrieve(&retrieve_request("variant", "embedded://rm"))
+        .expect("valid");
+    assert_eq!(
+        (search.status.as_str(), search.reason_code.as_deref()),
+        ("unavailable", Some("provider_store_unavailable"))
+    );
+    assert!(search.items.is_empty());
+    assert_eq!(
+        std::fs::read(store.path()).expect("store"),
+        bytes,
+        "untouched"
+    );
+    assert_eq!(
+        store.trust_problem().map(|p| p.code()),
+        Some("untrusted_mode")
+    );
+    chmod(store.path(), 0o600);
+    assert_eq!(store.trust_problem(), None);
+    // The same store through a link.
+    let link = EmbeddedStore::new(dir.path().join("link.sqlite3"));
+    std::os::unix::fs::symlink(store.path(), link.path()).expect("symlink");
+    assert_eq!(link.count(), Err(StoreCause::Untrusted));
+    assert_eq!(
+        link.trust_problem().map(|p| p.code()),
+        Some("untrusted_symlink")
+    );
+    assert_eq!(store.count(), Ok(1));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_default_location_needs_a_private_chain_from_the_runtime_root() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("rt");
+    std::fs::create_dir(&root).expect("root");
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let store = EmbeddedStore::in_runtime_root(&root);
+    assert_eq!(
+        verdict(&sync(&store, 0)),
+        unavailable(StoreCause::Untrusted)
+    );
+    assert!(!root.join("reward-memory").exists(), "nothing created");
+    let problem = store.trust_problem().expect("refused");
+    assert!(
+        problem.to_string().starts_with("runtime root "),
+        "{problem}"
+    );
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    assert_eq!(sync(&store, 0).status, "completed");
+    let mode = |p: &Path| std::fs::metadata(p).expect("exists").permissions().mode() & 0o777;
+    assert_eq!(mode(&root.join("reward-memory")), 0o700);
+}
+
+#[cfg(unix)]
+#[test]
+fn the_check_record_is_never_written_through_a_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store_in(&dir);
+    assert_eq!(sync(&store, 0).status, "completed");
+    let record = file::check_record_path(store.path());
+    std::fs::remove_file(&record).expect("rm record");
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious").expect("victim");
+    std::os::unix::fs::symlink(&victim, &record).expect("symlink");
+    file::record_checked(store.path());
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "precious"
+    );
+    assert_eq!(
+        verdict(&sync(&store, 1)),
+        unavailable(StoreCause::Untrusted)
+    );
+}

@@ -2,8 +2,11 @@
 //! and one entry point per subcommand.
 //!
 //! The location comes from `--ledger`, then `REWARD_MEMORY_LEDGER` (captured by
-//! [`crate::io`]), then `<runtime_root>/reward-memory/utility-ledger.sqlite3`. Files and
-//! standard streams are reached only through [`crate::io`].
+//! [`crate::io`]), then `<runtime_root>/reward-memory/utility-ledger.sqlite3`. A SQLite
+//! ledger is checked by the trust rule ([`super::check_sqlite_trust`]) as soon as its
+//! location is resolved, by every command that opens it (`recall --ledger` and
+//! `rank-prior --ledger` included). Files and standard streams are reached only through
+//! [`crate::io`].
 
 use crate::cli::{
     LedgerAppendArgs, LedgerCommand, LedgerExportArgs, LedgerLocationArg, LedgerProjectArgs,
@@ -61,9 +64,16 @@ pub struct Opened {
     pub notes: Notes,
 }
 
-/// Opens the ledger of `--ledger` (else `REWARD_MEMORY_LEDGER`, else the runtime root's).
+/// Opens the ledger of `--ledger` (else `REWARD_MEMORY_LEDGER`, else the runtime root's),
+/// after the trust rule: a SQLite ledger that is a link, another user's file or writable
+/// by others is refused with the path and the fix.
 pub fn open(arg: &LedgerLocationArg, ctx: &Context) -> Result<Opened, Error> {
     let location = location(arg.ledger.as_deref(), ctx)?;
+    if let Location::Sqlite(path) = &location {
+        let default = arg.ledger.is_none() && ctx.env.ledger.is_none();
+        let root = default.then(|| crate::experiment::runtime_root(ctx));
+        super::check_sqlite_trust(path, root.as_deref())?;
+    }
     let notes = Notes {
         ledger: Some(format!(
             "{} ({})",

@@ -49,7 +49,8 @@ pub const LEDGER_SCHEMA_VERSION: i64 = 2;
 /// Most history entries kept per subject in ledger packets.
 pub const HISTORY_PER_SUBJECT: usize = 16;
 
-/// A ledger failure. Messages say what to fix and never carry credentials or paths.
+/// A ledger failure. Messages say what to fix and never carry credentials or paths,
+/// except [`LedgerError::Untrusted`], which names the SQLite file or directory to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LedgerError {
     /// The read commands found no ledger at the location.
@@ -101,6 +102,10 @@ pub enum LedgerError {
     /// A bad request to a ledger command (flags, input shape).
     #[error("{0}")]
     Request(String),
+    /// The SQLite ledger, a file beside it or a directory above it fails the trust rule
+    /// ([`check_sqlite_trust`]); the message names the path and the fix.
+    #[error("{0}")]
+    Untrusted(String),
 }
 
 /// Result of a ledger operation.
@@ -167,6 +172,44 @@ pub fn default_sqlite_path(runtime_root: &std::path::Path) -> PathBuf {
     runtime_root
         .join("reward-memory")
         .join("utility-ledger.sqlite3")
+}
+
+/// The trust rule ([`crate::io::trust`]) for a SQLite ledger at `path`, applied where the
+/// location is resolved, before any backend opens the file: the file and the files SQLite
+/// keeps beside it (`-wal`, `-shm`, `-journal`) must not be links, files of another user
+/// (root's are fine) or writable by group or others; at the default location (`root`:
+/// the runtime root) so must the directories from the runtime root down. What does not
+/// exist yet passes (an append creates the file 0600 and its directories 0700); a
+/// directory at the path keeps its own error ([`LedgerError::NotAFile`]).
+pub fn check_sqlite_trust(
+    path: &std::path::Path,
+    root: Option<&std::path::Path>,
+) -> LedgerResult<()> {
+    use crate::io::trust::{self, Kind, Untrusted};
+    let refusal = |result: Result<bool, Untrusted>| match result {
+        Err(err) if err.is_refusal() => Err(LedgerError::Untrusted(err.to_string())),
+        _ => Ok(()),
+    };
+    if let Some(root) = root
+        && let Some(parent) = path.parent()
+    {
+        refusal(trust::check_private_dirs(
+            root,
+            parent,
+            "utility ledger directory",
+        ))?;
+    }
+    refusal(trust::check(path, Kind::File, "utility ledger"))?;
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut sibling = path.as_os_str().to_owned();
+        sibling.push(suffix);
+        refusal(trust::check(
+            std::path::Path::new(&sibling),
+            Kind::File,
+            "utility ledger file",
+        ))?;
+    }
+    Ok(())
 }
 
 /// The partition of an observation: its scope and its two snapshot refs.
