@@ -514,6 +514,10 @@ pub fn stage_bytes(
     bytes: &[u8],
 ) -> std::io::Result<StagedFile> {
     create_private_dir_all(staging_root)?;
+    // A staging root that others may write (or a link to one) could hand the record's
+    // bytes to them, and its sweep could remove what is not ours.
+    trust::check(staging_root, trust::Kind::Directory, "staging directory")
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string()))?;
     clear_stale_staging(staging_root);
     let mut builder = tempfile::Builder::new();
     let prefix = format!("{STAGING_DIR_PREFIX}{}-", std::process::id());
@@ -550,20 +554,33 @@ fn process_may_be_alive(pid: u32) -> bool {
 
 /// Removes the staging directories under `staging_root` that runs killed before their
 /// cleanup left behind: those whose creator process is gone, and any older than an hour.
-/// Returns how many were removed; failures are ignored (the next run tries again).
+/// Only real directories (never a link) named `stage-...` and owned by this user are
+/// removed, and only from a staging root this user trusts. Returns how many were removed;
+/// failures are ignored (the next run tries again).
 pub fn clear_stale_staging(staging_root: &Path) -> usize {
+    if trust::check(staging_root, trust::Kind::Directory, "staging directory") != Ok(true) {
+        return 0;
+    }
     let Ok(entries) = std::fs::read_dir(staging_root) else {
         return 0;
     };
+    let me = trust::effective_uid();
     let mut removed = 0;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if !name.starts_with(STAGING_DIR_PREFIX) {
             continue;
         }
-        let old = entry
-            .metadata()
-            .and_then(|m| m.modified())
+        // `DirEntry::metadata` does not follow a link.
+        let Ok(meta) = entry.metadata() else {
+            continue;
+        };
+        let facts = trust::Facts::of(&meta);
+        if facts.is_symlink || !facts.is_dir || facts.uid != me {
+            continue;
+        }
+        let old = meta
+            .modified()
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > STALE_STAGING_AGE);
@@ -943,6 +960,60 @@ mod tests {
         assert!(!dead.exists() && !unparsable.exists() && !old_own.exists());
         assert!(own.exists() && other.exists());
         assert_eq!(clear_stale_staging(&root.path().join("absent")), 0);
+    }
+
+    /// The staging sweep never follows a link out of the staging root, never removes a
+    /// directory of another user, and does not sweep a root that others may write.
+    #[cfg(unix)]
+    #[test]
+    fn stale_staging_sweep_spares_links_foreign_directories_and_loose_roots() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let root = tempfile::tempdir().expect("tempdir");
+        let precious = root.path().join("precious");
+        std::fs::create_dir(&precious).expect("dir");
+        std::fs::write(precious.join("keep.txt"), "x").expect("file");
+        let staging = root.path().join("staging");
+        std::fs::create_dir(&staging).expect("dir");
+        std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+        std::os::unix::fs::symlink(&precious, staging.join("stage-4294967295-link"))
+            .expect("symlink");
+        let dead = staging.join("stage-4294967295-a");
+        std::fs::create_dir(&dead).expect("dir");
+        if trust::effective_uid() == 0 {
+            let foreign = staging.join("stage-4294967295-foreign");
+            std::fs::create_dir(&foreign).expect("dir");
+            rustix::fs::chown(
+                &foreign,
+                Some(rustix::fs::Uid::from_raw(65534)),
+                Some(rustix::fs::Gid::from_raw(65534)),
+            )
+            .expect("chown");
+            assert_eq!(clear_stale_staging(&staging), 1);
+            assert!(foreign.exists(), "another user's directory stays");
+        } else {
+            assert_eq!(clear_stale_staging(&staging), 1);
+        }
+        assert!(!dead.exists());
+        assert!(
+            precious.join("keep.txt").exists(),
+            "nothing behind the link is touched"
+        );
+        assert!(
+            staging
+                .join("stage-4294967295-link")
+                .symlink_metadata()
+                .is_ok()
+        );
+        let again = staging.join("stage-4294967295-b");
+        std::fs::create_dir(&again).expect("dir");
+        std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert_eq!(
+            clear_stale_staging(&staging),
+            0,
+            "a loose root is not swept"
+        );
+        assert!(again.exists());
+        assert!(stage_bytes(&staging, "r.json", b"{}").is_err());
     }
 
     #[test]
