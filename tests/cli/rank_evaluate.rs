@@ -177,7 +177,9 @@ fn plot_on_a_full_disk_leaves_the_old_file_whole() {
         .status()
         .is_ok_and(|s| s.success())
     {
-        eprintln!("skipped: `unshare -rm` (a private mount namespace) is not available here");
+        crate::support::note(
+            "skipped: `unshare -rm` (a private mount namespace) is not available here",
+        );
         return;
     }
     let scratch = Scratch::new();
@@ -202,7 +204,7 @@ ls -A "$1"
         .expect("unshare runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     if stdout.is_empty() && out.status.code() == Some(97) {
-        eprintln!("skipped: cannot mount a tmpfs in the namespace");
+        crate::support::note("skipped: cannot mount a tmpfs in the namespace");
         return;
     }
     assert_eq!(
