@@ -21,6 +21,7 @@ use crate::utility::ledger::view as ledger_view;
 use crate::utility::rank_prior::{self, Candidate, Partition, Profile, UtilityView, Verdict};
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt::pystr;
 use crate::wire::text::{self, FieldError};
 use crate::wire::timestamp::parse_aware;
@@ -325,12 +326,11 @@ fn recall_explicit(
         "read_authority_checkpoint",
         "provider_binding",
     ];
-    let mut extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if !extra.is_empty() {
-        extra.sort_unstable();
         return Err(request_error(format!(
             "recall input contains unsupported fields: {}",
-            extra.join(", ")
+            keys::list(extra)
         )));
     }
     let corpus = map.get("corpus").cloned().unwrap_or_default();
@@ -581,12 +581,11 @@ fn decision_from_value(input: &Value) -> Result<Decision, Error> {
         "reasoning_summary",
         "current_artifact_verified",
     ];
-    let mut extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if !extra.is_empty() {
-        extra.sort_unstable();
         return Err(request_error(format!(
             "apply input contains unsupported fields: {}",
-            extra.join(", ")
+            keys::list(extra)
         )));
     }
     let string = |k: &str| -> Result<String, Error> {

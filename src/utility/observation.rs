@@ -16,6 +16,7 @@ use crate::recall::{
 };
 use crate::wire::digest;
 use crate::wire::json::{Json, Map, Text, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt::{self, pystr_strip, pystr_strip_cow};
 use crate::wire::text::{self, FieldError, FieldResult, is_ref, is_token};
 use crate::wire::timestamp::{self, Instant};
@@ -633,12 +634,12 @@ pub struct ApplicationReceipt {
 }
 
 fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
-    let mut missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
+    let missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
         .iter()
         .copied()
         .filter(|k| !raw.contains_key(k))
         .collect();
-    let mut unknown: Vec<&str> = raw
+    let unknown: Vec<&str> = raw
         .keys()
         .filter(|k| {
             !APPLICATION_RECEIPT_FIELDS.contains(k)
@@ -646,12 +647,10 @@ fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
         })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
-        missing.sort_unstable();
-        unknown.sort_unstable();
         return Err(FieldError(format!(
             "application_receipt has invalid fields: missing={}, unknown={}",
-            pyfmt::str_list_repr(&missing),
-            pyfmt::str_list_repr(&unknown)
+            keys::repr_list(missing),
+            keys::repr_list(unknown)
         )));
     }
     if !RECALL_MODES.contains(&pystr_strip(raw.get("mode")).as_str()) {

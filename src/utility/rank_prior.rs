@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::wire::text::FieldError;
 
@@ -187,14 +188,13 @@ impl Partition {
 }
 
 fn reject_unknown(map: &Map, label: &str, allowed: &[&str]) -> Result<(), RankPriorError> {
-    let mut unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if unknown.is_empty() {
         return Ok(());
     }
-    unknown.sort_unstable();
     Err(field(format!(
         "{label} contains unsupported fields: {}",
-        unknown.join(", ")
+        keys::list(unknown)
     )))
 }
 
@@ -479,14 +479,16 @@ impl Profile {
             "min_evidence_basis",
             "min_support",
         ];
-        let mut missing: Vec<&str> = required
+        let missing: Vec<&str> = required
             .iter()
             .copied()
             .filter(|k| !map.contains_key(k))
             .collect();
         if !missing.is_empty() {
-            missing.sort_unstable();
-            return Err(field(format!("profile is missing: {}", missing.join(", "))));
+            return Err(field(format!(
+                "profile is missing: {}",
+                keys::list(missing)
+            )));
         }
         if let Some(version) = map.get("schema_version")
             && version.as_str() != Some(PROFILE_SCHEMA_VERSION)

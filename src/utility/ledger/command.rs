@@ -14,6 +14,7 @@ use crate::io;
 use crate::utility::observation::memory_ref_digests;
 use crate::utility::reducer::{self, ReducerContext};
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::{Context, Notes, Outcome};
 
@@ -127,27 +128,25 @@ fn raw_context(p: &PartitionArgs, ctx: &Context) -> Result<Option<RawContext>, E
         let empty = Map::new();
         let map = value.as_object().unwrap_or(&empty);
         let required = ["scope", "retrieval_snapshot_ref", "policy_snapshot_ref"];
-        let mut missing: Vec<&str> = required
+        let missing: Vec<&str> = required
             .iter()
             .copied()
             .filter(|k| !map.contains_key(k))
             .collect();
         if !missing.is_empty() {
-            missing.sort_unstable();
             return Err(request(format!(
                 "ledger partition input is missing: {}",
-                missing.join(", ")
+                keys::list(missing)
             )));
         }
-        let mut extra: Vec<&str> = map
+        let extra: Vec<&str> = map
             .keys()
             .filter(|k| !required.contains(k) && *k != "reducer_version")
             .collect();
         if !extra.is_empty() {
-            extra.sort_unstable();
             return Err(request(format!(
                 "ledger partition input contains unsupported fields: {}",
-                extra.join(", ")
+                keys::list(extra)
             )));
         }
         let get = |k: &str| map.get(k).cloned().unwrap_or(Value::Null);

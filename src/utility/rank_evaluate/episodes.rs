@@ -39,14 +39,13 @@ const EPISODE_FIELDS: [&str; 7] = [
 ];
 
 fn unknown_keys(map: &Map, allowed: &[&str], label: &str) -> Result<(), String> {
-    let mut unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if unknown.is_empty() {
         return Ok(());
     }
-    unknown.sort_unstable();
     Err(format!(
         "{label} contains unsupported fields: {}",
-        unknown.join(", ")
+        crate::wire::keys::list(unknown)
     ))
 }
 
