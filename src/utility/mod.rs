@@ -222,6 +222,9 @@ pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
         field("created_at"),
     )
     .map_err(field_error)?;
+    observation
+        .credential_free("observation")
+        .map_err(field_error)?;
     Ok(Outcome::success(observation.to_value()))
 }
 

@@ -18,6 +18,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::obj;
+use crate::wire::credential;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::keys;
@@ -153,8 +154,13 @@ impl Partition {
             None => DEFAULT_REDUCER_VERSION,
             Some(v) => strict::strict_ref(v, "partition.reducer_version")?,
         };
+        let scope = Scope::from_map(&scope);
+        scope.credential_free("partition.scope")?;
+        credential::check(retrieval, "partition.retrieval_snapshot_ref")?;
+        credential::check(policy, "partition.policy_snapshot_ref")?;
+        credential::check(reducer_version, "partition.reducer_version")?;
         Ok(Partition {
-            scope: Scope::from_map(&scope),
+            scope,
             retrieval_snapshot_ref: retrieval.to_owned(),
             policy_snapshot_ref: policy.to_owned(),
             reducer_version: reducer_version.to_owned(),
@@ -502,6 +508,7 @@ impl Profile {
             "profile.profile_id",
         )?
         .to_owned();
+        credential::check(&profile_id, "profile.profile_id")?;
         let floor = number(map.get("semantic_floor"), "profile.semantic_floor")?;
         if !(0.0..=1.0).contains(&floor) {
             return Err(field("profile.semantic_floor must be between 0 and 1"));

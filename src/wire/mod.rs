@@ -5,9 +5,11 @@
 //! ([`json`]), Python's float `repr`, `str()` and `round()` ([`pyfmt`]), ISO timestamps as
 //! `datetime.fromisoformat` reads them ([`timestamp`]), every hashed identifier with the
 //! exact bytes it hashes ([`digest`]), the field-level text guards shared by all
-//! contracts ([`text`]), and how error messages show key lists and long text ([`keys`]).
+//! contracts ([`text`]), the stricter credential rule of this port's own packets
+//! ([`credential`]), and how error messages show key lists and long text ([`keys`]).
 //! Contract modules build on these; nothing here knows a contract.
 
+pub mod credential;
 pub mod digest;
 pub mod json;
 pub mod keys;
