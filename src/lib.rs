@@ -142,13 +142,14 @@ impl Context {
     }
 }
 
-/// The `reward_memory_error_v0` packet for a request error.
+/// The `reward_memory_error_v0` packet for a request error; a message over
+/// [`wire::keys::MAX_ERROR_BYTES`] is cut ([`wire::keys::bound`]).
 pub fn error_packet(message: &str) -> Value {
     Value::Object(obj! {
         "ok" => false,
         "schema_version" => "reward_memory_error_v0",
         "status" => "invalid_request",
-        "error" => message,
+        "error" => wire::keys::bound(message).as_ref(),
     })
 }
 
@@ -292,7 +293,7 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
         && code == Exit::NotOk.code()
         && let Some(message) = output::refusal(&outcome.packet)
     {
-        io::write_stderr_line(&format!("reward-memory: {message}"));
+        io::write_stderr_line(&format!("reward-memory: {}", wire::keys::bound(&message)));
     }
     io::leave_to_exit((outcome, text));
     code

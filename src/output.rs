@@ -232,6 +232,20 @@ mod tests {
     }
 
     #[test]
+    fn a_long_request_error_is_cut_to_one_kib_in_the_packet_markdown_and_refusal() {
+        let message = format!("bad input: {}", "é".repeat(100_000));
+        let packet = crate::error_packet(&message);
+        let error = packet
+            .get("error")
+            .and_then(Value::as_str)
+            .expect("error text");
+        assert!(error.len() <= 1024, "{} bytes", error.len());
+        assert!(error.ends_with(" more bytes not shown)"), "{error}");
+        assert!(markdown(&packet).len() <= 1200);
+        assert!(refusal(&packet).is_some_and(|r| r.len() <= 1024));
+    }
+
+    #[test]
     fn an_error_with_backticks_gets_a_longer_fence() {
         assert_eq!(code("a `b` c"), "`` a `b` c ``");
         assert_eq!(code("plain"), "`plain`");

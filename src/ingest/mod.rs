@@ -71,12 +71,11 @@ pub fn command_on(source: Value, args: &IngestEventArgs, ctx: &Context) -> Resul
     } else {
         FULL_FORM_FIELDS
     };
-    let mut unexpected: Vec<&str> = source.keys().filter(|k| !allowed.contains(k)).collect();
+    let unexpected: Vec<&str> = source.keys().filter(|k| !allowed.contains(k)).collect();
     if !unexpected.is_empty() {
-        unexpected.sort_unstable();
         return Err(FieldError(format!(
             "ingest input contains unsupported fields: {}",
-            unexpected.join(", ")
+            crate::wire::keys::list(unexpected)
         ))
         .into());
     }

@@ -319,8 +319,8 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
     if !missing.is_empty() || !unknown.is_empty() {
         return Err(FieldError(format!(
             "application_receipt has invalid fields: missing={}, unknown={}",
-            crate::wire::pyfmt::str_list_repr(&missing),
-            crate::wire::pyfmt::str_list_repr(&unknown)
+            crate::wire::keys::repr_list(missing),
+            crate::wire::keys::repr_list(unknown)
         )));
     }
     if !super::request::RECALL_MODES.contains(&pystr_strip(receipt.get("mode")).as_str()) {

@@ -31,8 +31,10 @@ use crate::provider::{DefaultFactory, ProviderConfig};
 use crate::utility::ledger::LedgerBackend;
 use crate::utility::ledger::view as ledger_view;
 use crate::utility::rank_prior::{self, Candidate, Partition, Profile, UtilityView, Verdict};
+use crate::wire::credential;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt::pystr;
 use crate::wire::text::{self, FieldError};
 use crate::wire::timestamp::parse_aware;
@@ -41,7 +43,7 @@ use crate::{Context, Notes, Outcome, io};
 use super::session::{self, SessionError, SessionKey, StoredSession};
 use super::{
     APPLICATION_SCHEMA_VERSION, ProviderSource, RecallSession, application_receipt_id,
-    apply_recall, build_recall_request, execute_recall,
+    apply_recall, build_recall_request, credential_free, execute_recall,
 };
 
 fn request_error(message: impl Into<String>) -> Error {
@@ -206,11 +208,13 @@ fn configured_request(
         "read_authority" => or_null(corpus.get("read_authority")),
         "source_ref" => or_null(entry.standing_policy.get("authority_source_ref")),
     });
-    Ok(build_recall_request(
+    let packet = build_recall_request(
         &Value::Object(corpus.clone()),
         &request,
         Some(&Value::Object(checkpoint)),
-    )?)
+    )?;
+    credential_free(&packet)?;
+    Ok(packet)
 }
 
 fn route_for(
@@ -340,18 +344,18 @@ fn recall_explicit(
         "read_authority_checkpoint",
         "provider_binding",
     ];
-    let mut extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if !extra.is_empty() {
-        extra.sort_unstable();
         return Err(request_error(format!(
             "recall input contains unsupported fields: {}",
-            extra.join(", ")
+            keys::list(extra)
         )));
     }
     let corpus = map.get("corpus").cloned().unwrap_or_default();
     let request = text::object(map.get("request"), "request")?;
     let binding = text::object(map.get("provider_binding"), "provider_binding")?;
     let packet = build_recall_request(&corpus, request, map.get("read_authority_checkpoint"))?;
+    credential_free(&packet)?;
     let corpus_id = pystr(packet.get("corpus").and_then(|c| c.get("corpus_id")));
     let surface_id = pystr(packet.get("request").and_then(|r| r.get("surface_id")));
     check_prior_target(prior, &surface_id, &[corpus_id])?;
@@ -683,12 +687,11 @@ fn decision_from_value(input: &Value) -> Result<Decision, Error> {
         "reasoning_summary",
         "current_artifact_verified",
     ];
-    let mut extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if !extra.is_empty() {
-        extra.sort_unstable();
         return Err(request_error(format!(
             "apply input contains unsupported fields: {}",
-            extra.join(", ")
+            keys::list(extra)
         )));
     }
     let string = |k: &str| -> Result<String, Error> {
@@ -805,6 +808,10 @@ fn check_decision(decision: &Decision) -> Result<String, Error> {
     let summary =
         text::public_safe_text(Some(&Value::from(decision.reasoning_summary.as_str())), 500)
             .ok_or_else(|| request_error("reasoning_summary must be compact public-safe text"))?;
+    // This port's stricter public-safe rule: the application packet is ours.
+    credential::check(&decision.application_id, "application_id")?;
+    credential::check(&decision.artifact_ref, "artifact_ref")?;
+    credential::check(&summary, "reasoning_summary")?;
     if decision.outcome == "applied" {
         if decision.memory_refs.is_empty() {
             return Err(request_error(

@@ -42,7 +42,7 @@ pub use record::{
 };
 pub use request::{
     MAX_QUERY_STEPS, MAX_RESULTS, RECALL_MODES, RECALL_REQUEST_SCHEMA_VERSION,
-    build_recall_request, query_evidence,
+    build_recall_request, credential_free, query_evidence,
 };
 pub use session::SessionError;
 

@@ -5,6 +5,7 @@ use crate::architecture::DURABLE_CLASS_IDS;
 use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
 use crate::obj;
 use crate::registry::normalize_corpus;
+use crate::wire::credential;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr_strip;
@@ -53,6 +54,19 @@ fn queries(raw: Option<&Value>, mode: &str) -> FieldResult<Vec<Value>> {
             }))
         })
         .collect()
+}
+
+/// This port's stricter public-safe rule ([`credential`]) on a request packet
+/// [`build_recall_request`] built: every string of its `request` (queries, summaries,
+/// refs) and of its `read_authority_checkpoint`. The `recall` command runs it; the
+/// reference's own users of the builder (`ingest-event`'s readback, `evaluate`) do not.
+pub fn credential_free(packet: &Map) -> FieldResult<()> {
+    let part = |key: &str| packet.get(key).unwrap_or(&Value::Null);
+    credential::check_strings(part("request"), "")?;
+    credential::check_strings(
+        part("read_authority_checkpoint"),
+        "read_authority_checkpoint",
+    )
 }
 
 /// `query_evidence`: per query its 16-hex digest and summary, never the query itself.

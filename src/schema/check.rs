@@ -124,7 +124,11 @@ fn at(value: &Value, node: &S, root: &S, path: &str) -> Result<(), String> {
                     }
                     None => match node.get("additionalProperties") {
                         Some(S::Bool(false)) => {
-                            return Err(format!("{path}: unknown key {key}"));
+                            return Err(if crate::wire::keys::is_plain_key(key) {
+                                format!("{path}: unknown key {key}")
+                            } else {
+                                format!("{path}: an unknown key that is not a plain identifier")
+                            });
                         }
                         Some(extra) => at(item, extra, root, &format!("{path}/{key}"))?,
                         None => {}

@@ -39,7 +39,9 @@ pub struct Refusal {
     pub line: u64,
     /// An observation reason code (`observation_malformed`, `observation_schema_mismatch`,
     /// `observation_write_boundary_violation`, `observation_malformed_scope`,
-    /// `observation_malformed_snapshot`, `observation_identity_invalid`).
+    /// `observation_malformed_snapshot`, `observation_identity_invalid`), or
+    /// `observation_not_public_safe` for a valid observation whose text looks like it holds
+    /// a credential.
     pub reason_code: String,
     /// The validator's message.
     pub error: String,

@@ -44,6 +44,7 @@ use crate::error::{Error, Exit};
 use crate::io;
 use crate::obj;
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::wire::text::FieldError;
 use crate::{Context, Outcome};
@@ -69,24 +70,22 @@ pub enum UtilityError {
 }
 
 fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Option<String> {
-    let mut missing: Vec<&str> = required
+    let missing: Vec<&str> = required
         .iter()
         .copied()
         .filter(|k| !map.contains_key(k))
         .collect();
     if !missing.is_empty() {
-        missing.sort_unstable();
-        return Some(format!("{what} is missing: {}", missing.join(", ")));
+        return Some(format!("{what} is missing: {}", keys::list(missing)));
     }
-    let mut extra: Vec<&str> = map
+    let extra: Vec<&str> = map
         .keys()
         .filter(|k| !required.contains(k) && !optional.contains(k))
         .collect();
     if !extra.is_empty() {
-        extra.sort_unstable();
         return Some(format!(
             "{what} contains unsupported fields: {}",
-            extra.join(", ")
+            keys::list(extra)
         ));
     }
     None
@@ -223,6 +222,9 @@ pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
         field("created_at"),
     )
     .map_err(field_error)?;
+    observation
+        .credential_free("observation")
+        .map_err(field_error)?;
     Ok(Outcome::success(observation.to_value()))
 }
 
@@ -230,7 +232,7 @@ pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
 pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
     let (ok, status, error) = match result {
         Ok(()) => (true, "valid", Value::Null),
-        Err(err) => (false, "invalid", Value::from(err.0.as_str())),
+        Err(err) => (false, "invalid", Value::from(keys::bound(&err.0).as_ref())),
     };
     Value::Object(obj! {
         "ok" => ok,

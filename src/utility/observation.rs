@@ -14,8 +14,10 @@ use crate::recall::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
 };
+use crate::wire::credential;
 use crate::wire::digest;
 use crate::wire::json::{Json, Map, Text, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt::{self, pystr_strip, pystr_strip_cow};
 use crate::wire::text::{self, FieldError, FieldResult, is_ref, is_token};
 use crate::wire::timestamp::{self, Instant};
@@ -205,6 +207,24 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// The four ids with their keys, in declaration order.
+    pub fn ids(&self) -> [(&'static str, &str); 4] {
+        [
+            ("agent_id", &self.agent_id),
+            ("project_id", &self.project_id),
+            ("corpus_id", &self.corpus_id),
+            ("surface_id", &self.surface_id),
+        ]
+    }
+
+    /// [`credential::check`] on the four ids, labelled `{label}.agent_id` and so on.
+    pub fn credential_free(&self, label: &str) -> FieldResult<()> {
+        for (key, id) in self.ids() {
+            credential::check_labelled(id, || format!("{label}.{key}"))?;
+        }
+        Ok(())
+    }
+
     /// The scope object in declaration order (`agent_id, project_id, corpus_id, surface_id`).
     pub fn to_map(&self) -> Map {
         obj! {
@@ -375,6 +395,30 @@ impl Observation {
             self.created_at.as_str(),
             self.observation_id.as_str(),
         )
+    }
+
+    /// This port's stricter public-safe rule ([`credential`]) on every text field a
+    /// person chose (scope ids, refs, reason codes): the rule of `utility-observe`,
+    /// `utility-ledger append` and `rank-evaluate`, never of the reference's validation
+    /// that `utility-project` runs.
+    pub fn credential_free(&self, label: &str) -> FieldResult<()> {
+        let check = |text: &str, field: &str| {
+            credential::check_labelled(text, || format!("{label}.{field}"))
+        };
+        for (key, id) in self.scope.ids() {
+            credential::check_labelled(id, || format!("{label}.scope.{key}"))?;
+        }
+        check(&self.retrieval_snapshot_ref, "retrieval_snapshot_ref")?;
+        check(&self.policy_snapshot_ref, "policy_snapshot_ref")?;
+        check(&self.outcome_ref, "outcome_ref")?;
+        for code in &self.reason_codes {
+            check(code, "reason_codes")?;
+        }
+        for reference in &self.evidence_refs {
+            check(reference, "evidence_refs")?;
+        }
+        check(&self.evaluator_ref, "evaluator_ref")?;
+        check(&self.evaluation_version, "evaluation_version")
     }
 }
 
@@ -633,12 +677,12 @@ pub struct ApplicationReceipt {
 }
 
 fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
-    let mut missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
+    let missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
         .iter()
         .copied()
         .filter(|k| !raw.contains_key(k))
         .collect();
-    let mut unknown: Vec<&str> = raw
+    let unknown: Vec<&str> = raw
         .keys()
         .filter(|k| {
             !APPLICATION_RECEIPT_FIELDS.contains(k)
@@ -646,12 +690,10 @@ fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
         })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
-        missing.sort_unstable();
-        unknown.sort_unstable();
         return Err(FieldError(format!(
             "application_receipt has invalid fields: missing={}, unknown={}",
-            pyfmt::str_list_repr(&missing),
-            pyfmt::str_list_repr(&unknown)
+            keys::repr_list(missing),
+            keys::repr_list(unknown)
         )));
     }
     if !RECALL_MODES.contains(&pystr_strip(raw.get("mode")).as_str()) {

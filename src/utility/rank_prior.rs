@@ -18,8 +18,10 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::obj;
+use crate::wire::credential;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::wire::text::FieldError;
 
@@ -152,8 +154,13 @@ impl Partition {
             None => DEFAULT_REDUCER_VERSION,
             Some(v) => strict::strict_ref(v, "partition.reducer_version")?,
         };
+        let scope = Scope::from_map(&scope);
+        scope.credential_free("partition.scope")?;
+        credential::check(retrieval, "partition.retrieval_snapshot_ref")?;
+        credential::check(policy, "partition.policy_snapshot_ref")?;
+        credential::check(reducer_version, "partition.reducer_version")?;
         Ok(Partition {
-            scope: Scope::from_map(&scope),
+            scope,
             retrieval_snapshot_ref: retrieval.to_owned(),
             policy_snapshot_ref: policy.to_owned(),
             reducer_version: reducer_version.to_owned(),
@@ -187,14 +194,13 @@ impl Partition {
 }
 
 fn reject_unknown(map: &Map, label: &str, allowed: &[&str]) -> Result<(), RankPriorError> {
-    let mut unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if unknown.is_empty() {
         return Ok(());
     }
-    unknown.sort_unstable();
     Err(field(format!(
         "{label} contains unsupported fields: {}",
-        unknown.join(", ")
+        keys::list(unknown)
     )))
 }
 
@@ -479,14 +485,16 @@ impl Profile {
             "min_evidence_basis",
             "min_support",
         ];
-        let mut missing: Vec<&str> = required
+        let missing: Vec<&str> = required
             .iter()
             .copied()
             .filter(|k| !map.contains_key(k))
             .collect();
         if !missing.is_empty() {
-            missing.sort_unstable();
-            return Err(field(format!("profile is missing: {}", missing.join(", "))));
+            return Err(field(format!(
+                "profile is missing: {}",
+                keys::list(missing)
+            )));
         }
         if let Some(version) = map.get("schema_version")
             && version.as_str() != Some(PROFILE_SCHEMA_VERSION)
@@ -500,6 +508,7 @@ impl Profile {
             "profile.profile_id",
         )?
         .to_owned();
+        credential::check(&profile_id, "profile.profile_id")?;
         let floor = number(map.get("semantic_floor"), "profile.semantic_floor")?;
         if !(0.0..=1.0).contains(&floor) {
             return Err(field("profile.semantic_floor must be between 0 and 1"));

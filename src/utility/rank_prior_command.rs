@@ -21,6 +21,7 @@ use crate::provider::embedded::effects::{self, EffectKey};
 use crate::recall::RECALL_SCHEMA_VERSION;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
+use crate::wire::keys;
 use crate::wire::text::FieldError;
 use crate::{Context, Notes, Outcome, experiment, io};
 
@@ -102,15 +103,14 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
                 .enumerate()
                 .map(|(i, row)| {
                     if let Some(m) = row.as_object() {
-                        let mut extra: Vec<&str> = m
+                        let extra: Vec<&str> = m
                             .keys()
                             .filter(|k| *k != "memory_ref_digest" && *k != "relevance_score")
                             .collect();
                         if !extra.is_empty() {
-                            extra.sort_unstable();
                             return Err(field(format!(
                                 "candidates[{i}] contains unsupported fields: {}",
-                                extra.join(", ")
+                                keys::list(extra)
                             )));
                         }
                     }
@@ -157,12 +157,11 @@ fn parse_request(input: &Value, ledger: Ledger<'_>) -> Result<Request, Error> {
     let map = input
         .as_object()
         .ok_or_else(|| field("rank-prior input must be an object"))?;
-    let mut extra: Vec<&str> = map.keys().filter(|k| !REQUEST_FIELDS.contains(k)).collect();
+    let extra: Vec<&str> = map.keys().filter(|k| !REQUEST_FIELDS.contains(k)).collect();
     if !extra.is_empty() {
-        extra.sort_unstable();
         return Err(field(format!(
             "rank-prior input contains unsupported fields: {}",
-            extra.join(", ")
+            keys::list(extra)
         )));
     }
     if ledger.is_some() && map.contains_key("projection") {
@@ -175,16 +174,15 @@ fn parse_request(input: &Value, ledger: Ledger<'_>) -> Result<Request, Error> {
     } else {
         &["profile", "partition", "projection"]
     };
-    let mut missing: Vec<&str> = required
+    let missing: Vec<&str> = required
         .iter()
         .copied()
         .filter(|k| !map.contains_key(k))
         .collect();
     if !missing.is_empty() {
-        missing.sort_unstable();
         return Err(field(format!(
             "rank-prior input is missing: {}",
-            missing.join(", ")
+            keys::list(missing)
         )));
     }
     let get = |k: &str| map.get(k).unwrap_or(&Value::Null);

@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::wire::text::{FieldError, FieldResult, is_prefixed_hex, is_ref};
 use crate::wire::timestamp::{self, Instant, TimestampError};
@@ -63,21 +64,19 @@ pub fn exact_fields(map: &Map, expected: &[&str], label: impl Display) -> FieldR
     if map.len() == expected.len() && map.keys().zip(expected).all(|(k, e)| k == *e) {
         return Ok(());
     }
-    let mut missing: Vec<&str> = expected
+    let missing: Vec<&str> = expected
         .iter()
         .copied()
         .filter(|k| !map.contains_key(k))
         .collect();
-    let mut unknown: Vec<&str> = map.keys().filter(|k| !expected.contains(k)).collect();
+    let unknown: Vec<&str> = map.keys().filter(|k| !expected.contains(k)).collect();
     if missing.is_empty() && unknown.is_empty() {
         return Ok(());
     }
-    missing.sort_unstable();
-    unknown.sort_unstable();
     Err(FieldError(format!(
         "{label} has invalid fields: missing={}, unknown={}",
-        pyfmt::str_list_repr(&missing),
-        pyfmt::str_list_repr(&unknown)
+        keys::repr_list(missing),
+        keys::repr_list(unknown)
     )))
 }
 

@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt::{self, pystr_strip};
 
 /// A validation failure carrying the exact reference error string.
@@ -427,16 +428,16 @@ pub fn strict_object<'a>(
     Ok(map)
 }
 
-/// Fails with `"{label} contains unsupported fields: a, b"` (sorted) for unknown keys.
+/// Fails with `"{label} contains unsupported fields: a, b"` (sorted, bounded by
+/// [`keys::list`]) for unknown keys.
 pub fn reject_unknown(map: &Map, label: &str, allowed: &[&str]) -> FieldResult<()> {
-    let mut unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if unknown.is_empty() {
         return Ok(());
     }
-    unknown.sort_unstable();
     Err(FieldError(format!(
         "{label} contains unsupported fields: {}",
-        unknown.join(", ")
+        keys::list(unknown)
     )))
 }
 

@@ -11,6 +11,7 @@ mod corpus_registry;
 mod detail;
 mod dogfood_evaluate;
 mod embedded_store;
+mod error_text;
 mod evaluate;
 mod experiment_status;
 mod group;

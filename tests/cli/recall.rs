@@ -687,6 +687,68 @@ fn configured_recall_request_errors_are_clear() {
 }
 
 #[test]
+fn credential_shaped_queries_are_refused_before_any_provider_call() {
+    let s = loop_setup();
+    let cases = [
+        (
+            "test commits",
+            "api_key=sk-123456789",
+            "queries[0].query_summary",
+            "api_key=...",
+        ),
+        (
+            "test commits",
+            "password: hunter2",
+            "queries[0].query_summary",
+            "password=...",
+        ),
+        (
+            "postgres://u:pw@h/db",
+            "review habits",
+            "queries[0].query",
+            "scheme://user:password@host",
+        ),
+    ];
+    for (query, summary, label, shape) in cases {
+        let run = routed(
+            &s,
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                query,
+                "--query-summary",
+                summary,
+                "--observed-at",
+                "2026-07-16T01:00:00+00:00",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(run.code, 2, "{summary}: {}", run.stdout);
+        assert_eq!(
+            run.json()["error"],
+            format!(
+                "{label} looks like it holds a credential ({shape}): remove the secret; \
+                 packets must be public-safe"
+            )
+        );
+        for leak in ["hunter2", "sk-123456789", "pw@h"] {
+            assert!(!run.stdout.contains(leak), "{}", run.stdout);
+        }
+    }
+    assert!(
+        !s.path.join("rt/reward-memory/recall-sessions").exists(),
+        "no session is stored for a refused request"
+    );
+    // Ordinary text still recalls (fail-open, exit 0).
+    assert_eq!(recall(&s, &[]).code, 0);
+}
+
+#[test]
 fn a_prior_without_a_verdict_stays_off_and_markdown_says_why() {
     let s = loop_setup();
     ingest_memories(&s);

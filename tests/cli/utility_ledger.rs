@@ -489,6 +489,74 @@ fn refused_deliveries_report_line_and_reason_and_are_never_stored() {
 }
 
 #[test]
+fn credential_shaped_deliveries_and_partitions_are_refused() {
+    let scratch = Scratch::new();
+    let ledger = fresh_ledger(&scratch, &Backend::Sqlite, "ledger");
+    let good = observation(
+        "agent:a",
+        &digest(1),
+        "v1",
+        "helpful",
+        0.5,
+        "2026-08-15T00:00:00Z",
+    );
+    // `reason_codes` is outside the identity, so the id stays canonical: only the
+    // credential rule refuses these (the reference's validation accepts them).
+    let mut lines = vec![json::dumps(
+        &good,
+        reward_memory::utility::ledger::engine::COMPACT,
+    )];
+    for code in ["password:hunter2", "api_key:sk-123456789", "token:abc123"] {
+        let mut bad = good.clone();
+        if let Value::Object(m) = &mut bad {
+            m.insert("reason_codes", Value::from(vec![code]));
+        }
+        assert!(reward_memory::utility::validate_observation(&bad).is_ok());
+        lines.push(json::dumps(
+            &bad,
+            reward_memory::utility::ledger::engine::COMPACT,
+        ));
+    }
+    scratch.write("lines.jsonl", &format!("{}\n", lines.join("\n")));
+    let receipt = append(&scratch, &ledger, "lines.jsonl", None);
+    assert_eq!(receipt.code, 2, "{}", receipt.stdout);
+    assert!(!receipt.stdout.contains("hunter2"), "{}", receipt.stdout);
+    let packet = receipt.json();
+    assert_eq!(packet["appended"], 1);
+    assert_eq!(packet["refused"], 3);
+    let refusals = packet["refusals"].as_array().expect("refusals");
+    let shapes = ["password=...", "api_key=...", "token=..."];
+    for (refusal, shape) in refusals.iter().zip(shapes) {
+        assert_eq!(refusal["reason_code"], "observation_not_public_safe");
+        assert_eq!(
+            refusal["error"],
+            format!(
+                "observation.reason_codes looks like it holds a credential ({shape}): \
+                 remove the secret; packets must be public-safe"
+            )
+        );
+    }
+    // A partition named by a credential-shaped ref is refused before any read.
+    let mut flags = partition_flags("agent:a");
+    flags[9] = "password:hunter2".to_owned();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    for sub in ["project", "subject"] {
+        let mut extra = flags.clone();
+        if sub == "subject" {
+            extra.extend(["--memory-ref-digest", "0000000000000001"]);
+        }
+        let run = ledger_cmd(&scratch, sub, &ledger, &extra);
+        assert_eq!(run.code, 2, "{sub}: {}", run.stdout);
+        assert_eq!(
+            run.json()["error"],
+            "retrieval_snapshot_ref looks like it holds a credential (password=...): \
+             remove the secret; packets must be public-safe",
+            "{sub}"
+        );
+    }
+}
+
+#[test]
 fn beyond_the_caps_prints_the_ledger_packet_and_pages_cover_every_subject_once() {
     for backend in backends() {
         let scratch = Scratch::new();

@@ -16,7 +16,9 @@ use crate::error::Error;
 use crate::io;
 use crate::utility::observation::memory_ref_digests;
 use crate::utility::reducer::{self, ReducerContext};
+use crate::wire::credential;
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::{Context, Notes, Outcome};
 
@@ -137,27 +139,25 @@ fn raw_context(p: &PartitionArgs, ctx: &Context) -> Result<Option<RawContext>, E
         let empty = Map::new();
         let map = value.as_object().unwrap_or(&empty);
         let required = ["scope", "retrieval_snapshot_ref", "policy_snapshot_ref"];
-        let mut missing: Vec<&str> = required
+        let missing: Vec<&str> = required
             .iter()
             .copied()
             .filter(|k| !map.contains_key(k))
             .collect();
         if !missing.is_empty() {
-            missing.sort_unstable();
             return Err(request(format!(
                 "ledger partition input is missing: {}",
-                missing.join(", ")
+                keys::list(missing)
             )));
         }
-        let mut extra: Vec<&str> = map
+        let extra: Vec<&str> = map
             .keys()
             .filter(|k| !required.contains(k) && *k != "reducer_version")
             .collect();
         if !extra.is_empty() {
-            extra.sort_unstable();
             return Err(request(format!(
                 "ledger partition input contains unsupported fields: {}",
-                extra.join(", ")
+                keys::list(extra)
             )));
         }
         let get = |k: &str| map.get(k).cloned().unwrap_or(Value::Null);
@@ -233,6 +233,19 @@ fn strict(raw: &RawContext) -> Result<ReducerContext, crate::wire::text::FieldEr
     )
 }
 
+/// This port's stricter public-safe rule ([`credential`]) on a valid partition: the
+/// ledger's packets are ours.
+fn credential_free(context: &ReducerContext) -> Result<(), Error> {
+    let check = |text: &str, label: &str| credential::check(text, label).map_err(|e| request(e.0));
+    context
+        .scope
+        .credential_free("scope")
+        .map_err(|e| request(e.0))?;
+    check(&context.retrieval_snapshot_ref, "retrieval_snapshot_ref")?;
+    check(&context.policy_snapshot_ref, "policy_snapshot_ref")?;
+    check(&context.reducer_version, "reducer_version")
+}
+
 fn required_context(p: &PartitionArgs, ctx: &Context) -> Result<ReducerContext, Error> {
     let Some(raw) = raw_context(p, ctx)? else {
         return Err(request(
@@ -240,7 +253,9 @@ fn required_context(p: &PartitionArgs, ctx: &Context) -> Result<ReducerContext, 
              --corpus-id, --surface-id, --retrieval-snapshot-ref, --policy-snapshot-ref",
         ));
     };
-    strict(&raw).map_err(|e| request(e.0))
+    let context = strict(&raw).map_err(|e| request(e.0))?;
+    credential_free(&context)?;
+    Ok(context)
 }
 
 fn project(args: &LedgerProjectArgs, ctx: &Context) -> Result<Outcome, Error> {
@@ -279,6 +294,7 @@ fn project(args: &LedgerProjectArgs, ctx: &Context) -> Result<Outcome, Error> {
             return Ok(Outcome::by_ok(packet));
         }
     };
+    credential_free(&context)?;
     let mut opened = open(&args.location, ctx)?;
     let packet = engine::project(opened.backend.as_mut(), &context, paging.as_ref())?;
     if packet.get("schema_version").and_then(Value::as_str)

@@ -141,8 +141,16 @@ pub fn prepare_delivery(bytes: &[u8]) -> Result<Observation, (&'static str, Stri
     if value.as_object().is_none() {
         return Err((malformed, "observation must be an object".into()));
     }
-    validate_observation(&value).map_err(|e| (e.reason.code(), e.message))
+    let observation = validate_observation(&value).map_err(|e| (e.reason.code(), e.message))?;
+    // This port's stricter public-safe rule: the ledger is ours, not the reference's.
+    observation
+        .credential_free("observation")
+        .map_err(|e| (NOT_PUBLIC_SAFE, e.0))?;
+    Ok(observation)
 }
+
+/// The refusal reason of a delivery whose text looks like it holds a credential.
+pub const NOT_PUBLIC_SAFE: &str = "observation_not_public_safe";
 
 struct Aggregate {
     /// Its `fingerprints` list every version once the id conflicts.

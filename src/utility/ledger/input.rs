@@ -312,7 +312,7 @@ impl<R: BufRead> Records<R> {
     }
 
     fn check_keys(keys: &[String]) -> LedgerResult<()> {
-        let mut unknown: Vec<&str> = keys
+        let unknown: Vec<&str> = keys
             .iter()
             .map(String::as_str)
             .filter(|k| !IGNORED_KEYS.contains(k))
@@ -320,11 +320,9 @@ impl<R: BufRead> Records<R> {
         if unknown.is_empty() {
             return Ok(());
         }
-        unknown.sort_unstable();
-        unknown.dedup();
         Err(LedgerError::Request(format!(
             "append input contains unsupported fields: {}",
-            unknown.join(", ")
+            crate::wire::keys::list(unknown)
         )))
     }
 

@@ -7,6 +7,7 @@ use crate::obj;
 use crate::utility::reducer::{MAX_REJECTIONS, ReducerContext};
 use crate::wire::digest;
 use crate::wire::json::{self, Value};
+use crate::wire::keys;
 
 use super::engine::{AppendReport, VerifyReport};
 use super::{Counters, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION};
@@ -75,7 +76,7 @@ pub fn append_receipt(report: &AppendReport) -> Value {
             Value::Object(obj! {
                 "line" => r.line,
                 "reason_code" => r.reason_code,
-                "error" => r.error.as_str(),
+                "error" => keys::bound(&r.error).as_ref(),
             })
         })
         .collect();
@@ -249,4 +250,47 @@ pub fn verify_packet(report: &VerifyReport) -> Value {
         "external_writes_performed" => false,
         "raw_content_captured" => false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utility::ledger::BatchRow;
+
+    #[test]
+    fn a_refusal_text_over_one_kib_is_cut_in_the_receipt() {
+        let report = AppendReport {
+            batch: BatchRow {
+                batch_id: 1,
+                first_seq: 0,
+                last_seq: 0,
+                received: 1,
+                appended: 0,
+                duplicate: 0,
+                conflicting: 0,
+                refused: 1,
+            },
+            refusals: vec![Refusal {
+                line: 1,
+                reason_code: "observation_malformed",
+                error: "x".repeat(100_000),
+            }],
+            high_water: 0,
+            backend: "sqlite",
+        };
+        let receipt = append_receipt(&report);
+        let error = receipt
+            .get("refusals")
+            .and_then(Value::as_array)
+            .and_then(|r| r.first())
+            .and_then(|r| r.get("error"))
+            .and_then(Value::as_str)
+            .expect("error text");
+        assert!(
+            error.len() <= keys::MAX_ERROR_BYTES,
+            "{} bytes",
+            error.len()
+        );
+        assert!(error.starts_with("xxx"), "{error}");
+    }
 }

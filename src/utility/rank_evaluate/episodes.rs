@@ -14,6 +14,7 @@ use crate::utility::observation::{OBSERVATION_SCHEMA_VERSION, validate_observati
 use crate::utility::rank_prior::{MAX_RELEVANCE, Partition};
 use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
 use crate::utility::strict::MEMORY_DIGEST_RE;
+use crate::wire::credential;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::text::REF_RE;
 use crate::wire::timestamp::parse_aware;
@@ -39,14 +40,13 @@ const EPISODE_FIELDS: [&str; 7] = [
 ];
 
 fn unknown_keys(map: &Map, allowed: &[&str], label: &str) -> Result<(), String> {
-    let mut unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    let unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
     if unknown.is_empty() {
         return Ok(());
     }
-    unknown.sort_unstable();
     Err(format!(
         "{label} contains unsupported fields: {}",
-        unknown.join(", ")
+        crate::wire::keys::list(unknown)
     ))
 }
 
@@ -171,6 +171,7 @@ fn episode(map: &Map) -> Result<EpisodeLine, String> {
         Some(Value::Str(s)) if REF_RE.is_match(s) => s.clone(),
         _ => return Err("episode_id must be an opaque public-safe reference".to_owned()),
     };
+    credential::check(&id, "episode_id").map_err(|e| e.0)?;
     let held_out = match map.get("split").and_then(Value::as_str) {
         Some("training") => false,
         Some("held_out") => true,
@@ -278,7 +279,12 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
             continue;
         };
         match map.get("schema_version").and_then(Value::as_str) {
-            Some(OBSERVATION_SCHEMA_VERSION) => match validate_observation(&value) {
+            Some(OBSERVATION_SCHEMA_VERSION) => match validate_observation(&value)
+                .map_err(|e| format!("{} ({})", e.message, e.reason.code()))
+                .and_then(|o| match o.credential_free("observation") {
+                    Ok(()) => Ok(o),
+                    Err(e) => Err(e.0),
+                }) {
                 Ok(observation) => {
                     observation_lines += 1;
                     let partition = Partition {
@@ -291,7 +297,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
                     dataset.intern(&partition);
                     dataset.deliveries.push(observation);
                 }
-                Err(e) => fail(line, format!("{} ({})", e.message, e.reason.code())),
+                Err(message) => fail(line, message),
             },
             Some(EPISODE_SCHEMA_VERSION) => match episode(map) {
                 Ok(ep) => {

@@ -11,6 +11,7 @@
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
+use crate::wire::keys;
 use crate::wire::text::FieldError;
 
 use super::super::observation::EvidenceBasis;
@@ -281,15 +282,14 @@ fn read_section(
     let Some(map) = value.as_object() else {
         return Err(invalid(format!("profile.{section} must be an object")));
     };
-    let mut unknown: Vec<&str> = map
+    let unknown: Vec<&str> = map
         .keys()
         .filter(|k| !specs.iter().any(|s| s.name == *k))
         .collect();
     if !unknown.is_empty() {
-        unknown.sort_unstable();
         return Err(invalid(format!(
             "profile.{section} contains unsupported fields: {}",
-            unknown.join(", ")
+            keys::list(unknown)
         )));
     }
     for spec in specs {
@@ -327,12 +327,11 @@ impl EvaluationProfile {
         let Some(map) = value.as_object() else {
             return Err(invalid("profile must be a JSON object"));
         };
-        let mut unknown: Vec<&str> = map.keys().filter(|k| !SECTIONS.contains(k)).collect();
+        let unknown: Vec<&str> = map.keys().filter(|k| !SECTIONS.contains(k)).collect();
         if !unknown.is_empty() {
-            unknown.sort_unstable();
             return Err(invalid(format!(
                 "profile contains unsupported fields: {}",
-                unknown.join(", ")
+                keys::list(unknown)
             )));
         }
         if let Some(v) = map.get("schema_version")
