@@ -636,6 +636,9 @@ pub enum LedgerCommand {
     #[command(after_help = LEDGER_HELP)]
     Subject(LedgerSubjectArgs),
     /// Every delivery (of one partition, or all) as JSON Lines in ledger order
+    ///
+    /// With --salvage, what can still be read of a damaged ledger file, with a summary of
+    /// what was lost on stderr.
     #[command(after_help = LEDGER_HELP)]
     Export(LedgerExportArgs),
     /// Recompute every materialized state from the raw deliveries and compare (exit 2 on a
@@ -836,6 +839,12 @@ pub struct LedgerExportArgs {
     /// Export only deliveries after this sequence (whole-ledger export)
     #[arg(long, value_name = "SEQ")]
     pub after_sequence: Option<i64>,
+    /// Read a damaged SQLite ledger row by row: export every delivery that can still be
+    /// read (each re-validated), skip what cannot, and say on stderr how many were
+    /// exported and which sequences were lost (exit 2 unless every one was exported).
+    /// Append the output to a new ledger. Whole-ledger only
+    #[arg(long)]
+    pub salvage: bool,
     #[command(flatten)]
     pub location: LedgerLocationArg,
     /// Output format of an error packet (the export itself is always JSON Lines)

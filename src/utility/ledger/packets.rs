@@ -8,7 +8,7 @@ use crate::utility::reducer::{MAX_REJECTIONS, ReducerContext};
 use crate::wire::digest;
 use crate::wire::json::{self, Value};
 
-use super::engine::{AppendReport, VerifyReport};
+use super::engine::{AppendReport, SalvageReport, VerifyReport};
 use super::{Counters, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION};
 
 /// Schema version of the append receipt.
@@ -64,6 +64,70 @@ pub fn ledger_identity(context: &ReducerContext, schema_version: &str) -> String
     )
 }
 
+/// `committed` (nothing refused), `refused` (something refused and nothing stored) or
+/// `committed_with_refusals`.
+pub fn append_status(b: &super::BatchRow) -> &'static str {
+    if b.refused == 0 {
+        "committed"
+    } else if b.appended + b.duplicate + b.conflicting == 0 {
+        "refused"
+    } else {
+        "committed_with_refusals"
+    }
+}
+
+/// The `reward-memory: salvage ...` line `export --salvage` prints on stderr: how many
+/// deliveries were exported and which sequences were lost; it never calls an export
+/// complete unless every sequence up to a readable high water was exported.
+pub fn salvage_summary(r: &SalvageReport) -> String {
+    let first = r.after_seq + 1;
+    let lost = if r.lost_count == 0 {
+        String::new()
+    } else {
+        let mut ranges: Vec<String> = r
+            .lost
+            .iter()
+            .map(|(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
+            .collect();
+        let listed: i64 = r.lost.iter().map(|(a, b)| b - a + 1).sum();
+        if listed < r.lost_count {
+            ranges.push("...".to_owned());
+        }
+        let damaged = if r.damaged_rows > 0 {
+            format!(", {} of them read but damaged", r.damaged_rows)
+        } else {
+            String::new()
+        };
+        format!(
+            "; {} could not be exported{damaged}: sequences {}",
+            r.lost_count,
+            ranges.join(", ")
+        )
+    };
+    match r.high_water {
+        Some(high) if r.lost_count == 0 => format!(
+            "salvage complete: exported all {} deliveries after sequence {} (sequences {first}-{high})",
+            r.exported, r.after_seq
+        ),
+        Some(high) => format!(
+            "salvage incomplete: exported {} of {} deliveries after sequence {} (sequences {first}-{high}){lost}",
+            r.exported,
+            (high - r.after_seq).max(0),
+            r.after_seq
+        ),
+        None => format!(
+            "salvage incomplete: exported {} deliveries after sequence {}; the ledger's last sequence cannot be read, so deliveries after sequence {} may be missing{lost}",
+            r.exported, r.after_seq, r.last_read
+        ),
+    }
+}
+
 /// The append receipt, printed only after the batch committed.
 pub fn append_receipt(report: &AppendReport) -> Value {
     let b = &report.batch;
@@ -87,7 +151,7 @@ pub fn append_receipt(report: &AppendReport) -> Value {
     Value::Object(obj! {
         "ok" => b.refused == 0,
         "schema_version" => APPEND_SCHEMA_VERSION,
-        "status" => if b.refused == 0 { "committed" } else { "committed_with_refusals" },
+        "status" => append_status(b),
         "ledger_backend" => report.backend,
         "ledger_schema_version" => LEDGER_SCHEMA_VERSION,
         "batch_id" => b.batch_id,
@@ -229,11 +293,21 @@ pub fn subject_packet(
 
 /// The `memory_utility_ledger_verify_v0` report.
 pub fn verify_packet(report: &VerifyReport) -> Value {
-    let ok = report.first_difference.is_none();
+    let (status, difference) = match (&report.damage, &report.first_difference) {
+        (Some(damage), _) => (
+            "damaged",
+            Some(format!(
+                "the ledger file is damaged ({damage}): copy out its readable deliveries with `utility-ledger export --salvage` and append them to a new ledger, or restore a backup"
+            )),
+        ),
+        (None, Some(difference)) => ("mismatch", Some(difference.clone())),
+        (None, None) => ("verified", None),
+    };
+    let ok = difference.is_none();
     Value::Object(obj! {
         "ok" => ok,
         "schema_version" => VERIFY_SCHEMA_VERSION,
-        "status" => if ok { "verified" } else { "mismatch" },
+        "status" => status,
         "ledger_backend" => report.backend,
         "ledger_schema_version" => LEDGER_SCHEMA_VERSION,
         "high_water_sequence" => report.high_water,
@@ -242,7 +316,7 @@ pub fn verify_packet(report: &VerifyReport) -> Value {
         "delivery_count" => report.deliveries,
         "observation_count" => report.observations,
         "subject_count" => report.subjects,
-        "first_difference" => opt(&report.first_difference),
+        "first_difference" => opt(&difference),
         "read_only" => true,
         "grants_new_action_authority" => false,
         "provider_write_performed" => false,

@@ -1,0 +1,368 @@
+//! The SQLite ledger's file as the operating system shows it: when an append must first
+//! run `PRAGMA quick_check`, how a read opens a ledger it may not write, and what a
+//! refused write says. Owns no SQL; [`super::sqlite`] asks these questions and acts.
+//!
+//! * **The checked record** (the embedded store's rule, see
+//!   [`crate::provider::embedded`]). An append never writes into a file that fails
+//!   `PRAGMA quick_check`, and the check reads the whole file, so it runs only when the
+//!   ledger file is not exactly as an append of this crate last left it: after each
+//!   committed append, once its connection is closed (closing checkpoints the WAL into
+//!   the file), the writer records the file's identity, size and change times in
+//!   `<ledger>-checked` (mode 0600). A different stat (an outside edit such as `dd`, a
+//!   restored copy, a crash during a checkpoint) or a missing record means one
+//!   `quick_check` before the next append. A record written while another connection had
+//!   the file open is not re-checked, so an edit made in that window (milliseconds) is
+//!   only caught by SQLite's own checks.
+//! * **Reads** ([`read_plan`], [`immutable_fallback`]). A ledger whose file and
+//!   directory this process may write is read through an ordinary connection. Otherwise
+//!   (a read-only file system, a `chmod 0444` copy in a `0555` directory) through a
+//!   read-only one, which works as long as SQLite can open or create the `-shm` file
+//!   beside it. When it cannot, the file is read as `immutable` (no locks, no `-shm`),
+//!   but only when no `-wal` file with content lies beside it (an immutable read would
+//!   ignore the batches in it), and the read is checked afterwards: the file's stat and
+//!   the absence of a `-wal` must be as they were before the read ([`FileState`]). Any
+//!   writer that could have changed the file meanwhile changes one or the other, so a
+//!   read that saw a moving file is reported, never returned.
+//! * **Writes** ([`write_refusal`]): a read-only file system, a ledger file or directory
+//!   this user may not write are each named as such, before SQLite is involved.
+
+use std::path::{Path, PathBuf};
+
+use super::LedgerError;
+
+/// First word of the `<ledger>-checked` record; a record in another format is ignored.
+const CHECK_RECORD_VERSION: &str = "reward_memory_utility_ledger_check_v1";
+
+/// `<ledger><suffix>`, e.g. the `-wal` file beside the ledger.
+pub fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+pub fn directory_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// What a file looks like to `stat`: identity, size and change times. Any write, even
+/// one that keeps the size, changes the change time (`ctime`), which cannot be set back.
+fn stat_line(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::metadata(path).ok()?;
+    Some(format!(
+        "{CHECK_RECORD_VERSION} dev={} ino={} size={} mtime={}.{:09} ctime={}.{:09}\n",
+        m.dev(),
+        m.ino(),
+        m.size(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec()
+    ))
+}
+
+/// The file recording the ledger's stat as an append last left it.
+pub fn check_record_path(path: &Path) -> PathBuf {
+    beside(path, "-checked")
+}
+
+/// True when the ledger file is exactly as the last append recorded it.
+pub fn unchanged_since_check(path: &Path) -> bool {
+    let recorded = std::fs::read_to_string(check_record_path(path)).ok();
+    recorded.is_some() && recorded == stat_line(path)
+}
+
+/// Records the ledger file's current stat as checked. Call it only after the connection
+/// of a verified, committed append was closed. Failing to record only costs one
+/// `quick_check` next time. The record is never followed through a symbolic link.
+pub fn record_checked(path: &Path) {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let Some(line) = stat_line(path) else {
+        return;
+    };
+    let record = check_record_path(path);
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&record);
+    if let Ok(mut file) = opened
+        && file.write_all(line.as_bytes()).is_err()
+    {
+        let _ = std::fs::remove_file(&record);
+    }
+}
+
+/// What `access(W_OK)` says about writing a path (the permission bits as they apply to
+/// this user, ACLs, and a read-only mount; root passes every bit but not the mount).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Writable,
+    /// `EROFS`: the file system is mounted read-only.
+    ReadOnlyFileSystem,
+    /// `EACCES`/`EPERM`: this user may not write it.
+    Denied,
+    /// Nothing at the path.
+    Absent,
+    /// Any other answer (treated as writable: SQLite then reports what it meets).
+    Unknown,
+}
+
+impl Access {
+    /// Asks the operating system.
+    pub fn of(path: &Path) -> Access {
+        match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+            Ok(()) => Access::Writable,
+            Err(rustix::io::Errno::ROFS) => Access::ReadOnlyFileSystem,
+            Err(rustix::io::Errno::ACCESS | rustix::io::Errno::PERM) => Access::Denied,
+            Err(rustix::io::Errno::NOENT) => Access::Absent,
+            Err(_) => Access::Unknown,
+        }
+    }
+}
+
+/// The file system is read-only (the message writers and readers share).
+pub const READ_ONLY_FILE_SYSTEM: &str =
+    "the ledger's file system is read-only; append to a ledger on a writable file system";
+
+/// Why an append may not write the ledger at a path whose file and directory have these
+/// [`Access`] answers (`file` is [`Access::Absent`] when the append would create it), or
+/// `None` when it may try. SQLite keeps its `-wal` and `-shm` files beside the ledger, so
+/// the directory must be writable too.
+pub fn write_refusal(file: Access, dir: Access) -> Option<String> {
+    if file == Access::ReadOnlyFileSystem || dir == Access::ReadOnlyFileSystem {
+        return Some(READ_ONLY_FILE_SYSTEM.to_owned());
+    }
+    if file == Access::Denied {
+        return Some(
+            "the ledger file is not writable by this user; append as its owner or give the \
+             owner write permission"
+                .to_owned(),
+        );
+    }
+    if dir == Access::Denied {
+        return Some(if file == Access::Absent {
+            "cannot create the ledger file: its directory is not writable by this user".to_owned()
+        } else {
+            "the ledger's directory is not writable by this user (SQLite keeps the ledger's \
+             -wal and -shm files beside it)"
+                .to_owned()
+        });
+    }
+    None
+}
+
+/// The message of an OS error met while creating or opening the ledger for an append.
+pub fn io_refusal(err: &std::io::Error, creating: bool) -> LedgerError {
+    match err.raw_os_error() {
+        Some(28) => LedgerError::DiskFull,
+        Some(30) => LedgerError::ReadOnly(READ_ONLY_FILE_SYSTEM.to_owned()),
+        Some(13 | 1) if creating => LedgerError::ReadOnly(
+            "cannot create the ledger file: its directory is not writable by this user".into(),
+        ),
+        Some(13 | 1) => LedgerError::ReadOnly(
+            "the ledger file is not writable by this user; append as its owner or give the \
+             owner write permission"
+                .into(),
+        ),
+        _ if creating => {
+            LedgerError::Storage(format!("cannot create the ledger file ({})", err.kind()))
+        }
+        _ => LedgerError::Storage(format!("cannot open the ledger file ({})", err.kind())),
+    }
+}
+
+/// How a read opens the ledger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPlan {
+    /// An ordinary connection (it may create `-wal`/`-shm` and checkpoint on close, as
+    /// the appends do).
+    ReadWrite,
+    /// A read-only connection; when SQLite cannot open the `-shm` file it needs, see
+    /// [`immutable_fallback`].
+    ReadOnly,
+}
+
+/// The connection a read uses, given whether this process may write the ledger file and
+/// its directory.
+pub fn read_plan(file: Access, dir: Access) -> ReadPlan {
+    let writable = |a: Access| matches!(a, Access::Writable | Access::Unknown);
+    if writable(file) && writable(dir) {
+        ReadPlan::ReadWrite
+    } else {
+        ReadPlan::ReadOnly
+    }
+}
+
+/// True when a read-only connection failed because SQLite could not open or create the
+/// `-shm` file (or take the locks) it needs beside the ledger: `SQLITE_CANTOPEN` or a
+/// `SQLITE_READONLY_*` code.
+pub fn needs_shm(code: Option<rusqlite::ErrorCode>) -> bool {
+    matches!(
+        code,
+        Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+    )
+}
+
+/// Whether a read-only connection that failed for want of a `-shm` file ([`needs_shm`])
+/// may read the ledger as `immutable` instead: only when no `-wal` with content lies
+/// beside it (`wal_len` 0 when there is none), since an immutable read ignores the WAL
+/// and its batches.
+pub fn immutable_fallback(wal_len: u64) -> Result<(), LedgerError> {
+    if wal_len == 0 {
+        Ok(())
+    } else {
+        Err(LedgerError::ReadOnly(
+            "the ledger has a write-ahead log (-wal) that SQLite can only read with a -shm \
+             file, which cannot be created here; read the ledger where its directory is \
+             writable (copy it with its -wal file), or run one append there to checkpoint it"
+                .into(),
+        ))
+    }
+}
+
+/// The ledger as an immutable read found it: compared again when the read ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileState {
+    stat: Option<String>,
+    wal_len: Option<u64>,
+}
+
+impl FileState {
+    /// The ledger file's stat and its `-wal` file's length (`None`: no `-wal`).
+    pub fn of(path: &Path) -> FileState {
+        FileState {
+            stat: stat_line(path),
+            wal_len: std::fs::metadata(beside(path, "-wal"))
+                .ok()
+                .map(|m| m.len()),
+        }
+    }
+}
+
+/// The `file:` URI of `path` with `immutable=1`, every byte outside the unreserved set
+/// and `/` percent-encoded (a path may hold `?`, `#` or `%`).
+pub fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut uri = String::from("file:");
+    for &b in absolute.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'/' | b'-' | b'_' | b'.' | b'~') {
+            uri.push(char::from(b));
+        } else {
+            uri.push_str(&format!("%{b:02X}"));
+        }
+    }
+    uri.push_str("?immutable=1");
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_name_the_read_only_file_system_before_permissions() {
+        use Access::*;
+        for (file, dir) in [
+            (ReadOnlyFileSystem, ReadOnlyFileSystem),
+            (Absent, ReadOnlyFileSystem),
+            (ReadOnlyFileSystem, Denied),
+        ] {
+            let why = write_refusal(file, dir).expect("refused");
+            assert!(
+                why.contains("file system is read-only"),
+                "{file:?} {dir:?}: {why}"
+            );
+        }
+        let why = write_refusal(Denied, Writable).expect("refused");
+        assert!(why.starts_with("the ledger file is not writable"), "{why}");
+        let why = write_refusal(Writable, Denied).expect("refused");
+        assert!(
+            why.starts_with("the ledger's directory is not writable"),
+            "{why}"
+        );
+        let why = write_refusal(Absent, Denied).expect("refused");
+        assert!(why.starts_with("cannot create the ledger file"), "{why}");
+        for (file, dir) in [(Writable, Writable), (Absent, Writable), (Unknown, Unknown)] {
+            assert_eq!(write_refusal(file, dir), None, "{file:?} {dir:?}");
+        }
+        // An existing file is never reported as one that cannot be created.
+        for file in [ReadOnlyFileSystem, Denied, Writable] {
+            for dir in [ReadOnlyFileSystem, Denied, Writable] {
+                if let Some(why) = write_refusal(file, dir) {
+                    assert!(!why.contains("cannot create"), "{file:?} {dir:?}: {why}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reads_use_an_ordinary_connection_only_where_they_could_write() {
+        use Access::*;
+        assert_eq!(read_plan(Writable, Writable), ReadPlan::ReadWrite);
+        assert_eq!(read_plan(Unknown, Writable), ReadPlan::ReadWrite);
+        for (file, dir) in [
+            (ReadOnlyFileSystem, ReadOnlyFileSystem),
+            (Denied, Denied),
+            (Denied, Writable),
+            (Writable, Denied),
+        ] {
+            assert_eq!(read_plan(file, dir), ReadPlan::ReadOnly, "{file:?} {dir:?}");
+        }
+    }
+
+    #[test]
+    fn an_immutable_read_is_allowed_only_without_a_write_ahead_log() {
+        assert!(needs_shm(Some(rusqlite::ErrorCode::CannotOpen)));
+        assert!(needs_shm(Some(rusqlite::ErrorCode::ReadOnly)));
+        assert!(!needs_shm(Some(rusqlite::ErrorCode::DatabaseCorrupt)));
+        assert!(!needs_shm(Some(rusqlite::ErrorCode::NotADatabase)));
+        assert!(!needs_shm(None));
+        assert_eq!(immutable_fallback(0), Ok(()));
+        let refused = immutable_fallback(4152).expect_err("a WAL with content");
+        assert!(refused.to_string().contains("write-ahead log"), "{refused}");
+    }
+
+    #[test]
+    fn immutable_uris_encode_every_reserved_byte() {
+        let uri = immutable_uri(Path::new("/tmp/a b/l?#%.sqlite3"));
+        assert_eq!(uri, "file:/tmp/a%20b/l%3F%23%25.sqlite3?immutable=1");
+    }
+
+    #[test]
+    fn the_check_record_matches_only_the_stat_it_recorded() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.sqlite3");
+        std::fs::write(&path, b"ledger").expect("write");
+        assert!(!unchanged_since_check(&path), "no record yet");
+        record_checked(&path);
+        assert!(unchanged_since_check(&path));
+        // File times may advance in clock ticks of a few milliseconds.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        {
+            use std::os::unix::fs::FileExt as _;
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            // Same size, same bytes: only the change time moves.
+            file.write_all_at(b"l", 0).expect("write");
+        }
+        assert!(!unchanged_since_check(&path), "an outside write is noticed");
+        assert_ne!(
+            FileState::of(&path),
+            FileState {
+                stat: None,
+                wal_len: None
+            }
+        );
+    }
+}
