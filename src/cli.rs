@@ -57,8 +57,9 @@ Exit status:
   2  invalid request: stdout carries a reward_memory_error_v0 packet
   2  a packet that is not ok: evaluate (release gate not passed), dogfood-evaluate (hold),
      utility-project (rejected), utility-validate (invalid), rank-evaluate (hold),
-     utility-ledger append (committed_with_refusals: the valid deliveries are committed),
-     utility-ledger verify (mismatch), utility-ledger project (rejected partition)
+     utility-ledger append (committed_with_refusals: the valid deliveries are committed;
+     refused: nothing was stored), utility-ledger export --salvage (deliveries were lost),
+     utility-ledger verify (mismatch) or (damaged), utility-ledger project (rejected partition)
 In markdown mode an exit-2 packet also prints one line `reward-memory: <reason>` on stderr.";
 
 /// Registry lookup order, printed at the end of the help of the commands that read it.
