@@ -1937,6 +1937,14 @@ fn append_that_stores_nothing_is_refused_not_committed_with_refusals() {
         let retry = append(&scratch, &ledger, "retry.jsonl", None);
         assert_eq!(retry.json()["duplicate"], 1);
         assert_eq!(retry.json()["status"], "committed_with_refusals");
+        if let Backend::Postgres(_) = backend {
+            // A salvage reads SQLite files; PostgreSQL keeps its own pages.
+            let e = error_text(&ledger_cmd(&scratch, "export", &ledger, &["--salvage"]));
+            assert!(
+                e.contains("--salvage reads damaged SQLite ledger files"),
+                "{e}"
+            );
+        }
     }
 }
 

@@ -7,7 +7,9 @@
 //! detected when the first top-level object has an `observations` member; its other
 //! members may be the remaining keys of a `utility-project` input and are ignored. A
 //! structural error in the object form refuses the whole input (nothing is appended);
-//! in JSON Lines each bad line is refused on its own.
+//! in JSON Lines each bad line is refused on its own. A first object without
+//! `observations` that spans several lines (a pretty-printed observation) is neither: it
+//! is refused as one record that names both forms, and the rest is read as JSON Lines.
 
 use std::io::{BufRead, Cursor, Read};
 

@@ -324,3 +324,70 @@ pub fn verify_packet(report: &VerifyReport) -> Value {
         "raw_content_captured" => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{append_status, salvage_summary};
+    use crate::utility::ledger::BatchRow;
+    use crate::utility::ledger::engine::SalvageReport;
+
+    #[test]
+    fn an_append_that_stored_nothing_is_refused() {
+        let batch = |appended, duplicate, refused| BatchRow {
+            appended,
+            duplicate,
+            refused,
+            ..BatchRow::default()
+        };
+        assert_eq!(append_status(&batch(0, 0, 0)), "committed");
+        assert_eq!(append_status(&batch(2, 0, 0)), "committed");
+        assert_eq!(append_status(&batch(0, 0, 3)), "refused");
+        assert_eq!(append_status(&batch(1, 0, 3)), "committed_with_refusals");
+        assert_eq!(append_status(&batch(0, 1, 3)), "committed_with_refusals");
+    }
+
+    #[test]
+    fn a_salvage_summary_claims_completeness_only_with_a_known_high_water() {
+        let complete = SalvageReport {
+            exported: 10,
+            high_water: Some(10),
+            last_read: 10,
+            ..SalvageReport::default()
+        };
+        assert!(complete.complete());
+        assert_eq!(
+            salvage_summary(&complete),
+            "salvage complete: exported all 10 deliveries after sequence 0 (sequences 1-10)"
+        );
+        let lost = SalvageReport {
+            exported: 7,
+            high_water: Some(10),
+            last_read: 10,
+            lost: vec![(3, 4), (9, 9)],
+            lost_count: 3,
+            damaged_rows: 1,
+            ..SalvageReport::default()
+        };
+        assert!(!lost.complete());
+        assert_eq!(
+            salvage_summary(&lost),
+            "salvage incomplete: exported 7 of 10 deliveries after sequence 0 (sequences 1-10); \
+             3 could not be exported, 1 of them read but damaged: sequences 3-4, 9"
+        );
+        let unknown = SalvageReport {
+            after_seq: 4,
+            exported: 6,
+            last_read: 10,
+            ..SalvageReport::default()
+        };
+        assert!(
+            !unknown.complete(),
+            "no readable high water: never complete"
+        );
+        assert!(
+            salvage_summary(&unknown).contains("deliveries after sequence 10 may be missing"),
+            "{}",
+            salvage_summary(&unknown)
+        );
+    }
+}

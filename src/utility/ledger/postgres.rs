@@ -1191,3 +1191,27 @@ impl LedgerBackend for PgLedger {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{LedgerError, map_server_error};
+
+    #[test]
+    fn a_server_that_cannot_take_the_connection_now_is_unreachable_not_a_storage_failure() {
+        for code in [
+            "57P03", "57P01", "57P02", "57P05", "53300", "08006", "08001",
+        ] {
+            let err = map_server_error(code, "the database system is starting up");
+            assert!(matches!(err, LedgerError::Unreachable(_)), "{code}: {err}");
+            assert!(err.to_string().contains("retry later"), "{code}: {err}");
+        }
+        for code in ["08P01", "42P01", "XX000"] {
+            let err = map_server_error(code, "m");
+            assert!(matches!(err, LedgerError::Storage(_)), "{code}: {err}");
+        }
+        assert!(matches!(
+            map_server_error("28P01", "m"),
+            LedgerError::Auth(_)
+        ));
+    }
+}

@@ -357,12 +357,33 @@ mod tests {
             file.write_all_at(b"l", 0).expect("write");
         }
         assert!(!unchanged_since_check(&path), "an outside write is noticed");
+    }
+
+    #[test]
+    fn an_immutable_read_notices_a_write_or_a_new_write_ahead_log() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.sqlite3");
+        std::fs::write(&path, b"ledger").expect("write");
+        let before = FileState::of(&path);
+        assert_eq!(FileState::of(&path), before, "nothing changed");
+        std::fs::write(beside(&path, "-wal"), b"").expect("wal");
+        assert_ne!(FileState::of(&path), before, "a writer's WAL appeared");
+        std::fs::remove_file(beside(&path, "-wal")).expect("remove");
+        assert_eq!(FileState::of(&path), before);
+        // File times may advance in clock ticks of a few milliseconds.
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        {
+            use std::os::unix::fs::FileExt as _;
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .expect("open");
+            file.write_all_at(b"l", 0).expect("write");
+        }
         assert_ne!(
             FileState::of(&path),
-            FileState {
-                stat: None,
-                wal_len: None
-            }
+            before,
+            "a checkpoint rewrote the file"
         );
     }
 }
