@@ -2046,3 +2046,63 @@ fn postgres_server_starting_up_is_unreachable_and_retryable() {
         assert!(!run.stdout.contains("s3cret-pass") && !run.stderr.contains("s3cret-pass"));
     }
 }
+
+#[test]
+fn reading_a_read_only_ledger_leaves_nothing_that_later_refuses_its_owner() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = Scratch::new();
+    let ledger = read_only_fixture(&scratch, "own");
+    let dir = scratch.path.join("own");
+    let file = scratch.path.join(&ledger);
+    std::fs::set_permissions(&scratch.path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    if rustix::process::geteuid().is_root() {
+        // The ledger and its directory belong to the user the commands run as.
+        for path in [&dir, &file] {
+            rustix::fs::chown(
+                path,
+                Some(rustix::fs::Uid::from_raw(65534)),
+                Some(rustix::fs::Gid::from_raw(65534)),
+            )
+            .expect("chown");
+        }
+        let _ = std::fs::remove_file(scratch.path.join("own/l.sqlite3-checked"));
+    }
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let args = |sub: &'static str| -> Vec<String> {
+        [
+            "utility-ledger",
+            sub,
+            "--ledger",
+            &ledger,
+            "--format",
+            "json",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    };
+    let verify: Vec<String> = args("verify");
+    let verify: Vec<&str> = verify.iter().map(String::as_str).collect();
+    let Some(read) = as_another_user(&scratch, &verify) else {
+        return; // root may not change user here: nothing to check
+    };
+    assert_eq!(read.code, 0, "{}", read.transcript());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["l.sqlite3"],
+        "a read creates no -wal or -shm beside the ledger"
+    );
+    // The owner makes the ledger writable again and appends.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let mut append_args = args("append");
+    append_args.extend(["--input".to_owned(), "few.jsonl".to_owned()]);
+    let append_args: Vec<&str> = append_args.iter().map(String::as_str).collect();
+    let appended = as_another_user(&scratch, &append_args).expect("runs");
+    assert_eq!(appended.code, 0, "{}", appended.transcript());
+    assert_eq!(appended.json()["status"], "committed");
+}

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension as _, Row, params};
 
-use super::sqlite_file::{self, Access, FileState, ReadPlan};
+use super::sqlite_file::{self, Access, FileState, ReadOnlyStart, ReadPlan};
 use super::{
     BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION,
     LedgerBackend, LedgerError, LedgerResult, ObservationKey, ObservationRow, PartitionKey,
@@ -547,9 +547,11 @@ impl SqliteLedger {
         match std::fs::symlink_metadata(&self.path) {
             Ok(meta) if meta.is_dir() => return Err(LedgerError::NotAFile),
             Ok(_) => {
-                if let Some(why) =
-                    sqlite_file::write_refusal(Access::of(&self.path), Access::of(dir))
-                {
+                if let Some(why) = sqlite_file::write_refusal(
+                    Access::of(&self.path),
+                    Access::of(dir),
+                    Access::of_side_files(&self.path),
+                ) {
                     return Err(LedgerError::ReadOnly(why));
                 }
                 // SQLite would fall back to a read-only connection, with a vaguer message.
@@ -562,7 +564,11 @@ impl SqliteLedger {
             Err(e) => return Err(sqlite_file::io_refusal(&e, false)),
         }
         if dir.exists() {
-            if let Some(why) = sqlite_file::write_refusal(Access::Absent, Access::of(dir)) {
+            if let Some(why) = sqlite_file::write_refusal(
+                Access::Absent,
+                Access::of(dir),
+                Access::of_side_files(&self.path),
+            ) {
                 return Err(LedgerError::ReadOnly(why));
             }
         } else {
@@ -629,38 +635,41 @@ impl SqliteLedger {
             return self.open_for_write();
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        // SQLite opens (or creates) the `-shm` file on the first read.
-        let shared = Connection::open_with_flags(&self.path, flags).and_then(|conn| {
-            conn.busy_timeout(BUSY_TIMEOUT)?;
-            conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-                r.get::<_, i64>(0)
-            })?;
-            Ok(conn)
-        });
-        match shared {
-            Ok(conn) => {
-                Self::configure(&conn)?;
-                self.conn = Some(conn);
-                self.opening = Opening::ReadOnly;
-                Ok(())
+        let before = FileState::of(&self.path);
+        let wal_len =
+            std::fs::metadata(sqlite_file::beside(&self.path, "-wal")).map_or(0, |m| m.len());
+        let shm = sqlite_file::beside(&self.path, "-shm").exists();
+        if sqlite_file::read_only_start(wal_len, shm) == ReadOnlyStart::Shared {
+            // SQLite opens (or creates) the `-shm` file on the first read.
+            let shared = Connection::open_with_flags(&self.path, flags).and_then(|conn| {
+                conn.busy_timeout(BUSY_TIMEOUT)?;
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })?;
+                Ok(conn)
+            });
+            match shared {
+                Ok(conn) => {
+                    Self::configure(&conn)?;
+                    self.conn = Some(conn);
+                    self.opening = Opening::ReadOnly;
+                    return Ok(());
+                }
+                Err(err) if sqlite_file::needs_shm(err.sqlite_error_code()) => {
+                    sqlite_file::immutable_fallback(wal_len)?;
+                }
+                Err(err) => return Err(map_error(&err)),
             }
-            Err(err) if sqlite_file::needs_shm(err.sqlite_error_code()) => {
-                let before = FileState::of(&self.path);
-                let wal_len = std::fs::metadata(sqlite_file::beside(&self.path, "-wal"))
-                    .map_or(0, |m| m.len());
-                sqlite_file::immutable_fallback(wal_len)?;
-                let conn = sq(Connection::open_with_flags(
-                    sqlite_file::immutable_uri(&self.path),
-                    flags | OpenFlags::SQLITE_OPEN_URI,
-                ))?;
-                Self::configure(&conn)?;
-                self.conn = Some(conn);
-                self.opening = Opening::Immutable;
-                self.immutable_state = Some(before);
-                Ok(())
-            }
-            Err(err) => Err(map_error(&err)),
         }
+        let conn = sq(Connection::open_with_flags(
+            sqlite_file::immutable_uri(&self.path),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        ))?;
+        Self::configure(&conn)?;
+        self.conn = Some(conn);
+        self.opening = Opening::Immutable;
+        self.immutable_state = Some(before);
+        Ok(())
     }
 
     /// After a read on an immutable connection: the file and the absence of a `-wal`

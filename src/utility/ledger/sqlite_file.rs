@@ -13,18 +13,21 @@
 //!   `quick_check` before the next append. A record written while another connection had
 //!   the file open is not re-checked, so an edit made in that window (milliseconds) is
 //!   only caught by SQLite's own checks.
-//! * **Reads** ([`read_plan`], [`immutable_fallback`]). A ledger whose file and
-//!   directory this process may write is read through an ordinary connection. Otherwise
-//!   (a read-only file system, a `chmod 0444` copy in a `0555` directory) through a
-//!   read-only one, which works as long as SQLite can open or create the `-shm` file
-//!   beside it. When it cannot, the file is read as `immutable` (no locks, no `-shm`),
-//!   but only when no `-wal` file with content lies beside it (an immutable read would
-//!   ignore the batches in it), and the read is checked afterwards: the file's stat and
-//!   the absence of a `-wal` must be as they were before the read ([`FileState`]). Any
-//!   writer that could have changed the file meanwhile changes one or the other, so a
-//!   read that saw a moving file is reported, never returned.
-//! * **Writes** ([`write_refusal`]): a read-only file system, a ledger file or directory
-//!   this user may not write are each named as such, before SQLite is involved.
+//! * **Reads** ([`read_plan`], [`read_only_start`], [`immutable_fallback`]). A ledger
+//!   whose file and directory this process may write is read through an ordinary
+//!   connection. Otherwise (a read-only file system, a `chmod 0444` copy in a `0555`
+//!   directory): without a `-shm` and a `-wal` with content beside it, as `immutable` (no
+//!   locks, no `-shm`, nothing created beside it); else through a read-only connection,
+//!   which works as long as SQLite can open or create the `-shm` file, and when it cannot,
+//!   as `immutable` again, but only when no `-wal` file with content lies beside it (an
+//!   immutable read would ignore the batches in it). An immutable read is checked
+//!   afterwards: the file's stat and the absence of a `-wal` must be as they were before
+//!   the read ([`FileState`]). Any writer that could have changed the file meanwhile
+//!   changes one or the other, so a read that saw a moving file is reported, never
+//!   returned.
+//! * **Writes** ([`write_refusal`]): a read-only file system, a ledger file, directory or
+//!   `-wal`/`-shm` file this user may not write are each named as such, before SQLite is
+//!   involved.
 
 use std::path::{Path, PathBuf};
 
@@ -126,17 +129,35 @@ impl Access {
             Err(_) => Access::Unknown,
         }
     }
+
+    /// The less writable of the ledger's `-wal` and `-shm` files ([`Access::Absent`] when
+    /// neither exists).
+    pub fn of_side_files(path: &Path) -> Access {
+        let rank = |a: Access| match a {
+            Access::ReadOnlyFileSystem => 0,
+            Access::Denied => 1,
+            Access::Unknown => 2,
+            Access::Writable => 3,
+            Access::Absent => 4,
+        };
+        ["-wal", "-shm"]
+            .iter()
+            .map(|suffix| Access::of(&beside(path, suffix)))
+            .min_by_key(|a| rank(*a))
+            .unwrap_or(Access::Absent)
+    }
 }
 
 /// The file system is read-only (the message writers and readers share).
 pub const READ_ONLY_FILE_SYSTEM: &str =
     "the ledger's file system is read-only; append to a ledger on a writable file system";
 
-/// Why an append may not write the ledger at a path whose file and directory have these
-/// [`Access`] answers (`file` is [`Access::Absent`] when the append would create it), or
-/// `None` when it may try. SQLite keeps its `-wal` and `-shm` files beside the ledger, so
-/// the directory must be writable too.
-pub fn write_refusal(file: Access, dir: Access) -> Option<String> {
+/// Why an append may not write the ledger at a path whose file, directory and `-wal`
+/// and `-shm` files (the less writable of the two) have these [`Access`] answers (`file`
+/// is [`Access::Absent`] when the append would create it), or `None` when it may try.
+/// SQLite keeps its `-wal` and `-shm` files beside the ledger, so the directory, and those
+/// files when they exist, must be writable too.
+pub fn write_refusal(file: Access, dir: Access, wal_or_shm: Access) -> Option<String> {
     if file == Access::ReadOnlyFileSystem || dir == Access::ReadOnlyFileSystem {
         return Some(READ_ONLY_FILE_SYSTEM.to_owned());
     }
@@ -144,6 +165,14 @@ pub fn write_refusal(file: Access, dir: Access) -> Option<String> {
         return Some(
             "the ledger file is not writable by this user; append as its owner or give the \
              owner write permission"
+                .to_owned(),
+        );
+    }
+    if wal_or_shm == Access::Denied {
+        return Some(
+            "the ledger's -wal or -shm file is not writable by this user (a read of the \
+             ledger while it was read-only can leave them so): make them writable, or remove \
+             them while no process has the ledger open"
                 .to_owned(),
         );
     }
@@ -185,8 +214,8 @@ pub enum ReadPlan {
     /// An ordinary connection (it may create `-wal`/`-shm` and checkpoint on close, as
     /// the appends do).
     ReadWrite,
-    /// A read-only connection; when SQLite cannot open the `-shm` file it needs, see
-    /// [`immutable_fallback`].
+    /// No writes: an immutable or read-only connection, as [`read_only_start`] and
+    /// [`immutable_fallback`] decide.
     ReadOnly,
 }
 
@@ -198,6 +227,31 @@ pub fn read_plan(file: Access, dir: Access) -> ReadPlan {
         ReadPlan::ReadWrite
     } else {
         ReadPlan::ReadOnly
+    }
+}
+
+/// How a read of a ledger this process may not write starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOnlyStart {
+    /// A read-only connection through SQLite's `-shm` file (falling back as
+    /// [`immutable_fallback`] says when SQLite cannot open it).
+    Shared,
+    /// Straight to an immutable read: nothing is created beside the ledger.
+    Immutable,
+}
+
+/// The start of a read of a ledger this process may not write, given the length of its
+/// `-wal` file (0 when there is none) and whether a `-shm` file exists. With neither a
+/// `-shm` nor a `-wal` with content, no connection has the ledger open in WAL mode and
+/// the file holds every batch: it is read as immutable, so that SQLite creates no
+/// `-wal`/`-shm` beside it (in a writable directory they would take the ledger file's
+/// read-only mode and later refuse the owner's appends). Otherwise SQLite reads through
+/// the `-shm`, or builds one where it can.
+pub fn read_only_start(wal_len: u64, shm_exists: bool) -> ReadOnlyStart {
+    if wal_len == 0 && !shm_exists {
+        ReadOnlyStart::Immutable
+    } else {
+        ReadOnlyStart::Shared
     }
 }
 
@@ -276,28 +330,42 @@ mod tests {
             (Absent, ReadOnlyFileSystem),
             (ReadOnlyFileSystem, Denied),
         ] {
-            let why = write_refusal(file, dir).expect("refused");
+            let why = write_refusal(file, dir, Absent).expect("refused");
             assert!(
                 why.contains("file system is read-only"),
                 "{file:?} {dir:?}: {why}"
             );
         }
-        let why = write_refusal(Denied, Writable).expect("refused");
+        let why = write_refusal(Denied, Writable, Absent).expect("refused");
         assert!(why.starts_with("the ledger file is not writable"), "{why}");
-        let why = write_refusal(Writable, Denied).expect("refused");
+        let why = write_refusal(Writable, Denied, Absent).expect("refused");
         assert!(
             why.starts_with("the ledger's directory is not writable"),
             "{why}"
         );
-        let why = write_refusal(Absent, Denied).expect("refused");
+        let why = write_refusal(Absent, Denied, Absent).expect("refused");
         assert!(why.starts_with("cannot create the ledger file"), "{why}");
-        for (file, dir) in [(Writable, Writable), (Absent, Writable), (Unknown, Unknown)] {
-            assert_eq!(write_refusal(file, dir), None, "{file:?} {dir:?}");
+        let why = write_refusal(Writable, Writable, Denied).expect("refused");
+        assert!(
+            why.starts_with("the ledger's -wal or -shm file is not writable"),
+            "{why}"
+        );
+        for (file, dir, side) in [
+            (Writable, Writable, Absent),
+            (Writable, Writable, Writable),
+            (Absent, Writable, Absent),
+            (Unknown, Unknown, Unknown),
+        ] {
+            assert_eq!(
+                write_refusal(file, dir, side),
+                None,
+                "{file:?} {dir:?} {side:?}"
+            );
         }
         // An existing file is never reported as one that cannot be created.
         for file in [ReadOnlyFileSystem, Denied, Writable] {
             for dir in [ReadOnlyFileSystem, Denied, Writable] {
-                if let Some(why) = write_refusal(file, dir) {
+                if let Some(why) = write_refusal(file, dir, Absent) {
                     assert!(!why.contains("cannot create"), "{file:?} {dir:?}: {why}");
                 }
             }
@@ -317,6 +385,14 @@ mod tests {
         ] {
             assert_eq!(read_plan(file, dir), ReadPlan::ReadOnly, "{file:?} {dir:?}");
         }
+    }
+
+    #[test]
+    fn a_read_only_ledger_without_wal_or_shm_is_read_as_immutable_at_once() {
+        assert_eq!(read_only_start(0, false), ReadOnlyStart::Immutable);
+        assert_eq!(read_only_start(0, true), ReadOnlyStart::Shared);
+        assert_eq!(read_only_start(4152, false), ReadOnlyStart::Shared);
+        assert_eq!(read_only_start(4152, true), ReadOnlyStart::Shared);
     }
 
     #[test]
