@@ -57,8 +57,9 @@ Exit status:
   2  invalid request: stdout carries a reward_memory_error_v0 packet
   2  a packet that is not ok: evaluate (release gate not passed), dogfood-evaluate (hold),
      utility-project (rejected), utility-validate (invalid), rank-evaluate (hold),
-     utility-ledger append (committed_with_refusals: the valid deliveries are committed),
-     utility-ledger verify (mismatch), utility-ledger project (rejected partition)
+     utility-ledger append (committed_with_refusals: the valid deliveries are committed;
+     refused: nothing was stored), utility-ledger export --salvage (deliveries were lost),
+     utility-ledger verify (mismatch) or (damaged), utility-ledger project (rejected partition)
 In markdown mode an exit-2 packet also prints one line `reward-memory: <reason>` on stderr.";
 
 /// Registry lookup order, printed at the end of the help of the commands that read it.
@@ -636,6 +637,9 @@ pub enum LedgerCommand {
     #[command(after_help = LEDGER_HELP)]
     Subject(LedgerSubjectArgs),
     /// Every delivery (of one partition, or all) as JSON Lines in ledger order
+    ///
+    /// With --salvage, what can still be read of a damaged ledger file, with a summary of
+    /// what was lost on stderr.
     #[command(after_help = LEDGER_HELP)]
     Export(LedgerExportArgs),
     /// Recompute every materialized state from the raw deliveries and compare (exit 2 on a
@@ -836,6 +840,12 @@ pub struct LedgerExportArgs {
     /// Export only deliveries after this sequence (whole-ledger export)
     #[arg(long, value_name = "SEQ")]
     pub after_sequence: Option<i64>,
+    /// Read a damaged SQLite ledger row by row: export every delivery that can still be
+    /// read (each re-validated), skip what cannot, and say on stderr how many were
+    /// exported and which sequences were lost (exit 2 unless every one was exported).
+    /// Append the output to a new ledger. Whole-ledger only
+    #[arg(long)]
+    pub salvage: bool,
     #[command(flatten)]
     pub location: LedgerLocationArg,
     /// Output format of an error packet (the export itself is always JSON Lines)

@@ -47,12 +47,15 @@ pub struct Refusal {
     pub error: String,
 }
 
-/// `committed` or `committed_with_refusals`.
+/// `committed` (nothing refused), `committed_with_refusals` (some deliveries refused,
+/// the others stored) or `refused` (every delivery refused: nothing stored; the batch's
+/// counts are still recorded).
 #[derive(JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AppendStatus {
     Committed,
     CommittedWithRefusals,
+    Refused,
 }
 
 /// `memory_utility_ledger_append_v0`: the receipt of one committed append batch.
@@ -223,12 +226,15 @@ pub struct LedgerSubjectPacket {
     pub raw_content_captured: AlwaysFalse,
 }
 
-/// `verified` or `mismatch`.
+/// `verified`, `mismatch` (stored state differs from what the deliveries give) or
+/// `damaged` (the file fails SQLite's `PRAGMA quick_check`; nothing was recomputed and
+/// every count is 0).
 #[derive(JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyStatus {
     Verified,
     Mismatch,
+    Damaged,
 }
 
 /// `memory_utility_ledger_verify_v0`: materialized state recomputed from raw deliveries.
@@ -246,7 +252,8 @@ pub struct LedgerVerifyPacket {
     pub delivery_count: u64,
     pub observation_count: u64,
     pub subject_count: u64,
-    /// The first difference found, null when verified.
+    /// The first difference found (when damaged: the integrity check's problems and what
+    /// to do), null when verified.
     pub first_difference: Nullable<String>,
     pub read_only: AlwaysTrue,
     pub grants_new_action_authority: AlwaysFalse,

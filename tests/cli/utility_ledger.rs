@@ -1327,3 +1327,850 @@ fn printed_ledger_packets_conform_to_their_schemas() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Damaged files, read-only copies, incomplete metadata and append statuses
+// ---------------------------------------------------------------------------------------
+
+/// `count` valid deliveries over three agents and 200 memories, every tenth a retry.
+fn deliveries(count: usize) -> Vec<Value> {
+    (0..count)
+        .map(|i| {
+            let version = if i % 10 == 9 { i - 1 } else { i };
+            observation(
+                &format!("agent:d{}", version % 3),
+                &digest(version % 200),
+                &format!("d{version}"),
+                ["helpful", "harmful", "neutral"][version % 3],
+                0.5,
+                if i % 10 == 9 {
+                    "2026-08-15T01:00:00Z"
+                } else {
+                    "2026-08-15T00:00:00Z"
+                },
+            )
+        })
+        .collect()
+}
+
+/// Overwrites page `page` (1-based) of a SQLite file with zeros: plain file writes.
+fn zero_page(path: &Path, page: u64, page_size: u64) {
+    use std::os::unix::fs::FileExt as _;
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open ledger");
+    file.write_all_at(&vec![0u8; page_size as usize], (page - 1) * page_size)
+        .expect("zero page");
+    file.sync_all().expect("sync");
+}
+
+/// A leaf page of the `deliveries` table in the middle of the file, and the page size.
+fn a_deliveries_leaf(path: &Path) -> (u64, u64) {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open");
+    let size: u64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .expect("page size");
+    let pages: Vec<u64> = conn
+        .prepare("SELECT pageno FROM dbstat WHERE name = 'deliveries' AND pagetype = 'leaf' ORDER BY pageno")
+        .expect("dbstat")
+        .query_map([], |r| r.get(0))
+        .expect("pages")
+        .collect::<Result<_, _>>()
+        .expect("pages");
+    assert!(pages.len() > 10, "{pages:?}");
+    (pages[pages.len() / 2], size)
+}
+
+/// The sequences a salvage summary names as lost.
+fn lost_sequences(summary: &str) -> Vec<usize> {
+    let Some((_, list)) = summary
+        .trim()
+        .rsplit_once("could not be exported: sequences ")
+    else {
+        return Vec::new();
+    };
+    list.split(", ")
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => {
+                (a.parse::<usize>().expect("from")..=b.parse::<usize>().expect("to")).collect()
+            }
+            None => vec![part.parse::<usize>().expect("sequence")],
+        })
+        .collect()
+}
+
+#[test]
+fn damaged_ledger_refuses_appends_and_salvage_exports_every_readable_delivery() {
+    let scratch = Scratch::new();
+    let path = |n: &str| scratch.path.join(n).to_string_lossy().into_owned();
+    let ledger = path("ledger.sqlite3");
+    scratch.write("all.jsonl", &jsonl(&deliveries(3000)));
+    scratch.write(
+        "more.jsonl",
+        &jsonl(&[observation(
+            "agent:d0",
+            &digest(7),
+            "more",
+            "helpful",
+            0.5,
+            "2026-08-16T00:00:00Z",
+        )]),
+    );
+    assert_eq!(append(&scratch, &ledger, "all.jsonl", None).code, 0);
+    let original = ledger_cmd(&scratch, "export", &ledger, &[]);
+    assert_eq!(original.code, 0);
+    let lines: Vec<&str> = original.stdout.lines().collect();
+    assert_eq!(lines.len(), 3000);
+    let sound_copy = path("sound.sqlite3");
+    std::fs::copy(&ledger, &sound_copy).expect("copy");
+
+    let (page, page_size) = a_deliveries_leaf(Path::new(&ledger));
+    zero_page(Path::new(&ledger), page, page_size);
+    let damaged = std::fs::read(&ledger).expect("bytes");
+
+    // An append is refused with the cause and what to do; the file stays as it was.
+    let refused = append(&scratch, &ledger, "more.jsonl", None);
+    let e = error_text(&refused);
+    assert!(
+        e.contains("utility ledger file is damaged")
+            && e.contains("nothing was appended")
+            && e.contains("utility-ledger export --salvage")
+            && e.contains("restore a backup"),
+        "{e}"
+    );
+    assert!(
+        std::fs::read(&ledger).expect("bytes") == damaged,
+        "a refused append writes nothing"
+    );
+
+    // Verify reports the damage.
+    let verified = ledger_cmd(&scratch, "verify", &ledger, &[]);
+    assert_eq!(verified.code, 2, "{}", verified.stdout);
+    let packet = verified.json();
+    assert_eq!(packet["status"], "damaged", "{}", verified.stdout);
+    assert_eq!(packet["ok"], false);
+    let difference = packet["first_difference"].as_str().unwrap_or_default();
+    assert!(
+        difference.contains("quick_check") && difference.contains("--salvage"),
+        "{difference}"
+    );
+
+    // The salvage exports every readable delivery, in order, and names the lost ones.
+    let salvaged = ledger_cmd(&scratch, "export", &ledger, &["--salvage"]);
+    assert_eq!(salvaged.code, 2, "an incomplete salvage is not ok");
+    assert!(
+        salvaged.stderr.contains("salvage incomplete: exported "),
+        "{}",
+        salvaged.stderr
+    );
+    let lost = lost_sequences(&salvaged.stderr);
+    assert!(
+        !lost.is_empty() && lost.len() < 100,
+        "one page holds a few deliveries: {}",
+        salvaged.stderr
+    );
+    let expected: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !lost.contains(&(i + 1)))
+        .map(|(_, l)| *l)
+        .collect();
+    let got: Vec<&str> = salvaged.stdout.lines().collect();
+    assert_eq!(got.len(), expected.len());
+    assert!(
+        got == expected,
+        "salvaged lines are the readable export lines"
+    );
+    assert!(
+        salvaged.stderr.contains(&format!(
+            "exported {} of 3000 deliveries after sequence 0 (sequences 1-3000); {} could not be exported",
+            expected.len(),
+            lost.len()
+        )),
+        "{}",
+        salvaged.stderr
+    );
+    assert!(
+        std::fs::read(&ledger).expect("bytes") == damaged,
+        "a salvage writes nothing"
+    );
+
+    // Appended to a new ledger, the salvaged deliveries verify.
+    scratch.write("salvaged.jsonl", &salvaged.stdout);
+    let fresh = path("fresh.sqlite3");
+    let receipt = append(&scratch, &fresh, "salvaged.jsonl", None);
+    assert_eq!(receipt.code, 0, "{}", receipt.stdout);
+    let check = ledger_cmd(&scratch, "verify", &fresh, &[]);
+    assert_eq!(check.code, 0, "{}", check.stdout);
+    assert_eq!(check.json()["status"], "verified");
+    assert_eq!(
+        check.json()["delivery_count"].as_u64(),
+        Some(expected.len() as u64)
+    );
+    // The new ledger takes appends again.
+    assert_eq!(append(&scratch, &fresh, "more.jsonl", None).code, 0);
+
+    // On a sound ledger a salvage is the export, and says that it is complete.
+    let sound = ledger_cmd(&scratch, "export", &sound_copy, &["--salvage"]);
+    assert_eq!(sound.code, 0, "{}", sound.stderr);
+    assert_eq!(sound.stdout, original.stdout);
+    assert!(
+        sound.stderr.contains(
+            "salvage complete: exported all 3000 deliveries after sequence 0 (sequences 1-3000)"
+        ),
+        "{}",
+        sound.stderr
+    );
+
+    // --salvage is a whole-ledger export.
+    let flags = partition_flags("agent:d0");
+    let mut args: Vec<&str> = flags.iter().map(String::as_str).collect();
+    args.push("--salvage");
+    let e = error_text(&ledger_cmd(&scratch, "export", &ledger, &args));
+    assert!(e.contains("--salvage exports the whole ledger"), "{e}");
+}
+
+#[test]
+fn append_checks_a_ledger_changed_outside_reward_memory_before_writing() {
+    let scratch = Scratch::new();
+    let ledger = scratch
+        .path
+        .join("ledger.sqlite3")
+        .to_string_lossy()
+        .into_owned();
+    scratch.write("all.jsonl", &jsonl(&deliveries(400)));
+    scratch.write(
+        "one.jsonl",
+        &jsonl(&[observation(
+            "agent:d1",
+            &digest(3),
+            "one",
+            "helpful",
+            0.5,
+            "2026-08-16T00:00:00Z",
+        )]),
+    );
+    assert_eq!(append(&scratch, &ledger, "all.jsonl", None).code, 0);
+    let record = scratch.path.join("ledger.sqlite3-checked");
+    let recorded = std::fs::read_to_string(&record).expect("an append records the file it left");
+    // The next append finds the file as recorded (no check) and records it again.
+    assert_eq!(append(&scratch, &ledger, "one.jsonl", None).code, 0);
+    let again = std::fs::read_to_string(&record).expect("record");
+    assert_ne!(recorded, again, "the record follows each append");
+    // A ledger file replaced by another (a restored copy) is checked before writing.
+    let copy = scratch.path.join("copy.sqlite3");
+    std::fs::copy(&ledger, &copy).expect("copy");
+    std::fs::rename(&copy, &ledger).expect("replace");
+    std::fs::remove_file(&record).expect("no record");
+    assert_eq!(append(&scratch, &ledger, "one.jsonl", None).code, 0);
+    assert!(record.is_file());
+    let verified = ledger_cmd(&scratch, "verify", &ledger, &[]);
+    assert_eq!(verified.json()["status"], "verified", "{}", verified.stdout);
+}
+
+/// Runs the binary as user `nobody` (65534) through `setpriv` when this process is root,
+/// directly otherwise; `None` when root cannot change user here.
+fn as_another_user(scratch: &Scratch, args: &[&str]) -> Option<Run> {
+    let root = rustix::process::geteuid().is_root();
+    let mut cmd = if root {
+        let probe = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "true"])
+            .output()
+            .ok()?;
+        if !probe.status.success() {
+            return None;
+        }
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_reward-memory"));
+        cmd
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_reward-memory"))
+    };
+    let output = cmd
+        .current_dir(&scratch.path)
+        .env("HOME", scratch.path.join(".home"))
+        .env_remove("REWARD_MEMORY_LEDGER")
+        .env_remove("LOOPX_REGISTRY")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let clean = |b: &[u8]| {
+        String::from_utf8_lossy(b).replace(&*scratch.path.to_string_lossy(), "@CASE_DIR@")
+    };
+    Some(Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: clean(&output.stdout),
+        stderr: clean(&output.stderr),
+    })
+}
+
+/// The read commands over one ledger, in JSON: (name, args).
+fn read_commands(ledger: &str) -> Vec<(&'static str, Vec<String>)> {
+    let flags = partition_flags("agent:d1");
+    let with = |head: &[&str], tail: &[String]| -> Vec<String> {
+        head.iter()
+            .map(|s| (*s).to_owned())
+            .chain(tail.iter().cloned())
+            .collect()
+    };
+    let location = ["--ledger".to_owned(), ledger.to_owned()];
+    let json = ["--format".to_owned(), "json".to_owned()];
+    vec![
+        (
+            "verify",
+            with(
+                &["utility-ledger", "verify"],
+                &[&location[..], &json].concat(),
+            ),
+        ),
+        ("export", with(&["utility-ledger", "export"], &location)),
+        (
+            "project",
+            with(
+                &["utility-ledger", "project"],
+                &[&location[..], &json, &flags].concat(),
+            ),
+        ),
+        (
+            "subject",
+            with(
+                &[
+                    "utility-ledger",
+                    "subject",
+                    "--memory-ref-digest",
+                    &digest(1),
+                ],
+                &[&location[..], &json, &flags].concat(),
+            ),
+        ),
+        (
+            "rank-prior",
+            with(
+                &["rank-prior", "--input", "rank.json"],
+                &[&location[..], &json].concat(),
+            ),
+        ),
+    ]
+}
+
+/// A small ledger at `dir/l.sqlite3` and the rank-prior request of its partition.
+fn read_only_fixture(scratch: &Scratch, dir: &str) -> String {
+    std::fs::create_dir_all(scratch.path.join(dir)).expect("dir");
+    scratch.write("few.jsonl", &jsonl(&deliveries(60)));
+    let ledger = format!("{dir}/l.sqlite3");
+    assert_eq!(append(scratch, &ledger, "few.jsonl", None).code, 0);
+    let request = serde_json::json!({
+        "profile": {
+            "profile_id": "profile:read-only",
+            "semantic_floor": 0.0,
+            "candidate_pool": 64,
+            "modifier_bounds": [0.5, 2.0],
+            "min_evidence_basis": "evaluator_inference",
+            "allow_evaluator_inference": true,
+            "min_support": 1,
+        },
+        "partition": {
+            "scope": {
+                "agent_id": "agent:d1",
+                "project_id": "project:ledger",
+                "corpus_id": "ledger-corpus",
+                "surface_id": "loopx.issue_fix",
+            },
+            "retrieval_snapshot_ref": "retrieval:ledger",
+            "policy_snapshot_ref": "policy:ledger",
+        },
+        "candidates": [
+            {"memory_ref_digest": digest(1), "relevance_score": 0.6},
+            {"memory_ref_digest": digest(4), "relevance_score": 0.5},
+        ],
+    });
+    scratch.write("rank.json", &request.to_string());
+    ledger
+}
+
+#[test]
+fn read_only_copy_is_readable_by_another_user_and_appends_say_why_not() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = Scratch::new();
+    let ledger = read_only_fixture(&scratch, "copy");
+    let expected: Vec<Run> = read_commands(&ledger)
+        .iter()
+        .map(|(_, args)| {
+            run_in(
+                &scratch,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                None,
+            )
+        })
+        .collect();
+    let set_mode = |rel: &str, mode: u32| {
+        std::fs::set_permissions(
+            scratch.path.join(rel),
+            std::fs::Permissions::from_mode(mode),
+        )
+        .expect("chmod");
+    };
+    set_mode(".", 0o755);
+    set_mode("copy/l.sqlite3", 0o444);
+    set_mode("copy", 0o555);
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(scratch.path.join("copy"))
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = listing();
+    let mut checked = 0;
+    for ((name, args), want) in read_commands(&ledger).iter().zip(&expected) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let Some(got) = as_another_user(&scratch, &args) else {
+            set_mode("copy", 0o755);
+            return; // root may not change user here: nothing to check
+        };
+        assert_eq!(want.code, 0, "{name}: {}", want.transcript());
+        assert_eq!(got.transcript(), want.transcript(), "{name}");
+        checked += 1;
+    }
+    assert_eq!(checked, 5);
+    let e = error_text(
+        &as_another_user(
+            &scratch,
+            &[
+                "utility-ledger",
+                "append",
+                "--ledger",
+                &ledger,
+                "--input",
+                "few.jsonl",
+                "--format",
+                "json",
+            ],
+        )
+        .expect("runs"),
+    );
+    assert!(
+        e.contains("the ledger file is not writable by this user") && !e.contains("create"),
+        "{e}"
+    );
+    let e = error_text(
+        &as_another_user(
+            &scratch,
+            &[
+                "utility-ledger",
+                "append",
+                "--ledger",
+                "copy/new.sqlite3",
+                "--input",
+                "few.jsonl",
+                "--format",
+                "json",
+            ],
+        )
+        .expect("runs"),
+    );
+    assert!(
+        e.contains("cannot create the ledger file: its directory is not writable"),
+        "{e}"
+    );
+    assert_eq!(listing(), before, "reads leave nothing beside the copy");
+    set_mode("copy", 0o755);
+}
+
+#[test]
+fn ledger_on_a_read_only_mount_is_readable_and_appends_name_the_file_system() {
+    let scratch = Scratch::new();
+    let ledger = read_only_fixture(&scratch, "src");
+    let commands = read_commands("ro/l.sqlite3");
+    let expected: Vec<Run> = read_commands(&ledger)
+        .iter()
+        .map(|(_, args)| {
+            run_in(
+                &scratch,
+                &args.iter().map(String::as_str).collect::<Vec<_>>(),
+                None,
+            )
+        })
+        .collect();
+    // A copy whose write-ahead log still holds a batch: a connection kept open while the
+    // batch is appended leaves it un-checkpointed.
+    std::fs::create_dir_all(scratch.path.join("walsrc")).expect("dir");
+    std::fs::copy(
+        scratch.path.join(&ledger),
+        scratch.path.join("walsrc/l.sqlite3"),
+    )
+    .expect("copy");
+    {
+        let holder =
+            rusqlite::Connection::open(scratch.path.join("walsrc/l.sqlite3")).expect("open");
+        // An open read transaction: the appender's close cannot checkpoint the WAL away.
+        holder
+            .execute_batch("BEGIN; SELECT count(*) FROM deliveries;")
+            .expect("read");
+        scratch.write(
+            "late.jsonl",
+            &jsonl(&[observation(
+                "agent:d1",
+                &digest(9),
+                "late",
+                "helpful",
+                0.5,
+                "2026-08-16T00:00:00Z",
+            )]),
+        );
+        assert_eq!(
+            append(&scratch, "walsrc/l.sqlite3", "late.jsonl", None).code,
+            0
+        );
+        std::fs::create_dir_all(scratch.path.join("walcopy")).expect("dir");
+        for suffix in ["", "-wal"] {
+            std::fs::copy(
+                scratch.path.join(format!("walsrc/l.sqlite3{suffix}")),
+                scratch.path.join(format!("walcopy/l.sqlite3{suffix}")),
+            )
+            .expect("copy with its WAL");
+        }
+        assert!(
+            std::fs::metadata(scratch.path.join("walcopy/l.sqlite3-wal"))
+                .expect("wal")
+                .len()
+                > 0
+        );
+    }
+    std::fs::create_dir_all(scratch.path.join("ro")).expect("mount point");
+    std::fs::create_dir_all(scratch.path.join("rowal")).expect("mount point");
+    let mut script = String::from(
+        "set -u\nmount --bind src ro && mount -o remount,bind,ro ro || exit 90\n\
+         mount --bind walcopy rowal && mount -o remount,bind,ro rowal || exit 91\n",
+    );
+    for (i, (_, args)) in commands.iter().enumerate() {
+        let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+        script.push_str(&format!(
+            "\"$BIN\" {} > out-{i} 2> err-{i}; echo $? > code-{i}\n",
+            quoted.join(" ")
+        ));
+    }
+    script.push_str(
+        "\"$BIN\" utility-ledger append --ledger ro/l.sqlite3 --input few.jsonl --format json > append.out\n\
+         \"$BIN\" utility-ledger append --ledger ro/new.sqlite3 --input few.jsonl --format json > new.out\n\
+         \"$BIN\" utility-ledger verify --ledger rowal/l.sqlite3 --format json > wal.out\n\
+         ls -a ro > ro.list\n",
+    );
+    let Some(out) = in_mount_namespace(&scratch, &script) else {
+        return; // no private mount namespace on this machine: nothing to check here
+    };
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read = |n: &str| std::fs::read_to_string(scratch.path.join(n)).unwrap_or_default();
+    for (i, ((name, _), want)) in commands.iter().zip(&expected).enumerate() {
+        assert_eq!(want.code, 0, "{name}: {}", want.transcript());
+        assert_eq!(
+            read(&format!("code-{i}")).trim(),
+            "0",
+            "{name}: {}",
+            read(&format!("out-{i}"))
+        );
+        let got = read(&format!("out-{i}"));
+        assert_eq!(
+            got.replace("ro/l.sqlite3", "src/l.sqlite3"),
+            want.stdout,
+            "{name}"
+        );
+    }
+    for file in ["append.out", "new.out"] {
+        let packet = json::parse(&read(file)).expect("error packet");
+        let error = packet
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        assert!(
+            error.contains("the ledger's file system is read-only") && !error.contains("create"),
+            "{file}: {error}"
+        );
+    }
+    let wal = read("wal.out");
+    assert!(
+        wal.contains("write-ahead log") && wal.contains("reward_memory_error_v0"),
+        "an immutable read would miss the batch in the -wal: {wal}"
+    );
+    let list = read("ro.list");
+    let listed: Vec<&str> = list.split_whitespace().collect();
+    assert_eq!(
+        listed,
+        [".", "..", "l.sqlite3", "l.sqlite3-checked"],
+        "reads leave no -wal or -shm beside a read-only ledger"
+    );
+}
+
+#[test]
+fn ledger_without_its_format_row_is_refused_as_incomplete() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/utility_project/valid/helpful-item.json");
+    for backend in backends() {
+        let scratch = Scratch::new();
+        scratch.write(
+            "input.json",
+            &std::fs::read_to_string(&fixture).expect("fixture"),
+        );
+        let ledger = fresh_ledger(&scratch, &backend, "format");
+        assert_eq!(append(&scratch, &ledger, "input.json", None).code, 0);
+        match &backend {
+            Backend::Sqlite => {
+                let conn = rusqlite::Connection::open(&ledger).expect("db");
+                conn.execute("DELETE FROM ledger_meta WHERE key = 'ledger_format'", [])
+                    .expect("delete");
+            }
+            Backend::Postgres(_) => {
+                let mut client = postgres::Client::connect(&ledger, postgres::NoTls).expect("db");
+                client
+                    .execute(
+                        "DELETE FROM utility_ledger_meta WHERE key = 'ledger_format'",
+                        &[],
+                    )
+                    .expect("delete");
+            }
+        }
+        let bytes = match &backend {
+            Backend::Sqlite => std::fs::read(&ledger).ok(),
+            Backend::Postgres(_) => None,
+        };
+        let e = error_text(&append(&scratch, &ledger, "input.json", None));
+        assert!(
+            e.contains("not a complete utility ledger (ledger_meta has no ledger_format row)"),
+            "{e}"
+        );
+        let e = error_text(&ledger_cmd(&scratch, "verify", &ledger, &[]));
+        assert!(e.contains("not a complete utility ledger"), "{e}");
+        if let Some(bytes) = bytes {
+            assert!(std::fs::read(&ledger).ok() == Some(bytes), "left untouched");
+        }
+    }
+}
+
+#[test]
+fn append_that_stores_nothing_is_refused_not_committed_with_refusals() {
+    for backend in backends() {
+        let scratch = Scratch::new();
+        let ledger = fresh_ledger(&scratch, &backend, "refused");
+        scratch.write("bad.jsonl", "{not json\n[1]\n");
+        let receipt = append(&scratch, &ledger, "bad.jsonl", None);
+        assert_eq!(receipt.code, 2, "{}", receipt.stdout);
+        let packet = receipt.json();
+        assert_eq!(packet["status"], "refused", "{}", receipt.stdout);
+        assert_eq!(packet["ok"], false);
+        assert_eq!(packet["appended"], 0);
+        assert_eq!(packet["refused"], 2);
+        // Markdown says so on stderr too.
+        let markdown = run_in(
+            &scratch,
+            &[
+                "utility-ledger",
+                "append",
+                "--ledger",
+                &ledger,
+                "--input",
+                "bad.jsonl",
+            ],
+            None,
+        );
+        assert_eq!(markdown.code, 2);
+        assert!(
+            markdown.stderr.starts_with("reward-memory: refused: "),
+            "{}",
+            markdown.stderr
+        );
+        // A retry that only repeats stored deliveries still stored them.
+        let good = observation(
+            "agent:r",
+            &digest(1),
+            "r1",
+            "helpful",
+            0.5,
+            "2026-08-15T00:00:00Z",
+        );
+        scratch.write("good.jsonl", &jsonl(std::slice::from_ref(&good)));
+        assert_eq!(append(&scratch, &ledger, "good.jsonl", None).code, 0);
+        scratch.write("retry.jsonl", &format!("{}{{not json\n", jsonl(&[good])));
+        let retry = append(&scratch, &ledger, "retry.jsonl", None);
+        assert_eq!(retry.json()["duplicate"], 1);
+        assert_eq!(retry.json()["status"], "committed_with_refusals");
+        if let Backend::Postgres(_) = backend {
+            // A salvage reads SQLite files; PostgreSQL keeps its own pages.
+            let e = error_text(&ledger_cmd(&scratch, "export", &ledger, &["--salvage"]));
+            assert!(
+                e.contains("--salvage reads damaged SQLite ledger files"),
+                "{e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pretty_printed_observation_is_refused_with_the_input_forms_append_reads() {
+    let scratch = Scratch::new();
+    let ledger = scratch
+        .path
+        .join("ledger.sqlite3")
+        .to_string_lossy()
+        .into_owned();
+    let good = observation(
+        "agent:p",
+        &digest(1),
+        "p1",
+        "helpful",
+        0.5,
+        "2026-08-15T00:00:00Z",
+    );
+    let pretty = json::dumps(&good, json::DumpOptions::PRETTY);
+    let lines = pretty.lines().count();
+    assert!(lines > 10);
+    scratch.write("pretty.json", &format!("{pretty}\n"));
+    let receipt = append(&scratch, &ledger, "pretty.json", None);
+    assert_eq!(receipt.code, 2);
+    let packet = receipt.json();
+    assert_eq!(packet["received"], 1, "{}", receipt.stdout);
+    assert_eq!(packet["refused"], 1);
+    let refusal = &packet["refusals"][0];
+    assert_eq!(refusal["line"], 1);
+    assert_eq!(refusal["reason_code"], "observation_malformed");
+    let error = refusal["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!("spans lines 1-{lines}"))
+            && error.contains("JSON Lines (one observation per line)")
+            && error.contains("{\"observations\": [...]}"),
+        "{error}"
+    );
+}
+
+#[test]
+fn postgres_server_starting_up_is_unreachable_and_retryable() {
+    use std::io::{Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("address").port();
+    // A stand-in server: answers every start-up with FATAL 57P03, as PostgreSQL does
+    // while it starts up or shuts down.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            loop {
+                let mut len = [0u8; 4];
+                if stream.read_exact(&mut len).is_err() {
+                    break;
+                }
+                let mut body = vec![0u8; (u32::from_be_bytes(len) as usize).saturating_sub(4)];
+                if stream.read_exact(&mut body).is_err() {
+                    break;
+                }
+                if body.starts_with(&80_877_103u32.to_be_bytes()) {
+                    let _ = stream.write_all(b"N"); // no TLS
+                    continue;
+                }
+                let mut fields = Vec::new();
+                for (tag, text) in [
+                    (b'S', "FATAL"),
+                    (b'V', "FATAL"),
+                    (b'C', "57P03"),
+                    (b'M', "the database system is starting up"),
+                ] {
+                    fields.push(tag);
+                    fields.extend_from_slice(text.as_bytes());
+                    fields.push(0);
+                }
+                fields.push(0);
+                let mut message = vec![b'E'];
+                message.extend_from_slice(&(fields.len() as u32 + 4).to_be_bytes());
+                message.extend_from_slice(&fields);
+                let _ = stream.write_all(&message);
+                break;
+            }
+        }
+    });
+    let scratch = Scratch::new();
+    scratch.write("one.jsonl", &jsonl(&deliveries(1)));
+    let url = format!("postgres://ledger_user:s3cret-pass@127.0.0.1:{port}/ledger");
+    for run in [
+        ledger_cmd(&scratch, "verify", &url, &[]),
+        append(&scratch, &url, "one.jsonl", None),
+    ] {
+        let e = error_text(&run);
+        assert!(
+            e.starts_with("PostgreSQL ledger is unreachable: ")
+                && e.contains("retry later")
+                && e.contains("57P03"),
+            "{e}"
+        );
+        assert!(!e.contains("storage failed"), "{e}");
+        assert!(!run.stdout.contains("s3cret-pass") && !run.stderr.contains("s3cret-pass"));
+    }
+}
+
+#[test]
+fn reading_a_read_only_ledger_leaves_nothing_that_later_refuses_its_owner() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = Scratch::new();
+    let ledger = read_only_fixture(&scratch, "own");
+    let dir = scratch.path.join("own");
+    let file = scratch.path.join(&ledger);
+    std::fs::set_permissions(&scratch.path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    if rustix::process::geteuid().is_root() {
+        // The ledger and its directory belong to the user the commands run as.
+        for path in [&dir, &file] {
+            rustix::fs::chown(
+                path,
+                Some(rustix::fs::Uid::from_raw(65534)),
+                Some(rustix::fs::Gid::from_raw(65534)),
+            )
+            .expect("chown");
+        }
+        let _ = std::fs::remove_file(scratch.path.join("own/l.sqlite3-checked"));
+    }
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let args = |sub: &'static str| -> Vec<String> {
+        [
+            "utility-ledger",
+            sub,
+            "--ledger",
+            &ledger,
+            "--format",
+            "json",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+    };
+    let verify: Vec<String> = args("verify");
+    let verify: Vec<&str> = verify.iter().map(String::as_str).collect();
+    let Some(read) = as_another_user(&scratch, &verify) else {
+        return; // root may not change user here: nothing to check
+    };
+    assert_eq!(read.code, 0, "{}", read.transcript());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["l.sqlite3"],
+        "a read creates no -wal or -shm beside the ledger"
+    );
+    // The owner makes the ledger writable again and appends.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let mut append_args = args("append");
+    append_args.extend(["--input".to_owned(), "few.jsonl".to_owned()]);
+    let append_args: Vec<&str> = append_args.iter().map(String::as_str).collect();
+    let appended = as_another_user(&scratch, &append_args).expect("runs");
+    assert_eq!(appended.code, 0, "{}", appended.transcript());
+    assert_eq!(appended.json()["status"], "committed");
+}

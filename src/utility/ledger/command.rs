@@ -343,8 +343,34 @@ fn export(args: &LedgerExportArgs, ctx: &Context) -> Result<Outcome, Error> {
             "--after-sequence applies to a whole-ledger export, not to one partition",
         ));
     }
+    if partition.is_some() && args.salvage {
+        return Err(request(
+            "--salvage exports the whole ledger: leave out the partition and filter its output",
+        ));
+    }
     let mut opened = open(&args.location, ctx)?;
     let mut out = io::StdoutStream::new();
+    if args.salvage {
+        let result = engine::salvage(
+            opened.backend.as_mut(),
+            args.after_sequence.unwrap_or(0),
+            &mut |line| {
+                out.write(line)
+                    .map_err(|e| LedgerError::Storage(format!("cannot write output: {}", e.kind())))
+            },
+        );
+        let flushed = out.finish();
+        let report = result?;
+        flushed.map_err(Error::Output)?;
+        io::write_stderr_line(&format!(
+            "reward-memory: {}",
+            packets::salvage_summary(&report)
+        ));
+        return Ok(Outcome::new(
+            Value::Null,
+            crate::error::Exit::by_ok(report.complete()),
+        ));
+    }
     let result = engine::export(
         opened.backend.as_mut(),
         partition.as_ref().map(|k: &PartitionKey| k),

@@ -390,17 +390,26 @@ fn append_pipelined(
             }
         }
     }
-    backend.begin_write()?;
-    match append_in_transaction(backend, head, pipeline) {
-        Ok(report) => {
-            backend.commit()?;
-            Ok(report)
-        }
-        Err(err) => {
-            backend.rollback();
-            Err(err)
-        }
-    }
+    let result =
+        backend
+            .begin_write()
+            .and_then(|()| match append_in_transaction(backend, head, pipeline) {
+                Ok(report) => {
+                    backend.commit()?;
+                    Ok(report)
+                }
+                Err(err) => {
+                    backend.rollback();
+                    Err(err)
+                }
+            });
+    result.map_err(|err| match err {
+        LedgerError::Damaged { detail, .. } => LedgerError::Damaged {
+            detail,
+            nothing_appended: true,
+        },
+        other => other,
+    })
 }
 
 /// Deliveries validated at most before the write lock is taken.
@@ -1131,8 +1140,10 @@ fn with_read<T>(
 ) -> LedgerResult<T> {
     backend.begin_read()?;
     let result = op(backend);
-    backend.end_read();
-    result
+    let ended = backend.end_read();
+    let value = result?;
+    ended?;
+    Ok(value)
 }
 
 /// True when `utility-project` would reduce this partition (not refuse it at a cap).
@@ -1396,6 +1407,95 @@ pub fn export(
     })
 }
 
+/// What `export --salvage` read of a damaged ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SalvageReport {
+    /// Deliveries after this sequence were asked for.
+    pub after_seq: i64,
+    /// Lines written.
+    pub exported: u64,
+    /// The greatest sequence the ledger records having reached (`None`: unreadable).
+    pub high_water: Option<i64>,
+    /// The greatest sequence read (`after_seq` when none).
+    pub last_read: i64,
+    /// Sequences not exported (unreadable, or read but not a valid observation of a
+    /// readable partition), in order; at most [`SALVAGE_RANGES`] ranges are kept.
+    pub lost: Vec<(i64, i64)>,
+    /// Every sequence not exported (exact).
+    pub lost_count: i64,
+    /// Of those, rows that were read but are not a valid observation of a readable
+    /// partition.
+    pub damaged_rows: i64,
+}
+
+/// Ranges of lost sequences kept in a [`SalvageReport`].
+pub const SALVAGE_RANGES: usize = 16;
+
+impl SalvageReport {
+    /// True when every sequence from `after_seq + 1` to a readable high water was
+    /// exported.
+    pub fn complete(&self) -> bool {
+        self.high_water.is_some() && self.lost_count == 0
+    }
+
+    fn lose(&mut self, first: i64, last: i64) {
+        if last < first {
+            return;
+        }
+        self.lost_count += last - first + 1;
+        let kept = self.lost.len();
+        match self.lost.last_mut() {
+            Some(range) if range.1 + 1 == first => range.1 = last,
+            _ if kept < SALVAGE_RANGES => self.lost.push((first, last)),
+            _ => {}
+        }
+    }
+}
+
+/// Writes every delivery after `after_seq` that can still be read from a damaged ledger,
+/// in ledger order, as [`export`] writes lines, and accounts for every sequence it could
+/// not export: ledger sequences are dense (1 to the high water), so each one missing
+/// from what was read, or read but not a valid observation of a readable partition
+/// (re-validated as `verify` does), is lost.
+pub fn salvage(
+    backend: &mut dyn LedgerBackend,
+    after_seq: i64,
+    write: &mut dyn FnMut(&str) -> LedgerResult<()>,
+) -> LedgerResult<SalvageReport> {
+    let after_seq = after_seq.max(0);
+    let mut report = SalvageReport {
+        after_seq,
+        last_read: after_seq,
+        ..SalvageReport::default()
+    };
+    let mut expected = after_seq + 1;
+    let high = backend.salvage(after_seq, &mut |row, key| {
+        if row.seq < expected {
+            return Ok(());
+        }
+        report.lose(expected, row.seq - 1);
+        expected = row.seq + 1;
+        report.last_read = row.seq;
+        let observation = key
+            .and_then(|key| row.observation(key))
+            .filter(|o| matches!(validate_observation(&o.to_value()), Ok(again) if again == *o));
+        let Some(observation) = observation else {
+            report.damaged_rows += 1;
+            report.lose(row.seq, row.seq);
+            return Ok(());
+        };
+        let mut line = json::dumps(&observation.to_value(), COMPACT);
+        line.push('\n');
+        report.exported += 1;
+        write(&line)
+    })?;
+    report.high_water = high;
+    if let Some(h) = high {
+        report.lose(expected, h);
+    }
+    Ok(report)
+}
+
 /// What verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VerifyReport {
@@ -1408,11 +1508,24 @@ pub struct VerifyReport {
     pub subjects: i64,
     /// The first difference between stored and recomputed state.
     pub first_difference: Option<String>,
+    /// The storage's integrity check failed (then nothing was recomputed and every
+    /// count is 0): its first problems.
+    pub damage: Option<String>,
 }
 
-/// Recomputes every aggregate, subject and counter from the raw deliveries and compares.
+/// Runs the storage's integrity check, then recomputes every aggregate, subject and
+/// counter from the raw deliveries and compares.
 pub fn verify(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyReport> {
-    with_read(backend, verify_in_snapshot)
+    with_read(backend, |backend| {
+        if let Some(problem) = backend.integrity_problem()? {
+            return Ok(VerifyReport {
+                backend: backend.backend_name(),
+                damage: Some(problem),
+                ..VerifyReport::default()
+            });
+        }
+        verify_in_snapshot(backend)
+    })
 }
 
 fn verify_in_snapshot(backend: &mut dyn LedgerBackend) -> LedgerResult<VerifyReport> {

@@ -7,7 +7,9 @@
 //! detected when the first top-level object has an `observations` member; its other
 //! members may be the remaining keys of a `utility-project` input and are ignored. A
 //! structural error in the object form refuses the whole input (nothing is appended);
-//! in JSON Lines each bad line is refused on its own.
+//! in JSON Lines each bad line is refused on its own. A first object without
+//! `observations` that spans several lines (a pretty-printed observation) is neither: it
+//! is refused as one record that names both forms, and the rest is read as JSON Lines.
 
 use std::io::{BufRead, Cursor, Read};
 
@@ -277,8 +279,19 @@ fn scan_error(line: u64, err: ScanError) -> LedgerError {
 enum Probe {
     /// The object form: the scanner stands just after `"observations":`.
     Object(Vec<String>),
+    /// A complete object without `observations` over lines `first` to `last` (a
+    /// pretty-printed observation): the scanner stands just after its `}`.
+    Spread { first: u64, last: u64 },
     /// Anything else: replay as JSON Lines.
     Lines,
+}
+
+/// The refusal of an object that spans lines: neither a JSON line nor the object form.
+fn spread_error(first: u64, last: u64) -> String {
+    format!(
+        "the observation object spans lines {first}-{last}: append input must be JSON Lines \
+         (one observation per line) or one {{\"observations\": [...]}} object"
+    )
 }
 
 impl<R: BufRead> Records<R> {
@@ -287,12 +300,24 @@ impl<R: BufRead> Records<R> {
         if scanner.peek()? != Some(b'{') {
             return Ok(Probe::Lines);
         }
+        let first = scanner.line;
         scanner.bump()?;
+        let closed = |scanner: &Scanner<R>| {
+            if scanner.line > first {
+                Probe::Spread {
+                    first,
+                    last: scanner.line,
+                }
+            } else {
+                Probe::Lines
+            }
+        };
         let mut keys = Vec::new();
         loop {
             scanner.skip_ws()?;
             if scanner.peek()? == Some(b'}') {
-                return Ok(Probe::Lines);
+                scanner.bump()?;
+                return Ok(closed(scanner));
             }
             let key = scanner.key()?;
             scanner.skip_ws()?;
@@ -306,6 +331,7 @@ impl<R: BufRead> Records<R> {
             scanner.skip_ws()?;
             match scanner.bump()? {
                 Some(b',') => {}
+                Some(b'}') => return Ok(closed(scanner)),
                 _ => return Ok(Probe::Lines),
             }
         }
@@ -349,6 +375,18 @@ impl<R: BufRead> Records<R> {
                         self.mode = Mode::Array {
                             scanner,
                             first: true,
+                        };
+                    }
+                    Ok(Probe::Spread { first, last }) => {
+                        // Refused as one record; what follows its `}` is read as lines.
+                        self.pending.push(Record::Refused {
+                            line: first,
+                            reason_code: MALFORMED,
+                            error: spread_error(first, last),
+                        });
+                        self.mode = Mode::Lines {
+                            reader: Cursor::new(Vec::new()).chain(scanner.inner),
+                            line: last - 1,
                         };
                     }
                     Ok(Probe::Lines) | Err(ScanError::Syntax(_)) => {
@@ -600,6 +638,47 @@ mod tests {
                 item(1, "{\"schema_version\": \"x\"}"),
                 item(2, "{\"b\": 2}")
             ]
+        );
+    }
+
+    #[test]
+    fn a_pretty_printed_object_is_one_refusal_that_names_both_input_forms() {
+        let out = collect(
+            "\n{\n  \"schema_version\": \"x\",\n  \"scope\": {\"a\": \"}\"}\n}\n{\"b\": 2}\n",
+        );
+        assert_eq!(
+            out,
+            vec![
+                Ok(Record::Refused {
+                    line: 2,
+                    reason_code: MALFORMED,
+                    error: spread_error(2, 5)
+                }),
+                item(6, "{\"b\": 2}")
+            ]
+        );
+        let message = spread_error(2, 5);
+        assert!(
+            message.contains("JSON Lines (one observation per line)")
+                && message.contains("{\"observations\": [...]}"),
+            "{message}"
+        );
+        // What follows the closing brace on its line is read as that line.
+        assert_eq!(
+            collect("{\n\"a\": 1} x\n"),
+            vec![
+                Ok(Record::Refused {
+                    line: 1,
+                    reason_code: MALFORMED,
+                    error: spread_error(1, 2)
+                }),
+                item(2, " x")
+            ]
+        );
+        // One object per line stays JSON Lines.
+        assert_eq!(
+            collect("{\"a\": 1}\n{}\n"),
+            vec![item(1, "{\"a\": 1}"), item(2, "{}")]
         );
     }
 

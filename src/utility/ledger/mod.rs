@@ -32,6 +32,7 @@ pub mod input;
 pub mod packets;
 pub mod postgres;
 pub mod sqlite;
+pub mod sqlite_file;
 pub mod validate;
 pub mod view;
 
@@ -62,9 +63,26 @@ pub enum LedgerError {
     /// The file is not a SQLite database, or its pages are damaged.
     #[error("utility ledger is corrupt or not a SQLite database: {0}")]
     Corrupt(String),
+    /// The file fails `PRAGMA quick_check` (or a read met a damaged page): nothing is
+    /// written to it.
+    #[error(
+        "utility ledger file is damaged, SQLite found corrupt pages ({detail}){}: copy out its readable deliveries with `utility-ledger export --salvage` and append them to a new ledger, or restore a backup",
+        nothing_appended_note(.nothing_appended)
+    )]
+    Damaged {
+        /// SQLite's account of the damage.
+        detail: String,
+        /// Reported by an append (which then wrote nothing).
+        nothing_appended: bool,
+    },
     /// A database without `ledger_meta`.
     #[error("utility ledger location holds a database that is not a utility ledger")]
     NotALedger,
+    /// A ledger whose `ledger_meta` lacks a row every ledger has.
+    #[error(
+        "utility ledger location holds a database that is not a complete utility ledger (ledger_meta has no {0} row): restore a backup of the ledger"
+    )]
+    Incomplete(&'static str),
     /// Written by a newer binary.
     #[error(
         "utility ledger schema version {0} is newer than this reward-memory supports ({LEDGER_SCHEMA_VERSION}): upgrade reward-memory"
@@ -78,8 +96,9 @@ pub enum LedgerError {
     /// A `ledger_meta` value this binary cannot read.
     #[error("utility ledger schema version is unknown: {0}")]
     UnknownSchema(String),
-    /// The file or its directory refuses writes.
-    #[error("utility ledger is read-only: {0}")]
+    /// The file, its directory or its file system refuses writes (or a read that needs
+    /// one).
+    #[error("utility ledger cannot be written: {0}")]
     ReadOnly(String),
     /// The disk is full; nothing of the batch was committed.
     #[error("utility ledger disk is full: the batch was not committed")]
@@ -87,6 +106,9 @@ pub enum LedgerError {
     /// Another appender held the ledger for longer than the busy timeout.
     #[error("utility ledger is busy: another append holds it, retry later")]
     Busy,
+    /// A read without locks (a ledger on a read-only location) saw the file change.
+    #[error("utility ledger changed while it was read without locks: retry the read")]
+    ChangedDuringRead,
     /// The PostgreSQL server could not be reached.
     #[error("PostgreSQL ledger is unreachable: {0}")]
     Unreachable(String),
@@ -106,6 +128,24 @@ pub enum LedgerError {
     /// ([`check_sqlite_trust`]); the message names the path and the fix.
     #[error("{0}")]
     Untrusted(String),
+}
+
+fn nothing_appended_note(nothing_appended: &bool) -> &'static str {
+    if *nothing_appended {
+        ", nothing was appended"
+    } else {
+        ""
+    }
+}
+
+impl LedgerError {
+    /// A damaged file, as a read or a check found it.
+    pub fn damaged(detail: impl Into<String>) -> LedgerError {
+        LedgerError::Damaged {
+            detail: detail.into(),
+            nothing_appended: false,
+        }
+    }
 }
 
 /// Result of a ledger operation.
@@ -654,8 +694,31 @@ pub trait LedgerBackend {
     /// Starts a read snapshot (fails with [`LedgerError::Missing`] on a ledger that was
     /// never created).
     fn begin_read(&mut self) -> LedgerResult<()>;
-    /// Ends the read snapshot.
-    fn end_read(&mut self);
+    /// Ends the read snapshot; fails when what was read cannot be trusted (a SQLite
+    /// ledger read without locks changed meanwhile).
+    fn end_read(&mut self) -> LedgerResult<()>;
+    /// The storage's own integrity check, inside the read snapshot (SQLite:
+    /// `PRAGMA quick_check`): `Some` of the first problems when it fails. `None` where
+    /// the backend has none to run (PostgreSQL keeps its own page checksums).
+    fn integrity_problem(&mut self) -> LedgerResult<Option<String>> {
+        Ok(None)
+    }
+    /// Reads what can still be read of a damaged ledger, in its own read snapshot: every
+    /// delivery after `after_seq` that the storage can read, in sequence order, with its
+    /// partition key when that is readable, skipping what it cannot read. Returns the
+    /// greatest sequence the ledger records having reached (`None` when no record of it
+    /// is readable).
+    fn salvage(
+        &mut self,
+        after_seq: i64,
+        visit: &mut dyn FnMut(DeliveryRow, Option<&PartitionKey>) -> LedgerResult<()>,
+    ) -> LedgerResult<Option<i64>> {
+        let _ = (after_seq, visit);
+        Err(LedgerError::Request(format!(
+            "--salvage reads damaged SQLite ledger files; a {} ledger is repaired by its server: use export without --salvage, or restore a backup",
+            self.backend_name()
+        )))
+    }
 
     /// The greatest delivery sequence (0 when empty).
     fn high_water(&mut self) -> LedgerResult<i64>;

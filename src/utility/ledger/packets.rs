@@ -9,7 +9,7 @@ use crate::wire::digest;
 use crate::wire::json::{self, Value};
 use crate::wire::keys;
 
-use super::engine::{AppendReport, VerifyReport};
+use super::engine::{AppendReport, SalvageReport, VerifyReport};
 use super::{Counters, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION};
 
 /// Schema version of the append receipt.
@@ -65,6 +65,70 @@ pub fn ledger_identity(context: &ReducerContext, schema_version: &str) -> String
     )
 }
 
+/// `committed` (nothing refused), `refused` (something refused and nothing stored) or
+/// `committed_with_refusals`.
+pub fn append_status(b: &super::BatchRow) -> &'static str {
+    if b.refused == 0 {
+        "committed"
+    } else if b.appended + b.duplicate + b.conflicting == 0 {
+        "refused"
+    } else {
+        "committed_with_refusals"
+    }
+}
+
+/// The `reward-memory: salvage ...` line `export --salvage` prints on stderr: how many
+/// deliveries were exported and which sequences were lost; it never calls an export
+/// complete unless every sequence up to a readable high water was exported.
+pub fn salvage_summary(r: &SalvageReport) -> String {
+    let first = r.after_seq + 1;
+    let lost = if r.lost_count == 0 {
+        String::new()
+    } else {
+        let mut ranges: Vec<String> = r
+            .lost
+            .iter()
+            .map(|(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
+            .collect();
+        let listed: i64 = r.lost.iter().map(|(a, b)| b - a + 1).sum();
+        if listed < r.lost_count {
+            ranges.push("...".to_owned());
+        }
+        let damaged = if r.damaged_rows > 0 {
+            format!(", {} of them read but damaged", r.damaged_rows)
+        } else {
+            String::new()
+        };
+        format!(
+            "; {} could not be exported{damaged}: sequences {}",
+            r.lost_count,
+            ranges.join(", ")
+        )
+    };
+    match r.high_water {
+        Some(high) if r.lost_count == 0 => format!(
+            "salvage complete: exported all {} deliveries after sequence {} (sequences {first}-{high})",
+            r.exported, r.after_seq
+        ),
+        Some(high) => format!(
+            "salvage incomplete: exported {} of {} deliveries after sequence {} (sequences {first}-{high}){lost}",
+            r.exported,
+            (high - r.after_seq).max(0),
+            r.after_seq
+        ),
+        None => format!(
+            "salvage incomplete: exported {} deliveries after sequence {}; the ledger's last sequence cannot be read, so deliveries after sequence {} may be missing{lost}",
+            r.exported, r.after_seq, r.last_read
+        ),
+    }
+}
+
 /// The append receipt, printed only after the batch committed.
 pub fn append_receipt(report: &AppendReport) -> Value {
     let b = &report.batch;
@@ -88,7 +152,7 @@ pub fn append_receipt(report: &AppendReport) -> Value {
     Value::Object(obj! {
         "ok" => b.refused == 0,
         "schema_version" => APPEND_SCHEMA_VERSION,
-        "status" => if b.refused == 0 { "committed" } else { "committed_with_refusals" },
+        "status" => append_status(b),
         "ledger_backend" => report.backend,
         "ledger_schema_version" => LEDGER_SCHEMA_VERSION,
         "batch_id" => b.batch_id,
@@ -230,11 +294,21 @@ pub fn subject_packet(
 
 /// The `memory_utility_ledger_verify_v0` report.
 pub fn verify_packet(report: &VerifyReport) -> Value {
-    let ok = report.first_difference.is_none();
+    let (status, difference) = match (&report.damage, &report.first_difference) {
+        (Some(damage), _) => (
+            "damaged",
+            Some(format!(
+                "the ledger file is damaged ({damage}): copy out its readable deliveries with `utility-ledger export --salvage` and append them to a new ledger, or restore a backup"
+            )),
+        ),
+        (None, Some(difference)) => ("mismatch", Some(difference.clone())),
+        (None, None) => ("verified", None),
+    };
+    let ok = difference.is_none();
     Value::Object(obj! {
         "ok" => ok,
         "schema_version" => VERIFY_SCHEMA_VERSION,
-        "status" => if ok { "verified" } else { "mismatch" },
+        "status" => status,
         "ledger_backend" => report.backend,
         "ledger_schema_version" => LEDGER_SCHEMA_VERSION,
         "high_water_sequence" => report.high_water,
@@ -243,7 +317,7 @@ pub fn verify_packet(report: &VerifyReport) -> Value {
         "delivery_count" => report.deliveries,
         "observation_count" => report.observations,
         "subject_count" => report.subjects,
-        "first_difference" => opt(&report.first_difference),
+        "first_difference" => opt(&difference),
         "read_only" => true,
         "grants_new_action_authority" => false,
         "provider_write_performed" => false,
@@ -292,5 +366,65 @@ mod tests {
             error.len()
         );
         assert!(error.starts_with("xxx"), "{error}");
+    }
+
+    #[test]
+    fn an_append_that_stored_nothing_is_refused() {
+        let batch = |appended, duplicate, refused| BatchRow {
+            appended,
+            duplicate,
+            refused,
+            ..BatchRow::default()
+        };
+        assert_eq!(append_status(&batch(0, 0, 0)), "committed");
+        assert_eq!(append_status(&batch(2, 0, 0)), "committed");
+        assert_eq!(append_status(&batch(0, 0, 3)), "refused");
+        assert_eq!(append_status(&batch(1, 0, 3)), "committed_with_refusals");
+        assert_eq!(append_status(&batch(0, 1, 3)), "committed_with_refusals");
+    }
+
+    #[test]
+    fn a_salvage_summary_claims_completeness_only_with_a_known_high_water() {
+        let complete = SalvageReport {
+            exported: 10,
+            high_water: Some(10),
+            last_read: 10,
+            ..SalvageReport::default()
+        };
+        assert!(complete.complete());
+        assert_eq!(
+            salvage_summary(&complete),
+            "salvage complete: exported all 10 deliveries after sequence 0 (sequences 1-10)"
+        );
+        let lost = SalvageReport {
+            exported: 7,
+            high_water: Some(10),
+            last_read: 10,
+            lost: vec![(3, 4), (9, 9)],
+            lost_count: 3,
+            damaged_rows: 1,
+            ..SalvageReport::default()
+        };
+        assert!(!lost.complete());
+        assert_eq!(
+            salvage_summary(&lost),
+            "salvage incomplete: exported 7 of 10 deliveries after sequence 0 (sequences 1-10); \
+             3 could not be exported, 1 of them read but damaged: sequences 3-4, 9"
+        );
+        let unknown = SalvageReport {
+            after_seq: 4,
+            exported: 6,
+            last_read: 10,
+            ..SalvageReport::default()
+        };
+        assert!(
+            !unknown.complete(),
+            "no readable high water: never complete"
+        );
+        assert!(
+            salvage_summary(&unknown).contains("deliveries after sequence 10 may be missing"),
+            "{}",
+            salvage_summary(&unknown)
+        );
     }
 }

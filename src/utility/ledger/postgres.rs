@@ -167,22 +167,35 @@ fn scrub(text: &str, secret: Option<&str>) -> String {
 /// Maps a client or server failure to the ledger's error, without credentials.
 pub fn map_error(err: &postgres::Error, secret: Option<&str>) -> LedgerError {
     if let Some(db) = err.as_db_error() {
-        let code = db.code().code();
-        let message = scrub(db.message(), secret);
-        return match code {
-            "28P01" | "28000" => LedgerError::Auth(message),
-            "3D000" => LedgerError::Unreachable(format!("the database does not exist ({message})")),
-            "53100" => LedgerError::DiskFull,
-            "25006" | "42501" => LedgerError::ReadOnly(message),
-            "40001" | "40P01" | "55P03" => LedgerError::Busy,
-            _ => LedgerError::Storage(format!("{code}: {message}")),
-        };
+        return map_server_error(db.code().code(), &scrub(db.message(), secret));
     }
     let text = scrub(&err.to_string(), secret);
     if err.is_closed() || text.contains("connect") || text.contains("os error") {
         LedgerError::Unreachable(text)
     } else {
         LedgerError::Storage(text)
+    }
+}
+
+/// The ledger's error for a server error with this SQLSTATE. A server that is starting
+/// up or shutting down (`57P03` cannot_connect_now, `57P01` admin_shutdown, `57P02`
+/// crash_shutdown), that closed an idle session (`57P05`) or has no connection slot left
+/// (`53300`), and a broken connection (class `08` but a protocol violation) are
+/// unreachable-and-retryable like a refused connection: nothing was committed.
+pub fn map_server_error(code: &str, message: &str) -> LedgerError {
+    match code {
+        "28P01" | "28000" => LedgerError::Auth(message.to_owned()),
+        "3D000" => LedgerError::Unreachable(format!("the database does not exist ({message})")),
+        "57P01" | "57P02" | "57P03" | "57P05" | "53300" => LedgerError::Unreachable(format!(
+            "the server cannot take the connection now, retry later ({code}: {message})"
+        )),
+        _ if code.starts_with("08") && code != "08P01" => LedgerError::Unreachable(format!(
+            "the connection to the server failed, retry later ({code}: {message})"
+        )),
+        "53100" => LedgerError::DiskFull,
+        "25006" | "42501" => LedgerError::ReadOnly(message.to_owned()),
+        "40001" | "40P01" | "55P03" => LedgerError::Busy,
+        _ => LedgerError::Storage(format!("{code}: {message}")),
     }
 }
 
@@ -351,17 +364,27 @@ impl PgLedger {
         r.map_err(|e| self.err(&e))
     }
 
-    fn meta_version(&mut self) -> LedgerResult<Option<Option<String>>> {
+    /// `None` when the ledger's tables were never created; else checks its
+    /// `ledger_schema_version` and `ledger_format` rows as the SQLite backend does.
+    fn check_meta(&mut self) -> LedgerResult<Option<()>> {
         let rows = self.query("SELECT to_regclass('utility_ledger_meta')::text", &[])?;
         let exists: Option<String> = rows.first().and_then(|r| r.get(0));
         if exists.is_none() {
             return Ok(None);
         }
         let rows = self.query(
-            "SELECT value FROM utility_ledger_meta WHERE key = 'ledger_schema_version'",
+            "SELECT key, value FROM utility_ledger_meta \
+             WHERE key IN ('ledger_schema_version', 'ledger_format')",
             &[],
         )?;
-        Ok(Some(rows.first().map(|r| r.get(0))))
+        let value = |key: &str| -> Option<String> {
+            rows.iter()
+                .find(|r| r.get::<_, &str>(0) == key)
+                .map(|r| r.get(1))
+        };
+        super::sqlite::check_version(value("ledger_schema_version").as_deref())?;
+        super::sqlite::check_format(value("ledger_format").as_deref())?;
+        Ok(Some(()))
     }
 }
 
@@ -470,17 +493,20 @@ impl LedgerBackend for PgLedger {
                 "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; \
                  SET LOCAL enable_mergejoin = off",
             )?;
-            match self.meta_version()? {
+            match self.check_meta()? {
                 None => {
                     self.exec(SCHEMA)?;
                     self.query(
                         "INSERT INTO utility_ledger_meta (key, value) VALUES \
-                         ('ledger_schema_version', $1), ('ledger_format', 'reward_memory_utility_ledger')",
-                        &[&LEDGER_SCHEMA_VERSION.to_string()],
+                         ('ledger_schema_version', $1), ('ledger_format', $2)",
+                        &[
+                            &LEDGER_SCHEMA_VERSION.to_string(),
+                            &super::sqlite::LEDGER_FORMAT,
+                        ],
                     )?;
                     Ok(())
                 }
-                Some(version) => super::sqlite::check_version(version.as_deref()),
+                Some(()) => Ok(()),
             }
         })();
         if result.is_err() {
@@ -503,9 +529,9 @@ impl LedgerBackend for PgLedger {
 
     fn begin_read(&mut self) -> LedgerResult<()> {
         self.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
-        let result = match self.meta_version() {
+        let result = match self.check_meta() {
             Ok(None) => Err(LedgerError::Missing),
-            Ok(Some(version)) => super::sqlite::check_version(version.as_deref()),
+            Ok(Some(())) => Ok(()),
             Err(e) => Err(e),
         };
         if result.is_err() {
@@ -514,8 +540,9 @@ impl LedgerBackend for PgLedger {
         result
     }
 
-    fn end_read(&mut self) {
+    fn end_read(&mut self) -> LedgerResult<()> {
         self.rollback();
+        Ok(())
     }
 
     fn high_water(&mut self) -> LedgerResult<i64> {
@@ -1162,5 +1189,29 @@ impl LedgerBackend for PgLedger {
             },
             self.secret.as_deref(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{LedgerError, map_server_error};
+
+    #[test]
+    fn a_server_that_cannot_take_the_connection_now_is_unreachable_not_a_storage_failure() {
+        for code in [
+            "57P03", "57P01", "57P02", "57P05", "53300", "08006", "08001",
+        ] {
+            let err = map_server_error(code, "the database system is starting up");
+            assert!(matches!(err, LedgerError::Unreachable(_)), "{code}: {err}");
+            assert!(err.to_string().contains("retry later"), "{code}: {err}");
+        }
+        for code in ["08P01", "42P01", "XX000"] {
+            let err = map_server_error(code, "m");
+            assert!(matches!(err, LedgerError::Storage(_)), "{code}: {err}");
+        }
+        assert!(matches!(
+            map_server_error("28P01", "m"),
+            LedgerError::Auth(_)
+        ));
     }
 }

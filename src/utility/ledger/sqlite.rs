@@ -6,11 +6,13 @@
 //! taking the lock, and what a committed batch wrote survives a crash. A file that is not
 //! a ledger is reported, never replaced or truncated.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension as _, Row, params};
 
+use super::sqlite_file::{self, Access, FileState, ReadOnlyStart, ReadPlan};
 use super::{
     BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION,
     LedgerBackend, LedgerError, LedgerResult, ObservationKey, ObservationRow, PartitionKey,
@@ -160,7 +162,8 @@ pub fn map_error(err: &rusqlite::Error) -> LedgerError {
         other => other.to_string(),
     };
     match err.sqlite_error_code() {
-        Some(C::NotADatabase | C::DatabaseCorrupt) => LedgerError::Corrupt(detail),
+        Some(C::NotADatabase) => LedgerError::Corrupt(detail),
+        Some(C::DatabaseCorrupt) => LedgerError::damaged(detail),
         Some(C::DatabaseBusy | C::DatabaseLocked) => LedgerError::Busy,
         Some(C::ReadOnly | C::PermissionDenied) => LedgerError::ReadOnly(detail),
         Some(C::DiskFull) => LedgerError::DiskFull,
@@ -200,16 +203,6 @@ fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> LedgerResult<T>
             }
             other => return sq(other),
         }
-    }
-}
-
-fn io_error(err: &std::io::Error) -> LedgerError {
-    match err.raw_os_error() {
-        Some(28) => LedgerError::DiskFull,
-        Some(13 | 30 | 1) => {
-            LedgerError::ReadOnly(format!("cannot create the ledger file ({})", err.kind()))
-        }
-        _ => LedgerError::Storage(format!("cannot create the ledger file ({})", err.kind())),
     }
 }
 
@@ -471,16 +464,51 @@ fn partition(row: &Row<'_>) -> rusqlite::Result<PartitionRow> {
     })
 }
 
-/// The SQLite ledger at one path. The connection is opened by the first transaction.
+/// How the open connection was made (see [`sqlite_file`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opening {
+    /// An ordinary connection: appends, and reads where this process may write.
+    ReadWrite,
+    /// A read-only connection with a `-shm` file.
+    ReadOnly,
+    /// A read-only connection without locks or `-shm`, checked by the file's stat.
+    Immutable,
+}
+
+/// The SQLite ledger at one path. The connection is opened by the first transaction and
+/// kept for the next ones; when it is dropped after a committed append, it is closed
+/// and the file's stat recorded as checked ([`sqlite_file::record_checked`]).
 pub struct SqliteLedger {
     path: PathBuf,
     conn: Option<Connection>,
+    opening: Opening,
+    /// For an [`Opening::Immutable`] connection: the file as it was before it was opened.
+    immutable_state: Option<FileState>,
+    /// The open connection found the file sound before its first write (it was created
+    /// now, recorded as checked, or passed `quick_check`); its own writes since need no
+    /// check.
+    verified: bool,
+    /// An append committed on the open connection.
+    committed: bool,
+}
+
+impl Drop for SqliteLedger {
+    fn drop(&mut self) {
+        self.close();
+    }
 }
 
 impl SqliteLedger {
     /// A ledger at `path` (created by the first append).
     pub fn new(path: PathBuf) -> SqliteLedger {
-        SqliteLedger { path, conn: None }
+        SqliteLedger {
+            path,
+            conn: None,
+            opening: Opening::ReadWrite,
+            immutable_state: None,
+            verified: false,
+            committed: false,
+        }
     }
 
     /// The file.
@@ -494,24 +522,61 @@ impl SqliteLedger {
             .ok_or_else(|| LedgerError::Storage("the ledger is not open".into()))
     }
 
-    /// Creates the file (0600) and missing parent directories (0700) when absent.
-    fn create_file(&self) -> LedgerResult<()> {
+    /// Closes the connection. After a committed append, closing checkpoints the WAL into
+    /// the file (when no other connection is open): only then is the file's stat the one
+    /// to record as checked.
+    fn close(&mut self) {
+        let record = self.committed && self.opening == Opening::ReadWrite;
+        self.immutable_state = None;
+        self.verified = false;
+        self.committed = false;
+        if let Some(conn) = self.conn.take()
+            && conn.close().is_ok()
+            && record
+        {
+            sqlite_file::record_checked(&self.path);
+        }
+    }
+
+    /// Before an append writes: refuses a location it may not write with the reason,
+    /// and creates the file (0600) and missing parent directories (0700) when absent.
+    /// `true` when the file was created now.
+    fn prepare_file(&self) -> LedgerResult<bool> {
         use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+        let dir = sqlite_file::directory_of(&self.path);
         match std::fs::symlink_metadata(&self.path) {
             Ok(meta) if meta.is_dir() => return Err(LedgerError::NotAFile),
-            Ok(_) => return Ok(()),
+            Ok(_) => {
+                if let Some(why) = sqlite_file::write_refusal(
+                    Access::of(&self.path),
+                    Access::of(dir),
+                    Access::of_side_files(&self.path),
+                ) {
+                    return Err(LedgerError::ReadOnly(why));
+                }
+                // SQLite would fall back to a read-only connection, with a vaguer message.
+                return match std::fs::OpenOptions::new().write(true).open(&self.path) {
+                    Ok(_) => Ok(false),
+                    Err(e) => Err(sqlite_file::io_refusal(&e, false)),
+                };
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_error(&e)),
+            Err(e) => return Err(sqlite_file::io_refusal(&e, false)),
         }
-        if let Some(parent) = self.path.parent()
-            && !parent.as_os_str().is_empty()
-            && !parent.exists()
-        {
+        if dir.exists() {
+            if let Some(why) = sqlite_file::write_refusal(
+                Access::Absent,
+                Access::of(dir),
+                Access::of_side_files(&self.path),
+            ) {
+                return Err(LedgerError::ReadOnly(why));
+            }
+        } else {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
-                .create(parent)
-                .map_err(|e| io_error(&e))?;
+                .create(dir)
+                .map_err(|e| sqlite_file::io_refusal(&e, true))?;
         }
         match std::fs::OpenOptions::new()
             .write(true)
@@ -519,29 +584,119 @@ impl SqliteLedger {
             .mode(0o600)
             .open(&self.path)
         {
-            Ok(_) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-            Err(e) => Err(io_error(&e)),
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(sqlite_file::io_refusal(&e, true)),
         }
     }
 
-    fn open_existing(&mut self) -> LedgerResult<()> {
-        if self.conn.is_some() {
+    /// The ledger file must be a file; `Missing` when there is none.
+    fn check_exists(&self) -> LedgerResult<()> {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if meta.is_dir() => Err(LedgerError::NotAFile),
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(LedgerError::Missing),
+            Err(e) => Err(sqlite_file::io_refusal(&e, false)),
+        }
+    }
+
+    fn configure(conn: &Connection) -> LedgerResult<()> {
+        sq(conn.busy_timeout(BUSY_TIMEOUT))?;
+        sq(conn.pragma_update(None, "cache_size", -CACHE_KIB))
+    }
+
+    /// An ordinary connection (a read-only one left by a read is closed first).
+    fn open_for_write(&mut self) -> LedgerResult<()> {
+        if self.conn.is_some() && self.opening == Opening::ReadWrite {
             return Ok(());
         }
-        match std::fs::metadata(&self.path) {
-            Ok(meta) if meta.is_dir() => return Err(LedgerError::NotAFile),
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LedgerError::Missing),
-            Err(e) => return Err(io_error(&e)),
-        }
+        self.close();
+        self.check_exists()?;
         let conn = sq(Connection::open_with_flags(
             &self.path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         ))?;
-        sq(conn.busy_timeout(BUSY_TIMEOUT))?;
-        sq(conn.pragma_update(None, "cache_size", -CACHE_KIB))?;
+        Self::configure(&conn)?;
         self.conn = Some(conn);
+        self.opening = Opening::ReadWrite;
+        Ok(())
+    }
+
+    /// The connection of a read ([`sqlite_file::read_plan`]): an ordinary one where this
+    /// process could write, else a read-only one, else (no `-shm` can be made and no
+    /// `-wal` holds batches) an immutable one whose read is checked when it ends.
+    fn open_for_read(&mut self) -> LedgerResult<()> {
+        if self.conn.is_some() {
+            return Ok(());
+        }
+        self.check_exists()?;
+        let dir = sqlite_file::directory_of(&self.path);
+        if sqlite_file::read_plan(Access::of(&self.path), Access::of(dir)) == ReadPlan::ReadWrite {
+            return self.open_for_write();
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let before = FileState::of(&self.path);
+        let wal_len =
+            std::fs::metadata(sqlite_file::beside(&self.path, "-wal")).map_or(0, |m| m.len());
+        let shm = sqlite_file::beside(&self.path, "-shm").exists();
+        if sqlite_file::read_only_start(wal_len, shm) == ReadOnlyStart::Shared {
+            // SQLite opens (or creates) the `-shm` file on the first read.
+            let shared = Connection::open_with_flags(&self.path, flags).and_then(|conn| {
+                conn.busy_timeout(BUSY_TIMEOUT)?;
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                    r.get::<_, i64>(0)
+                })?;
+                Ok(conn)
+            });
+            match shared {
+                Ok(conn) => {
+                    Self::configure(&conn)?;
+                    self.conn = Some(conn);
+                    self.opening = Opening::ReadOnly;
+                    return Ok(());
+                }
+                Err(err) if sqlite_file::needs_shm(err.sqlite_error_code()) => {
+                    sqlite_file::immutable_fallback(wal_len)?;
+                }
+                Err(err) => return Err(map_error(&err)),
+            }
+        }
+        let conn = sq(Connection::open_with_flags(
+            sqlite_file::immutable_uri(&self.path),
+            flags | OpenFlags::SQLITE_OPEN_URI,
+        ))?;
+        Self::configure(&conn)?;
+        self.conn = Some(conn);
+        self.opening = Opening::Immutable;
+        self.immutable_state = Some(before);
+        Ok(())
+    }
+
+    /// After a read on an immutable connection: the file and the absence of a `-wal`
+    /// must be as they were before it was opened.
+    fn check_unchanged(&self) -> LedgerResult<()> {
+        match &self.immutable_state {
+            Some(before) if *before != FileState::of(&self.path) => {
+                Err(LedgerError::ChangedDuringRead)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `PRAGMA quick_check` before the first write into an existing ledger that is not
+    /// as the last append left it ([`sqlite_file::unchanged_since_check`]).
+    fn check_before_write(&mut self) -> LedgerResult<()> {
+        if self.verified {
+            return Ok(());
+        }
+        let non_empty = std::fs::metadata(&self.path).is_ok_and(|m| m.len() > 0);
+        if non_empty
+            && !sqlite_file::unchanged_since_check(&self.path)
+            && let Some(problem) = self.integrity_problem()?
+        {
+            return Err(LedgerError::damaged(problem));
+        }
+        self.verified = true;
         Ok(())
     }
 
@@ -560,23 +715,30 @@ impl SqliteLedger {
         if has_meta == 0 {
             return Err(LedgerError::NotALedger);
         }
-        let version: Option<String> = sq(conn
-            .query_row(
-                "SELECT value FROM ledger_meta WHERE key = 'ledger_schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .optional())?;
-        check_version(version.as_deref())?;
+        let meta = |key: &str| -> LedgerResult<Option<String>> {
+            sq(conn
+                .query_row(
+                    "SELECT value FROM ledger_meta WHERE key = ?1",
+                    params![key],
+                    |r| r.get(0),
+                )
+                .optional())
+        };
+        check_version(meta("ledger_schema_version")?.as_deref())?;
+        check_format(meta("ledger_format")?.as_deref())?;
         Ok(true)
     }
 }
 
+/// What `ledger_format` holds in every ledger.
+pub const LEDGER_FORMAT: &str = "reward_memory_utility_ledger";
+
 /// Accepts exactly [`LEDGER_SCHEMA_VERSION`]; a newer one is refused, never migrated down,
-/// and an older one (a different layout) is refused with what to do.
+/// and an older one (a different layout) is refused with what to do. A ledger without
+/// the row is refused as incomplete.
 pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
     let Some(text) = version else {
-        return Err(LedgerError::NotALedger);
+        return Err(LedgerError::Incomplete("ledger_schema_version"));
     };
     match text.trim().parse::<i64>() {
         Ok(v) if v == LEDGER_SCHEMA_VERSION => Ok(()),
@@ -586,6 +748,36 @@ pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
             text.chars().take(40).collect::<String>(),
         )),
     }
+}
+
+/// Accepts exactly [`LEDGER_FORMAT`]: a missing row is an incomplete ledger, another
+/// value another kind of database.
+pub fn check_format(format: Option<&str>) -> LedgerResult<()> {
+    match format {
+        None => Err(LedgerError::Incomplete("ledger_format")),
+        Some(LEDGER_FORMAT) => Ok(()),
+        Some(_) => Err(LedgerError::NotALedger),
+    }
+}
+
+/// `PRAGMA quick_check`: every b-tree page, cell and free-list entry is consistent.
+/// `Some` of the first problems (on one line) when it fails.
+fn quick_check(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    let mut stmt = conn.prepare("PRAGMA quick_check(4)")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    let mut problems = Vec::new();
+    for row in rows {
+        problems.push(row?);
+    }
+    if problems.len() == 1 && problems[0] == "ok" {
+        return Ok(None);
+    }
+    let text = problems.join("; ").replace(['\n', '\r'], " ");
+    let mut short: String = text.chars().take(300).collect();
+    if short.len() < text.len() {
+        short.push_str("...");
+    }
+    Ok(Some(short))
 }
 
 impl LedgerBackend for SqliteLedger {
@@ -598,16 +790,15 @@ impl LedgerBackend for SqliteLedger {
     }
 
     fn begin_write(&mut self) -> LedgerResult<()> {
-        self.create_file()?;
-        // Refuse a file that cannot be written before SQLite opens it (it would fall
-        // back to read-only or fail with a less helpful message).
-        if let Err(e) = std::fs::OpenOptions::new().write(true).open(&self.path) {
-            return Err(io_error(&e));
+        let created = self.prepare_file()?;
+        self.open_for_write()?;
+        // Check what the file holds before anything is written to it: a damaged file,
+        // a foreign database or a newer ledger stays byte for byte as it was.
+        if created {
+            self.verified = true;
         }
-        self.open_existing()?;
+        self.check_before_write()?;
         let conn = self.conn()?;
-        // Check what the file holds before anything is written to it: a foreign database
-        // or a newer ledger stays byte for byte as it was.
         Self::check_schema(conn)?;
         let mode: String =
             retry_busy(|| conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)))?;
@@ -629,8 +820,8 @@ impl LedgerBackend for SqliteLedger {
             let init = conn.execute_batch(SCHEMA).and_then(|()| {
                 conn.execute(
                     "INSERT INTO ledger_meta (key, value) VALUES ('ledger_schema_version', ?1), \
-                     ('ledger_format', 'reward_memory_utility_ledger')",
-                    params![LEDGER_SCHEMA_VERSION.to_string()],
+                     ('ledger_format', ?2)",
+                    params![LEDGER_SCHEMA_VERSION.to_string(), LEDGER_FORMAT],
                 )
             });
             if let Err(e) = init {
@@ -647,6 +838,7 @@ impl LedgerBackend for SqliteLedger {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(map_error(&e));
         }
+        self.committed = true;
         Ok(())
     }
 
@@ -659,7 +851,7 @@ impl LedgerBackend for SqliteLedger {
     }
 
     fn begin_read(&mut self) -> LedgerResult<()> {
-        self.open_existing()?;
+        self.open_for_read()?;
         let conn = self.conn()?;
         retry_busy(|| conn.execute_batch("BEGIN"))?;
         match Self::check_schema(conn) {
@@ -675,8 +867,38 @@ impl LedgerBackend for SqliteLedger {
         }
     }
 
-    fn end_read(&mut self) {
+    fn end_read(&mut self) -> LedgerResult<()> {
         self.rollback();
+        self.check_unchanged()
+    }
+
+    fn integrity_problem(&mut self) -> LedgerResult<Option<String>> {
+        let conn = self.conn()?;
+        match retry_busy(|| quick_check(conn)) {
+            Ok(None) => Ok(None),
+            Ok(Some(problem)) => Ok(Some(format!("PRAGMA quick_check: {problem}"))),
+            // A page so damaged that the check itself stops is a failed check.
+            Err(LedgerError::Damaged { detail, .. }) => {
+                Ok(Some(format!("PRAGMA quick_check stopped: {detail}")))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    fn salvage(
+        &mut self,
+        after_seq: i64,
+        visit: &mut dyn FnMut(DeliveryRow, Option<&PartitionKey>) -> LedgerResult<()>,
+    ) -> LedgerResult<Option<i64>> {
+        self.open_for_read()?;
+        let conn = self.conn()?;
+        retry_busy(|| conn.execute_batch("BEGIN"))?;
+        let result = salvage_rows(conn, after_seq, visit);
+        let _ = conn.execute_batch("ROLLBACK");
+        let unchanged = self.check_unchanged();
+        let high = result?;
+        unchanged?;
+        Ok(high)
     }
 
     fn high_water(&mut self) -> LedgerResult<i64> {
@@ -1241,6 +1463,142 @@ impl LedgerBackend for SqliteLedger {
         }))?;
         rows.map(sq).collect()
     }
+}
+
+/// Consecutive unreadable sequences probed past the last readable one when no record
+/// of the ledger's last sequence can be read.
+const BLIND_PROBES: i64 = 65_536;
+
+/// True for a SQLite error about the file's pages or a stored value (what salvage skips),
+/// as opposed to one about the connection or the statement.
+fn is_damage(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    ) || matches!(
+        err,
+        rusqlite::Error::FromSqlConversionFailure(..) | rusqlite::Error::InvalidColumnType(..)
+    )
+}
+
+/// Reads what can be read of a damaged ledger inside a read transaction: the schema (a
+/// damaged `ledger_meta` is passed over, a readable one must be this layout), the last
+/// sequence the ledger reached (the greater of the readable `max(seq)` and the batches'
+/// `max(last_seq)`), then every delivery after `after_seq` in sequence order. A scan that
+/// meets an unreadable page starts again after the last row it read; a sequence whose seek
+/// fails is skipped, one at a time, so every row on a readable root-to-leaf path is found.
+fn salvage_rows(
+    conn: &Connection,
+    after_seq: i64,
+    visit: &mut dyn FnMut(DeliveryRow, Option<&PartitionKey>) -> LedgerResult<()>,
+) -> LedgerResult<Option<i64>> {
+    let tables: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
+             AND name IN ('deliveries', 'partitions', 'ledger_meta')",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| match map_error(&e) {
+            LedgerError::Damaged { detail, .. } => LedgerError::Corrupt(format!(
+                "its schema page cannot be read, so nothing can be salvaged ({detail}); restore a backup"
+            )),
+            other => other,
+        })?;
+    if tables != 3 {
+        return Err(LedgerError::NotALedger);
+    }
+    let version: rusqlite::Result<Option<String>> = conn
+        .query_row(
+            "SELECT value FROM ledger_meta WHERE key = 'ledger_schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional();
+    match version {
+        Ok(Some(v)) => check_version(Some(&v))?,
+        // A damaged or incomplete `ledger_meta`: the tables above say what to read.
+        Ok(None) => {}
+        Err(e) if is_damage(&e) => {}
+        Err(e) => return Err(map_error(&e)),
+    }
+    let hint = |sql: &str| -> Option<i64> { conn.query_row(sql, [], |r| r.get(0)).ok().flatten() };
+    let high = [
+        hint("SELECT max(seq) FROM deliveries"),
+        hint("SELECT max(last_seq) FROM batches"),
+    ]
+    .into_iter()
+    .flatten()
+    .max();
+
+    let mut partitions: BTreeMap<i64, Option<PartitionKey>> = BTreeMap::new();
+    let mut partition_stmt = sq(conn.prepare(&format!(
+        "SELECT {PARTITION_COLUMNS} FROM partitions WHERE partition_id = ?1"
+    )))?;
+    let mut stmt = sq(conn.prepare(&format!(
+        "SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE seq >= ?1 ORDER BY seq"
+    )))?;
+    let mut next = after_seq.max(0) + 1;
+    let mut last_read = next - 1;
+    loop {
+        let stop = match high {
+            Some(h) => h,
+            None => last_read.saturating_add(BLIND_PROBES),
+        };
+        if next > stop {
+            break;
+        }
+        let mut progressed = false;
+        let mut failed = false;
+        match stmt.query(params![next]) {
+            Err(e) if is_damage(&e) => failed = true,
+            Err(e) => return Err(map_error(&e)),
+            Ok(mut rows) => loop {
+                let row = match rows.next() {
+                    Ok(Some(row)) => row,
+                    Ok(None) => break,
+                    Err(e) if is_damage(&e) => {
+                        failed = true;
+                        break;
+                    }
+                    Err(e) => return Err(map_error(&e)),
+                };
+                let seq: i64 = match row.get(0) {
+                    Ok(seq) => seq,
+                    Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                };
+                if seq < next {
+                    // Out of order: a damaged interior page. Probe on from `next`.
+                    failed = true;
+                    break;
+                }
+                next = seq + 1;
+                last_read = seq;
+                progressed = true;
+                // A row whose values cannot be read is left out (the caller counts it).
+                let Ok(d) = delivery(row) else {
+                    continue;
+                };
+                let key = partitions.entry(d.partition_id).or_insert_with(|| {
+                    partition_stmt
+                        .query_row(params![d.partition_id], partition)
+                        .ok()
+                        .map(|p| p.key)
+                });
+                visit(d, key.as_ref())?;
+            },
+        }
+        if !failed {
+            break;
+        }
+        if !progressed {
+            next += 1;
+        }
+    }
+    Ok(high)
 }
 
 /// `PRAGMA integrity_check` of a ledger file (for tests and operators): `ok` or the

@@ -66,8 +66,9 @@ pub fn check_readable(backend: &mut dyn LedgerBackend, partition: &Partition) ->
     let result = backend
         .find_partition(&partition_key(partition))
         .map(|_| ());
-    backend.end_read();
-    result
+    let ended = backend.end_read();
+    result?;
+    ended
 }
 
 /// The utility of `partition` for `digests`, from one read snapshot of the ledger: every
@@ -81,8 +82,9 @@ pub fn utility_view(
 ) -> Result<UtilityView, LedgerError> {
     backend.begin_read()?;
     let result = read_subjects(backend, partition, digests);
-    backend.end_read();
+    let ended = backend.end_read();
     let subjects = result?;
+    ended?;
     UtilityView::new(partition.clone(), subjects.into_values())
         .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))
 }

@@ -278,8 +278,9 @@ impl EvaluationLedger {
                 }
                 backend.begin_read().map_err(ledger_error)?;
                 let result = read_backend(backend.as_mut(), &mut out, &mut counters);
-                backend.end_read();
+                let ended = backend.end_read();
                 result?;
+                ended.map_err(ledger_error)?;
             }
         }
         Ok((out, counters))
