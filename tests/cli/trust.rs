@@ -495,6 +495,24 @@ fn a_symlinked_or_loose_ledger_is_refused_by_every_ledger_command() {
     for (sub, run) in every_ledger_command(&s, "real.sqlite3") {
         assert_eq!(run.code, 0, "{sub}: {}", run.transcript());
     }
+    // The integrity record beside the ledger is trusted only when it is ours too: a planted
+    // one could claim an edited file is as the last append left it.
+    let sidecar = s.path.join("real.sqlite3-checked");
+    let _ = std::fs::remove_file(&sidecar);
+    s.write("elsewhere", "x");
+    std::os::unix::fs::symlink(s.path.join("elsewhere"), &sidecar).expect("symlink");
+    for (sub, run) in every_ledger_command(&s, "real.sqlite3") {
+        assert!(
+            error_of(&run)
+                .starts_with("utility ledger file real.sqlite3-checked is a symbolic link"),
+            "{sub}: {}",
+            run.transcript()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.path.join("elsewhere")).expect("kept"),
+        "x"
+    );
 }
 
 #[test]

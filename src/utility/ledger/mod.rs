@@ -240,7 +240,7 @@ pub fn check_sqlite_trust(
         ))?;
     }
     refusal(trust::check(path, Kind::File, "utility ledger"))?;
-    for suffix in ["-wal", "-shm", "-journal"] {
+    for suffix in ["-wal", "-shm", "-journal", "-checked"] {
         let mut sibling = path.as_os_str().to_owned();
         sibling.push(suffix);
         refusal(trust::check(
