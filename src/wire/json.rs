@@ -16,7 +16,7 @@
 use compact_str::CompactString;
 use indexmap::IndexMap;
 
-use crate::wire::pyfmt;
+use crate::wire::float;
 
 /// Text held by a [`Value`]: strings of up to 24 bytes live inline, longer ones in one
 /// exact heap allocation.
@@ -818,8 +818,8 @@ pub fn write_canonical_plain(out: &mut Vec<u8>, value: &Json<'_>) -> bool {
             if !f.is_finite() {
                 return false;
             }
-            let mut buf = pyfmt::FloatBuf::new();
-            out.extend_from_slice(pyfmt::float_repr_in(f, &mut buf).as_bytes());
+            let mut buf = float::FloatBuf::new();
+            out.extend_from_slice(float::float_repr_in(f, &mut buf).as_bytes());
         }
         Json::Str(s) => return plain_string(out, s),
         Json::Strs(items) => return plain_list(out, items.iter().map(String::as_str)),
@@ -902,8 +902,8 @@ fn write_float<S: Sink + ?Sized>(out: &mut S, f: f64) {
     } else if f.is_infinite() {
         out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        let mut buf = pyfmt::FloatBuf::new();
-        out.push_str(pyfmt::float_repr_in(f, &mut buf));
+        let mut buf = float::FloatBuf::new();
+        out.push_str(float::float_repr_in(f, &mut buf));
     }
 }
 
