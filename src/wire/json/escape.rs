@@ -3,7 +3,7 @@
 //! printers use both; the parser uses the same scan to find the end of a plain run of
 //! string text. No I/O.
 
-use super::print::Sink;
+use super::Sink;
 
 /// Bytes `json.dumps` escapes with `ensure_ascii=False`: `"`, `\\` and controls.
 pub(super) const ESCAPE_RAW: [bool; 256] = escape_table(false);

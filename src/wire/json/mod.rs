@@ -30,7 +30,7 @@ pub use parse::{
     Cursor, MEMORY_PER_INPUT_BYTE, MEMORY_SLACK, ParseError, decode_utf8, parse, parse_prefix,
 };
 pub use print::{
-    DumpOptions, Json, JsonItems, Sink, canonical, dumps, json_float, to_pretty_line,
+    DumpOptions, Json, JsonItems, canonical, dumps, json_float, to_pretty_line,
     write_canonical_plain, write_canonical_plain_fields, write_json, write_value,
 };
 
@@ -437,6 +437,20 @@ pub fn str_list<S: AsRef<str>>(items: &[S]) -> Value {
             .map(|s| Value::Str(Text::new(s.as_ref())))
             .collect(),
     )
+}
+
+/// Where the printers put their bytes: a `String`, or a digest state fed as the bytes
+/// are produced (see [`crate::wire::digest`]), so that hashing a value never builds its
+/// text first.
+pub trait Sink {
+    /// Appends `s`.
+    fn push_str(&mut self, s: &str);
+}
+
+impl Sink for String {
+    fn push_str(&mut self, s: &str) {
+        String::push_str(self, s);
+    }
 }
 
 // ---------------------------------------------------------------------------------------

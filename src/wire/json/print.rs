@@ -5,7 +5,7 @@
 //! [`super::escape`], floats printed by [`crate::wire::float`]. No I/O.
 
 use super::escape::{plain_prefix, write_string};
-use super::{Text, Value, str_list};
+use super::{Sink, Text, Value, str_list};
 use crate::wire::float;
 
 /// How to print a value, mirroring the `json.dumps` arguments the contracts use.
@@ -51,20 +51,6 @@ impl DumpOptions {
         sort_keys: true,
         ensure_ascii: true,
     };
-}
-
-/// Where the printers put their bytes: a `String`, or a digest state fed as the bytes
-/// are produced (see [`crate::wire::digest`]), so that hashing a value never builds its
-/// text first.
-pub trait Sink {
-    /// Appends `s`.
-    fn push_str(&mut self, s: &str);
-}
-
-impl Sink for String {
-    fn push_str(&mut self, s: &str) {
-        String::push_str(self, s);
-    }
 }
 
 /// A JSON value borrowed from typed fields: it prints exactly as the [`Value`] it
