@@ -8,7 +8,7 @@ use crate::Notes;
 use crate::output::report::{Report, show};
 use crate::wire::json::{Map, Value};
 
-use super::{Line, at, fields_of, is_false, objects, s, strings};
+use super::{Line, at, entry_rows, fields_of, is_false, objects, s, strings};
 
 pub(super) fn architecture_detail(p: &Map, _: &Notes, report: &mut Report) {
     let rows = objects(p, "memory_classes")
@@ -62,17 +62,9 @@ pub(super) fn corpus_registry_detail(p: &Map, _: &Notes, report: &mut Report) {
         ],
         rows,
     );
-    let coverage = at(p, "class_coverage")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(class, corpora)| vec![class.to_owned(), show(Some(corpora))])
-                .collect()
-        })
-        .unwrap_or_default();
     report
         .section("Class coverage")
-        .table(&["class", "corpora"], coverage);
+        .table(&["class", "corpora"], entry_rows(p, "class_coverage"));
 }
 
 pub(super) fn health_detail(p: &Map, _: &Notes, report: &mut Report) {
@@ -91,17 +83,9 @@ pub(super) fn health_detail(p: &Map, _: &Notes, report: &mut Report) {
             "freshness_check.freshness_window_satisfied",
         ],
     ));
-    let rows = at(p, "pipeline")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(stage, v)| vec![stage.to_owned(), show(Some(v))])
-                .collect()
-        })
-        .unwrap_or_default();
     report
         .section("Pipeline (in order)")
-        .table(&["stage", "value"], rows);
+        .table(&["stage", "value"], entry_rows(p, "pipeline"));
 }
 
 pub(super) fn candidate_review_detail(p: &Map, _: &Notes, report: &mut Report) {

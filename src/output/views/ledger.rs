@@ -5,8 +5,8 @@ use crate::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
-use super::utility::{SUBJECT_HEADER, review_proposals_section, subject_rows};
-use super::{Line, at, fields_of, items, ledger_field, objects, s};
+use super::utility::{PARTITION_FIELDS, SUBJECT_HEADER, review_proposals_section, subject_rows};
+use super::{Line, at, fields_of, items, ledger_and_fields, objects, s};
 
 /// `received N, appended N, ...` of the append receipt.
 fn append_counts(p: &Map) -> String {
@@ -85,25 +85,24 @@ pub(super) fn ledger_append_body(p: &Map, report: &mut Report) {
 }
 
 pub(super) fn ledger_append_detail(p: &Map, notes: &Notes, report: &mut Report) {
-    report
-        .section("Batch")
-        .fields(ledger_field(notes).into_iter().chain(fields_of(
-            p,
-            &[
-                "ledger_backend",
-                "ledger_schema_version",
-                "batch_id",
-                "received",
-                "appended",
-                "duplicate",
-                "conflicting",
-                "refused",
-                "first_sequence",
-                "last_sequence",
-                "high_water_sequence",
-                "durable",
-            ],
-        )));
+    report.section("Batch").fields(ledger_and_fields(
+        notes,
+        p,
+        &[
+            "ledger_backend",
+            "ledger_schema_version",
+            "batch_id",
+            "received",
+            "appended",
+            "duplicate",
+            "conflicting",
+            "refused",
+            "first_sequence",
+            "last_sequence",
+            "high_water_sequence",
+            "durable",
+        ],
+    ));
 }
 
 /// The partition's counters and which page this is.
@@ -148,30 +147,28 @@ pub(super) fn ledger_projection_summary(p: &Map) -> Vec<Line> {
 }
 
 pub(super) fn ledger_projection_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    let paths = [
+        &[
+            "status",
+            "projection_ready",
+            "ledger_reducer_version",
+            "reducer_version",
+            "reducer_identity",
+        ][..],
+        &PARTITION_FIELDS,
+        &[
+            "last_observed_at",
+            "last_observation_id",
+            "page.limit",
+            "page.after",
+            "page.returned",
+            "page.next_after",
+        ],
+    ]
+    .concat();
     report
         .section("Projection")
-        .fields(ledger_field(notes).into_iter().chain(fields_of(
-            p,
-            &[
-                "status",
-                "projection_ready",
-                "ledger_reducer_version",
-                "reducer_version",
-                "reducer_identity",
-                "scope.agent_id",
-                "scope.project_id",
-                "scope.corpus_id",
-                "scope.surface_id",
-                "retrieval_snapshot_ref",
-                "policy_snapshot_ref",
-                "last_observed_at",
-                "last_observation_id",
-                "page.limit",
-                "page.after",
-                "page.returned",
-                "page.next_after",
-            ],
-        )));
+        .fields(ledger_and_fields(notes, p, &paths));
     report
         .section("Subjects (this page, by subject_id)")
         .table(&SUBJECT_HEADER, subject_rows(p, "subjects"));
@@ -215,22 +212,15 @@ pub(super) fn ledger_subject_body(p: &Map, report: &mut Report) {
 }
 
 pub(super) fn ledger_subject_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    let paths = [
+        &["memory_ref_digests"][..],
+        &PARTITION_FIELDS,
+        &["reducer_version", "reducer_identity"],
+    ]
+    .concat();
     report
         .section("Partition")
-        .fields(ledger_field(notes).into_iter().chain(fields_of(
-            p,
-            &[
-                "memory_ref_digests",
-                "scope.agent_id",
-                "scope.project_id",
-                "scope.corpus_id",
-                "scope.surface_id",
-                "retrieval_snapshot_ref",
-                "policy_snapshot_ref",
-                "reducer_version",
-                "reducer_identity",
-            ],
-        )));
+        .fields(ledger_and_fields(notes, p, &paths));
     for subject in objects(p, "subjects") {
         let rows: Vec<Vec<String>> = objects(subject, "observation_history")
             .map(|h| {
@@ -281,7 +271,8 @@ pub(super) fn ledger_verify_summary(p: &Map) -> Vec<Line> {
 
 pub(super) fn ledger_verify_detail(p: &Map, notes: &Notes, report: &mut Report) {
     let section = report.section("Ledger");
-    section.fields(ledger_field(notes).into_iter().chain(fields_of(
+    section.fields(ledger_and_fields(
+        notes,
         p,
         &[
             "ledger_backend",
@@ -294,7 +285,7 @@ pub(super) fn ledger_verify_detail(p: &Map, notes: &Notes, report: &mut Report) 
             "subject_count",
             "first_difference",
         ],
-    )));
+    ));
     if at(p, "first_difference").is_some_and(Value::is_null) {
         section.text(
             "Every observation aggregate, subject, digest index row, partition counter and batch equals its recomputation from the raw deliveries.",

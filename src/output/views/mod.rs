@@ -224,14 +224,17 @@ fn fields_of(map: &Map, paths: &[&str]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The items of the list at `path`; none when it is absent or not a list.
 fn items<'a>(map: &'a Map, path: &str) -> &'a [Value] {
     at(map, path).and_then(Value::as_array).unwrap_or_default()
 }
 
+/// The objects among the items of the list at `path`.
 fn objects<'a>(map: &'a Map, path: &str) -> impl Iterator<Item = &'a Map> {
     items(map, path).iter().filter_map(Value::as_object)
 }
 
+/// [`show`] of each item of the list at `path`.
 fn strings(map: &Map, path: &str) -> Vec<String> {
     items(map, path).iter().map(|v| show(Some(v))).collect()
 }
@@ -240,13 +243,40 @@ fn is_false(map: &Map, path: &str) -> bool {
     at(map, path) == Some(&Value::Bool(false))
 }
 
-/// The ledger a command used (from the run's notes; never with credentials).
-fn ledger_field(notes: &Notes) -> Vec<(String, String)> {
-    notes
+/// The entries of the object at `path`, in order; none when it is absent or not an
+/// object.
+fn entries<'a>(map: &'a Map, path: &str) -> impl Iterator<Item = (&'a str, &'a Value)> {
+    at(map, path)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|object| object.iter())
+}
+
+/// One `[key, value]` row per entry of the object at `path`: a two-column table.
+fn entry_rows(map: &Map, path: &str) -> Vec<Vec<String>> {
+    entries(map, path)
+        .map(|(key, value)| vec![key.to_owned(), show(Some(value))])
+        .collect()
+}
+
+/// Counts keyed by name as one line, `name n, name n`, in the order given.
+fn counts<'a>(entries: impl Iterator<Item = (&'a str, &'a Value)>) -> String {
+    entries
+        .map(|(name, n)| format!("{name} {}", show(Some(n))))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The ledger a command used (from the run's notes; never with credentials), then
+/// [`fields_of`] `paths`.
+fn ledger_and_fields(notes: &Notes, map: &Map, paths: &[&str]) -> Vec<(String, String)> {
+    let mut fields: Vec<(String, String)> = notes
         .ledger
         .iter()
         .map(|l| ("ledger".to_owned(), l.clone()))
-        .collect()
+        .collect();
+    fields.extend(fields_of(map, paths));
+    fields
 }
 
 fn error_detail(_: &Map, _: &Notes, _: &mut Report) {}

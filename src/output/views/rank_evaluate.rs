@@ -4,11 +4,11 @@
 //! differences, the sweep, and where the numbers come from).
 
 use crate::Notes;
-use crate::output::report::{Report, show};
+use crate::output::report::Report;
+use crate::wire::float;
 use crate::wire::json::{Map, Value};
-use crate::wire::pyfmt;
 
-use super::{at, fields_of, objects, s};
+use super::{at, counts, entries, fields_of, objects, s};
 
 /// The verdict's context, the arm × metric table and the gate's checks: what a person
 /// needs to judge the verdict, printed in the default markdown.
@@ -49,7 +49,7 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
             "intervals",
             format!(
                 "{}% percentile bootstrap over held-out episodes, {} resamples, paired across arms",
-                pyfmt::float_repr((level * 10.0).round() / 10.0).trim_end_matches(".0"),
+                float::float_repr((level * 10.0).round() / 10.0).trim_end_matches(".0"),
                 s(p, "settings.bootstrap_resamples"),
             ),
         ),
@@ -61,12 +61,7 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
     header.extend(["scope leaks", "evaluator disagreement"]);
     let rows = objects(p, "arms")
         .map(|arm| {
-            let mut row = vec![s(arm, "number"), s(arm, "arm")];
-            row.extend(
-                metrics
-                    .iter()
-                    .map(|(_, key)| interval(arm, &format!("metrics.{key}"), false)),
-            );
+            let mut row = arm_row(arm, &metrics, false);
             row.push(s(arm, "scope_leaks.count"));
             row.push(interval(arm, "evaluator_disagreement", false));
             row
@@ -106,15 +101,7 @@ pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report)
     let mut header: Vec<String> = vec!["#".to_owned(), "arm".to_owned()];
     header.extend(metrics.iter().map(|(label, _)| format!("Δ{label}")));
     let rows = objects(p, "differences")
-        .map(|d| {
-            let mut row = vec![s(d, "number"), s(d, "arm")];
-            row.extend(
-                metrics
-                    .iter()
-                    .map(|(_, key)| interval(d, &format!("metrics.{key}"), true)),
-            );
-            row
-        })
+        .map(|d| arm_row(d, &metrics, true))
         .collect();
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     report
@@ -178,15 +165,7 @@ pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report)
             "held_out.truly_harmful_in_pool",
         ],
     ));
-    let by_basis = at(p, "ledger.deliveries_by_basis")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(basis, n)| format!("{basis} {}", show(Some(n))))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default();
+    let by_basis = counts(entries(p, "ledger.deliveries_by_basis"));
     let mut ledger = fields_of(
         p,
         &[
@@ -247,6 +226,18 @@ fn ranking_metrics(k: &str) -> [(String, &'static str); 5] {
         ("task cost".to_owned(), "task_cost"),
         ("false attenuation".to_owned(), "false_attenuation"),
     ]
+}
+
+/// An arm's number and name, then each metric's interval under `metrics.<key>`: a row of
+/// the arms table, or (signed) of the differences against arm 1.
+fn arm_row(arm: &Map, metrics: &[(String, &str)], signed: bool) -> Vec<String> {
+    let mut row = vec![s(arm, "number"), s(arm, "arm")];
+    row.extend(
+        metrics
+            .iter()
+            .map(|(_, key)| interval(arm, &format!("metrics.{key}"), signed)),
+    );
+    row
 }
 
 /// The number at `path`, integer or float.

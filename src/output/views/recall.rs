@@ -6,7 +6,7 @@ use crate::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
-use super::{Line, at, fields_of, ledger_field, objects, s};
+use super::{Line, at, fields_of, ledger_and_fields, objects, s};
 
 /// What an agent at a terminal needs next: how many results, the session to apply them
 /// with, and whether the rank prior moved anything (or why it stayed off).
@@ -136,23 +136,22 @@ pub(super) fn rank_prior_summary(p: &Map) -> Vec<Line> {
 
 pub(super) fn rank_prior_detail(p: &Map, notes: &Notes, report: &mut Report) {
     // `--ledger`: where the utility was read (a projection names no location).
-    report
-        .section("Rank prior")
-        .fields(ledger_field(notes).into_iter().chain(fields_of(
-            p,
-            &[
-                "profile_id",
-                "profile_digest",
-                "reducer_identity",
-                "modifier_bounds",
-                "semantic_stage.semantic_floor",
-                "semantic_stage.candidate_pool",
-                "semantic_stage.input_count",
-                "semantic_stage.below_floor_count",
-                "semantic_stage.outside_pool_count",
-                "semantic_stage.pool_count",
-            ],
-        )));
+    report.section("Rank prior").fields(ledger_and_fields(
+        notes,
+        p,
+        &[
+            "profile_id",
+            "profile_digest",
+            "reducer_identity",
+            "modifier_bounds",
+            "semantic_stage.semantic_floor",
+            "semantic_stage.candidate_pool",
+            "semantic_stage.input_count",
+            "semantic_stage.below_floor_count",
+            "semantic_stage.outside_pool_count",
+            "semantic_stage.pool_count",
+        ],
+    ));
     report
         .section("Candidates (final order)")
         .table(&RANKED_HEADER, ranked_rows(p, "candidates"));

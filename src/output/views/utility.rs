@@ -3,10 +3,21 @@
 //! packets show too.
 
 use crate::Notes;
-use crate::output::report::{Report, show};
+use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
-use super::{Line, at, fields_of, ledger_field, objects, s, strings};
+use super::{Line, counts, entries, fields_of, ledger_and_fields, objects, s, strings};
+
+/// The fields that name a utility partition: the scope and the two snapshot refs. The
+/// projection, observation and ledger reports show them in this order.
+pub(super) const PARTITION_FIELDS: [&str; 6] = [
+    "scope.agent_id",
+    "scope.project_id",
+    "scope.corpus_id",
+    "scope.surface_id",
+    "retrieval_snapshot_ref",
+    "policy_snapshot_ref",
+];
 
 pub(super) fn projection_summary(p: &Map) -> Vec<Line> {
     if p.get("status") != Some(&Value::from("rejected")) {
@@ -19,26 +30,21 @@ pub(super) fn projection_summary(p: &Map) -> Vec<Line> {
 }
 
 pub(super) fn projection_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    let paths = [
+        &["status", "reducer_version"][..],
+        &PARTITION_FIELDS,
+        &[
+            "accepted_observation_count",
+            "duplicate_observation_count",
+            "conflicting_observation_count",
+            "rejected_observation_count",
+            "last_observed_at",
+        ],
+    ]
+    .concat();
     report
         .section("Projection")
-        .fields(ledger_field(notes).into_iter().chain(fields_of(
-            p,
-            &[
-                "status",
-                "reducer_version",
-                "scope.agent_id",
-                "scope.project_id",
-                "scope.corpus_id",
-                "scope.surface_id",
-                "retrieval_snapshot_ref",
-                "policy_snapshot_ref",
-                "accepted_observation_count",
-                "duplicate_observation_count",
-                "conflicting_observation_count",
-                "rejected_observation_count",
-                "last_observed_at",
-            ],
-        )));
+        .fields(ledger_and_fields(notes, p, &paths));
     report
         .section("Subjects")
         .table(&SUBJECT_HEADER, subject_rows(p, "subjects"));
@@ -62,32 +68,28 @@ pub(super) fn observation_summary(p: &Map) -> Vec<Line> {
 }
 
 pub(super) fn observation_detail(p: &Map, _: &Notes, report: &mut Report) {
-    report.section("Observation").fields(
-        fields_of(
-            p,
-            &[
-                "utility_label",
-                "attribution_level",
-                "evidence_basis",
-                "confidence",
-                "reason_codes",
-                "evidence_refs",
-                "memory_ref_digests",
-                "outcome_ref",
-                "scope.agent_id",
-                "scope.project_id",
-                "scope.corpus_id",
-                "scope.surface_id",
-                "retrieval_snapshot_ref",
-                "policy_snapshot_ref",
-                "evaluator_ref",
-                "evaluation_version",
-                "created_at",
-            ],
-        )
-        .into_iter()
-        .chain(fields_of(p, &["observation_id", "application_receipt_id"])),
-    );
+    let paths = [
+        &[
+            "utility_label",
+            "attribution_level",
+            "evidence_basis",
+            "confidence",
+            "reason_codes",
+            "evidence_refs",
+            "memory_ref_digests",
+            "outcome_ref",
+        ][..],
+        &PARTITION_FIELDS,
+        &[
+            "evaluator_ref",
+            "evaluation_version",
+            "created_at",
+            "observation_id",
+            "application_receipt_id",
+        ],
+    ]
+    .concat();
+    report.section("Observation").fields(fields_of(p, &paths));
 }
 
 pub(super) fn validation_detail(p: &Map, _: &Notes, report: &mut Report) {
@@ -119,16 +121,7 @@ pub(super) const SUBJECT_HEADER: [&str; 8] = [
 pub(super) fn subject_rows(p: &Map, path: &str) -> Vec<Vec<String>> {
     objects(p, path)
         .map(|subject| {
-            let support = at(subject, "support")
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .filter(|(_, n)| !matches!(n, Value::Int(0)))
-                        .map(|(k, n)| format!("{k} {}", show(Some(n))))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                })
-                .unwrap_or_default();
+            let support = counts(entries(subject, "support").filter(|(_, n)| is_counted(n)));
             let review = match s(subject, "review.state").as_str() {
                 "none" => "none".to_owned(),
                 state => format!("{state} ({})", s(subject, "review.proposed_action")),
@@ -150,15 +143,16 @@ pub(super) fn subject_rows(p: &Map, path: &str) -> Vec<Vec<String>> {
 /// The strongest evidence tier with support: the last non-zero entry of
 /// `evidence_strength`, whose keys run from weakest to strongest.
 fn strongest_tier(subject: &Map) -> String {
-    at(subject, "evidence_strength")
-        .and_then(Value::as_object)
-        .and_then(|m| {
-            m.iter()
-                .filter(|(_, n)| !matches!(n, Value::Int(0)))
-                .map(|(k, _)| k.to_owned())
-                .last()
-        })
+    entries(subject, "evidence_strength")
+        .filter(|(_, n)| is_counted(n))
+        .map(|(tier, _)| tier.to_owned())
+        .last()
         .unwrap_or_else(|| "-".to_owned())
+}
+
+/// Whether a support or strength count is shown: anything but the integer 0.
+fn is_counted(n: &Value) -> bool {
+    !matches!(n, Value::Int(0))
 }
 
 /// The read-only review proposals of a projection, as a table (nothing when there are none).
