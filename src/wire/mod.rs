@@ -2,15 +2,21 @@
 //!
 //! Everything that decides how a packet looks byte for byte lives here: the ordered JSON
 //! value with its `json.loads`-compatible parser and `json.dumps`-compatible printers
-//! ([`json`]), Python's float `repr`, `str()` and `round()` ([`pyfmt`]), ISO timestamps as
+//! ([`json`]), Python's float `repr` and `round()` ([`float`]), `str()` and `repr()` of
+//! values and Python's whitespace rules ([`pyfmt`]), ISO timestamps as
 //! `datetime.fromisoformat` reads them ([`timestamp`]), every hashed identifier with the
 //! exact bytes it hashes ([`digest`]), the field-level text guards shared by all
 //! contracts ([`text`]), the stricter credential rule of this port's own packets
 //! ([`credential`]), and how error messages show key lists and long text ([`keys`]).
 //! Contract modules build on these; nothing here knows a contract.
+//!
+//! Inside the layer the arrows point one way: [`float`] and [`keys`] depend on nothing,
+//! [`json`] prints floats with [`float`], [`pyfmt`] reads [`json`] values, and the
+//! digests, text guards, credential rule and timestamps build on those.
 
 pub mod credential;
 pub mod digest;
+pub mod float;
 pub mod json;
 pub mod keys;
 pub mod pyfmt;

@@ -1,0 +1,335 @@
+//! The view of the held-out ranking evaluation (`rank-evaluate`, docs/rank-evaluate.md):
+//! its body (the evaluation's context, the arms × metrics table with intervals, the
+//! gate's checks), printed in the default markdown, and its `--detail` report (paired
+//! differences, the sweep, and where the numbers come from).
+
+use crate::Notes;
+use crate::output::report::Report;
+use crate::wire::float;
+use crate::wire::json::{Map, Value};
+
+use super::{at, counts, entries, fields_of, objects, s};
+
+/// The verdict's context, the arm × metric table and the gate's checks: what a person
+/// needs to judge the verdict, printed in the default markdown.
+pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
+    let k = s(p, "settings.k");
+    let origin = if s(p, "source.kind") == "simulation" {
+        format!("simulation, seed {}", s(p, "source.seed"))
+    } else {
+        format!("episodes file sha256 {}", s(p, "source.input_sha256"))
+    };
+    let level = number(p, "settings.confidence_level").unwrap_or_default() * 100.0;
+    let sweep = at(p, "sweep")
+        .and_then(Value::as_object)
+        .map(|sweep| {
+            let values: Vec<String> = objects(sweep, "points").map(|pt| s(pt, "value")).collect();
+            format!(
+                "{} = {} (each point's arms and verdict with --detail)",
+                s(sweep, "parameter"),
+                values.join(", ")
+            )
+        })
+        .unwrap_or_default();
+    report.section("Evaluation").fields([
+        (
+            "profile",
+            format!("{} ({})", s(p, "profile_id"), s(p, "profile_digest")),
+        ),
+        (
+            "source",
+            format!(
+                "{origin}: {} training, {} held-out episodes ({} with a truly helpful memory in the pool)",
+                s(p, "source.training_episodes"),
+                s(p, "source.held_out_episodes"),
+                s(p, "held_out.answerable_episodes"),
+            ),
+        ),
+        (
+            "intervals",
+            format!(
+                "{}% percentile bootstrap over held-out episodes, {} resamples, paired across arms",
+                float::float_repr((level * 10.0).round() / 10.0).trim_end_matches(".0"),
+                s(p, "settings.bootstrap_resamples"),
+            ),
+        ),
+        ("sweep", sweep),
+    ]);
+    let metrics = ranking_metrics(&k);
+    let mut header: Vec<&str> = vec!["#", "arm"];
+    header.extend(metrics.iter().map(|(label, _)| label.as_str()));
+    header.extend(["scope leaks", "evaluator disagreement"]);
+    let rows = objects(p, "arms")
+        .map(|arm| {
+            let mut row = arm_row(arm, &metrics, false);
+            row.push(s(arm, "scope_leaks.count"));
+            row.push(interval(arm, "evaluator_disagreement", false));
+            row
+        })
+        .collect();
+    report.section("Arms").table(&header, rows);
+    report.section("Gate").list(vec![
+        format!(
+            "{} nDCG@{k} gain of bounded_utility over semantic has its interval above 0: {}",
+            check(p, "gate.ndcg_gain.passed"),
+            interval(p, "gate.ndcg_gain.difference", true)
+        ),
+        format!(
+            "{} false attenuation of bounded_utility at most {}: {}",
+            check(p, "gate.false_attenuation.passed"),
+            fixed(number(p, "gate.false_attenuation.threshold"), false),
+            fixed(number(p, "gate.false_attenuation.estimate"), false)
+        ),
+        format!(
+            "{} harmful@{k} not worse than semantic: difference {}",
+            check(p, "gate.harmful_at_k.passed"),
+            fixed(number(p, "gate.harmful_at_k.difference"), true)
+        ),
+        format!(
+            "{} no scope leaks in any arm: {}",
+            check(p, "gate.scope_leaks.passed"),
+            s(p, "gate.scope_leaks.count")
+        ),
+    ]);
+}
+
+/// Under the body: the paired differences against arm 1, the sweep, and where the
+/// numbers come from (held-out counts, ledger, the evaluated profile).
+pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report) {
+    let k = s(p, "settings.k");
+    let metrics = ranking_metrics(&k);
+    let mut header: Vec<String> = vec!["#".to_owned(), "arm".to_owned()];
+    header.extend(metrics.iter().map(|(label, _)| format!("Δ{label}")));
+    let rows = objects(p, "differences")
+        .map(|d| arm_row(d, &metrics, true))
+        .collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    report
+        .section("Differences against arm 1 (semantic), same resamples")
+        .table(&header, rows);
+    if let Some(sweep) = at(p, "sweep").and_then(Value::as_object) {
+        let points: Vec<&Map> = objects(sweep, "points").collect();
+        let arms: Vec<String> = points
+            .first()
+            .map(|first| objects(first, "arms").map(|a| s(a, "arm")).collect())
+            .unwrap_or_default();
+        let parameter = s(sweep, "parameter");
+        let mut header: Vec<String> = vec![parameter.clone()];
+        header.extend(arms.iter().cloned());
+        header.extend(
+            [
+                "Δ bounded_utility",
+                "Δ bounded_utility_without_inference",
+                "false attenuation",
+                "evaluator disagreement",
+                "verdict",
+            ]
+            .map(str::to_owned),
+        );
+        let rows = points
+            .iter()
+            .map(|point| {
+                let point_arms: Vec<&Map> = objects(point, "arms").collect();
+                let mut row = vec![s(point, "value")];
+                row.extend(point_arms.iter().map(|a| interval(a, "ndcg_at_k", false)));
+                for key in ["bounded_utility", "bounded_utility_without_inference"] {
+                    row.push(
+                        point_arms
+                            .iter()
+                            .find(|a| s(a, "arm") == key)
+                            .map_or("-".to_owned(), |a| {
+                                interval(a, "ndcg_difference_vs_semantic", true)
+                            }),
+                    );
+                }
+                row.push(interval(point, "false_attenuation", false));
+                row.push(interval(point, "evaluator_disagreement", false));
+                row.push(s(point, "verdict"));
+                row
+            })
+            .collect();
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        report
+            .section(&format!(
+                "Sweep of {parameter} (nDCG@{k} per arm; Δ against semantic)"
+            ))
+            .table(&header, rows);
+    }
+    report.section("Held-out episodes").fields(fields_of(
+        p,
+        &[
+            "held_out.episodes",
+            "held_out.answerable_episodes",
+            "held_out.pool_candidates",
+            "held_out.truly_helpful_in_pool",
+            "held_out.truly_harmful_in_pool",
+        ],
+    ));
+    let by_basis = counts(entries(p, "ledger.deliveries_by_basis"));
+    let mut ledger = fields_of(
+        p,
+        &[
+            "ledger.backend",
+            "ledger.partitions",
+            "ledger.deliveries",
+            "ledger.accepted",
+            "ledger.duplicate",
+            "ledger.conflicting",
+            "ledger.item_subjects",
+            "ledger.set_subjects",
+            "ledger.inference_deliveries_removed_for_arm_4",
+        ],
+    );
+    ledger.push(("deliveries_by_basis".to_owned(), by_basis));
+    report.section("Training ledger").fields(ledger);
+    report.section("Arm descriptions").list(
+        objects(p, "arms")
+            .map(|a| {
+                format!(
+                    "{} {}: {}",
+                    s(a, "number"),
+                    s(a, "arm"),
+                    s(a, "description")
+                )
+            })
+            .collect(),
+    );
+    report
+        .section("Rank-prior profile evaluated")
+        .fields(fields_of(
+            p,
+            &[
+                "profile_id",
+                "profile_digest",
+                "modifier_version",
+                "profile.rank_prior.semantic_floor",
+                "profile.rank_prior.candidate_pool",
+                "profile.rank_prior.modifier_bounds",
+                "profile.rank_prior.min_evidence_basis",
+                "profile.rank_prior.allow_evaluator_inference",
+                "profile.rank_prior.min_support",
+                "evaluation_profile_digest",
+                "settings.k",
+                "settings.bootstrap_resamples",
+                "settings.confidence_level",
+                "settings.false_attenuation_max",
+            ],
+        ));
+}
+
+/// The five metrics in table order, with `k` in the labels of the top-k ones.
+fn ranking_metrics(k: &str) -> [(String, &'static str); 5] {
+    [
+        (format!("nDCG@{k}"), "ndcg_at_k"),
+        ("success@1".to_owned(), "success_at_1"),
+        (format!("harmful@{k}"), "harmful_at_k"),
+        ("task cost".to_owned(), "task_cost"),
+        ("false attenuation".to_owned(), "false_attenuation"),
+    ]
+}
+
+/// An arm's number and name, then each metric's interval under `metrics.<key>`: a row of
+/// the arms table, or (signed) of the differences against arm 1.
+fn arm_row(arm: &Map, metrics: &[(String, &str)], signed: bool) -> Vec<String> {
+    let mut row = vec![s(arm, "number"), s(arm, "arm")];
+    row.extend(
+        metrics
+            .iter()
+            .map(|(_, key)| interval(arm, &format!("metrics.{key}"), signed)),
+    );
+    row
+}
+
+/// The number at `path`, integer or float.
+fn number(map: &Map, path: &str) -> Option<f64> {
+    match at(map, path)? {
+        Value::Float(x) => Some(*x),
+        Value::Int(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// `x` with three decimals, signed for a difference; `-` when absent.
+fn fixed(x: Option<f64>, signed: bool) -> String {
+    match x {
+        None => "-".to_owned(),
+        Some(x) if signed => format!("{x:+.3}"),
+        Some(x) => format!("{x:.3}"),
+    }
+}
+
+/// An `{estimate, lower, upper}` object as `0.612 [0.601, 0.623]`; `-` when absent or
+/// without an estimate (no episode to measure).
+fn interval(map: &Map, path: &str, signed: bool) -> String {
+    let Some(e) = at(map, path).and_then(Value::as_object) else {
+        return "-".to_owned();
+    };
+    match number(e, "estimate") {
+        None => "-".to_owned(),
+        est => format!(
+            "{} [{}, {}]",
+            fixed(est, signed),
+            fixed(number(e, "lower"), signed),
+            fixed(number(e, "upper"), signed)
+        ),
+    }
+}
+
+/// `[x]` for a passed gate check, `[ ]` otherwise.
+fn check(map: &Map, path: &str) -> &'static str {
+    if at(map, path) == Some(&Value::Bool(true)) {
+        "[x]"
+    } else {
+        "[ ]"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::views::VIEWS;
+    use crate::output::views::tests::parse;
+
+    #[test]
+    fn intervals_read_as_estimate_and_bounds_and_absent_ones_as_a_dash() {
+        let p = parse(
+            r#"{"a": {"estimate": 0.25, "lower": -0.125, "upper": 1, "n": 4},
+                "b": {"estimate": null, "lower": null, "upper": null, "n": 0}}"#,
+        );
+        assert_eq!(interval(&p, "a", false), "0.250 [-0.125, 1.000]");
+        assert_eq!(interval(&p, "a", true), "+0.250 [-0.125, +1.000]");
+        assert_eq!(interval(&p, "b", false), "-");
+        assert_eq!(interval(&p, "c", false), "-");
+    }
+
+    #[test]
+    fn a_ranking_evaluation_body_shows_the_gate_checks_and_reference_kinds_have_none() {
+        let p = parse(
+            r#"{"settings": {"k": 3, "confidence_level": 0.95, "bootstrap_resamples": 10},
+                "arms": [], "gate": {"ndcg_gain": {"passed": true,
+                "difference": {"estimate": 0.5, "lower": 0.25, "upper": 0.75, "n": 2}},
+                "scope_leaks": {"passed": false, "count": 2}}}"#,
+        );
+        let mut report = Report::default();
+        ranking_evaluation_body(&p, &mut report);
+        let text = report.to_markdown();
+        assert!(text.contains(
+            "- [x] nDCG@3 gain of bounded_utility over semantic has its interval above 0: +0.500 [+0.250, +0.750]\n"
+        ), "{text}");
+        assert!(
+            text.contains("- [ ] no scope leaks in any arm: 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- intervals: 95% percentile bootstrap"),
+            "{text}"
+        );
+        for view in VIEWS {
+            if view.schema_version != "memory_utility_ranking_evaluation_v0" {
+                let mut empty = Report::default();
+                (view.body)(&p, &mut empty);
+                assert_eq!(empty, Report::default(), "{}", view.schema_version);
+            }
+        }
+    }
+}
