@@ -16,22 +16,15 @@
 //! * the wire layer, [`wire`]: Python-compatible JSON, float formatting, timestamps,
 //!   digests and text guards.
 
-pub mod architecture;
-pub mod candidate;
 pub mod cli;
-pub mod dogfood;
+pub mod contract;
 pub mod error;
-pub mod evaluation;
-pub mod experiment;
-pub mod health;
-pub mod ingest;
 pub mod io;
-pub mod operator;
+pub mod ledger;
 pub mod output;
 pub mod provider;
+pub mod ranking;
 pub mod recall;
-pub mod registry;
-pub mod route;
 pub mod schema;
 pub mod utility;
 pub mod wire;
@@ -39,6 +32,8 @@ pub mod wire;
 use std::path::PathBuf;
 
 use cli::{Cli, Command, Format};
+use contract::{architecture, candidate, dogfood, evaluation, experiment, health, ingest};
+use contract::{operator, registry, route};
 use error::{Error, Exit};
 use wire::json::Value;
 
@@ -107,7 +102,7 @@ pub struct Notes {
     /// Where the provider keeps records: the embedded store's file, or the `ov` command.
     pub store: Option<String>,
     /// The utility ledger a command read or wrote, without credentials
-    /// ([`utility::ledger::Location::public_display`]).
+    /// ([`ledger::Location::public_display`]).
     pub ledger: Option<String>,
     /// Why the command failed open on something of the user's (a recall session that
     /// could not be stored, an embedded store it would not trust), naming the path and
@@ -182,8 +177,8 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::RankPrior(args) => {
             utility::rank_prior_command(&args, &ctx.with_route(&args.route))
         }
-        Command::RankEvaluate(args) => utility::rank_evaluate::command(&args, ctx),
-        Command::UtilityLedger(args) => utility::ledger::command::run(&args, ctx),
+        Command::RankEvaluate(args) => ranking::evaluate::command(&args, ctx),
+        Command::UtilityLedger(args) => ledger::command::run(&args, ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
     }

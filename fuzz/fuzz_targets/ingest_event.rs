@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
         runtime_root: None,
         format: reward_memory::cli::Format::Json,
     };
-    if let Ok(outcome) = reward_memory::ingest::command_on(source, &args, &ctx) {
+    if let Ok(outcome) = reward_memory::contract::ingest::command_on(source, &args, &ctx) {
         print_both(&outcome.packet);
     }
 });

@@ -244,7 +244,7 @@ impl DefaultFactory {
     /// The factory for the runtime root and environment of a command.
     pub fn from_context(ctx: &crate::Context) -> DefaultFactory {
         DefaultFactory {
-            runtime_root: crate::experiment::runtime_root(ctx),
+            runtime_root: crate::contract::experiment::runtime_root(ctx),
             env: ctx.env.clone(),
         }
     }

@@ -5,7 +5,7 @@
 //! each result's relevance score and rank; it keeps the raw refs in a private recall
 //! session (see [`super::session`]) and, with `--rank-prior`, re-orders the results with
 //! the bounded utility prior, whose utility is a projection packet or the utility ledger
-//! (the stored subjects of the results' digests, [`crate::utility::ledger::view`]).
+//! (the stored subjects of the results' digests, [`crate::ledger::view`]).
 //! `apply` maps the agent's opaque refs back through that session and runs §10.5; its
 //! core on a parsed input and a session already read back is pure ([`apply_input`]). Files, the clock and randomness go through [`crate::io`]; the
 //! rules live in the pure modules this one calls. Design: `docs/recall.md`.
@@ -22,15 +22,17 @@
 use std::path::Path;
 
 use crate::cli::{ApplyArgs, ApplyOutcome, RecallArgs};
+use crate::contract::experiment::{self, CorpusEntry, SurfaceRoute};
+use crate::contract::ingest::policy::IDENTITY_SCOPE_FIELDS;
 use crate::error::Error;
-use crate::experiment::{self, CorpusEntry, SurfaceRoute};
-use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
 use crate::io::trust::{self, TrustedDirError, Untrusted};
+use crate::ledger::LedgerBackend;
+use crate::ledger::view as ledger_view;
 use crate::obj;
 use crate::provider::{DefaultFactory, ProviderConfig};
-use crate::utility::ledger::LedgerBackend;
-use crate::utility::ledger::view as ledger_view;
-use crate::utility::rank_prior::{self, Candidate, Partition, Profile, UtilityView, Verdict};
+use crate::ranking::prior::{
+    self as rank_prior, Candidate, Partition, Profile, UtilityView, Verdict,
+};
 use crate::wire::credential;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
@@ -96,7 +98,7 @@ fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Er
                 ledger: Some(location.clone()).filter(|l| !l.is_empty()),
                 runtime_root: None,
             };
-            let mut opened = crate::utility::ledger::command::open(&arg, ctx)?;
+            let mut opened = crate::ledger::command::open(&arg, ctx)?;
             ledger_view::check_readable(opened.backend.as_mut(), &partition)?;
             Utility::Ledger(opened.backend)
         }

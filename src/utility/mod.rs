@@ -4,14 +4,10 @@
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
 //! * [`validate`]: the readback validator every projection passes through;
-//! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
-//!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
-//!   stores the modifier table as a provider effect through
-//!   [`crate::provider::embedded::effects`]);
-//! * [`rank_evaluate`]: the held-out ranking evaluation (Stage 4) whose verdict gates
-//!   `recall --rank-prior`;
-//! * [`ledger`]: the durable append-only ledger (SQLite or PostgreSQL) behind the
-//!   `utility-ledger` commands.
+//! * the `rank-prior` command (whose `--execute` stores the modifier table as a provider
+//!   effect through [`crate::provider::embedded::effects`]) over the bounded rank prior
+//!   of [`crate::ranking::prior`] (Stage 3); the held-out ranking evaluation (Stage 4) is
+//!   [`crate::ranking::evaluate`], the durable ledger [`crate::ledger`].
 //!
 //! This module also owns the command entry points. Commands read their input through
 //! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
@@ -29,10 +25,7 @@
 //! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
 //! otherwise.
 
-pub mod ledger;
 pub mod observation;
-pub mod rank_evaluate;
-pub mod rank_prior;
 mod rank_prior_command;
 pub mod reducer;
 pub mod scan;
@@ -251,9 +244,9 @@ pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Erro
 /// `utility-validate` on an already parsed input.
 pub fn validate_input(input: &Value) -> Outcome {
     let result = if input.get("schema_version").and_then(Value::as_str)
-        == Some(ledger::packets::PROJECTION_SCHEMA_VERSION)
+        == Some(crate::ledger::packets::PROJECTION_SCHEMA_VERSION)
     {
-        ledger::validate::validate_ledger_projection(input)
+        crate::ledger::validate::validate_ledger_projection(input)
     } else {
         validate_projection(input)
     };
@@ -261,8 +254,6 @@ pub fn validate_input(input: &Value) -> Outcome {
 }
 
 #[cfg(test)]
-mod props;
+pub(crate) mod props;
 #[cfg(test)]
-mod scan_props;
-#[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;

@@ -1,12 +1,12 @@
 //! The `rank-prior` command: reads a request, runs the pure rank prior
-//! ([`super::rank_prior`]) and prints `memory_utility_rank_prior_v0`; with `--execute`
+//! ([`crate::ranking::prior`]) and prints `memory_utility_rank_prior_v0`; with `--execute`
 //! writes the partition's modifier table as a provider effect and prints
 //! `memory_utility_rank_prior_effect_v0`.
 //!
 //! Owns the request shape (`profile`, `partition`, `projection`, `candidates` or
 //! `recall`), the effect payload and the effect receipt. With `--ledger` the utility comes
 //! from the utility ledger's stored subjects of the partition that mention a candidate
-//! ([`super::ledger::view`]) instead of the request's projection. The embedded store gets an
+//! ([`crate::ledger::view`]) instead of the request's projection. The embedded store gets an
 //! exact-readback effect ([`crate::provider::embedded::effects`]); OpenViking has no
 //! external rank-prior contract, so the effect is refused with
 //! `provider_rank_prior_contract_absent` and nothing is written (ranking stays local).
@@ -25,8 +25,9 @@ use crate::wire::keys;
 use crate::wire::text::FieldError;
 use crate::{Context, Notes, Outcome, experiment, io};
 
-use super::rank_prior::{
-    self, Candidate, MODIFIER_VERSION, Partition, Profile, RankPriorError, UtilityView,
+use crate::ranking::prior::{
+    self as rank_prior, Candidate, MODIFIER_VERSION, Partition, Profile, RankPriorError,
+    UtilityView,
 };
 
 /// Schema version of the effect receipt.
@@ -151,7 +152,7 @@ fn candidates_of(map: &Map, partition: &Partition) -> Result<Option<Vec<Candidat
 }
 
 /// The utility ledger a request reads instead of its projection.
-type Ledger<'a> = Option<&'a mut dyn super::ledger::LedgerBackend>;
+type Ledger<'a> = Option<&'a mut dyn crate::ledger::LedgerBackend>;
 
 fn parse_request(input: &Value, ledger: Ledger<'_>) -> Result<Request, Error> {
     let map = input
@@ -204,7 +205,7 @@ fn parse_request(input: &Value, ledger: Ledger<'_>) -> Result<Request, Error> {
                 .iter()
                 .map(|c| c.memory_ref_digest.as_str())
                 .collect();
-            let view = super::ledger::view::utility_view(backend, &partition, &digests)?;
+            let view = crate::ledger::view::utility_view(backend, &partition, &digests)?;
             (view, Some(candidates))
         }
     };
@@ -399,7 +400,7 @@ fn command_on(args: &RankPriorArgs, ctx: &Context, input: &Value) -> Result<Outc
         ledger: Some(location.clone()).filter(|l| !l.is_empty()),
         runtime_root: None,
     };
-    let mut opened = super::ledger::command::open(&arg, ctx)?;
+    let mut opened = crate::ledger::command::open(&arg, ctx)?;
     let request = parse_request(input, Some(opened.backend.as_mut()))?;
     let notes = Notes {
         ledger: opened.notes.ledger.take(),
