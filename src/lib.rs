@@ -17,6 +17,7 @@
 //!   digests and text guards.
 
 pub mod cli;
+pub mod commands;
 pub mod contract;
 pub mod error;
 pub mod io;
@@ -170,15 +171,15 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::UtilityProject(args) => utility::project_command(&args, ctx),
         Command::UtilityObserve(args) => utility::observe_command(&args, ctx),
         Command::UtilityValidate(args) => utility::validate_command(&args, ctx),
-        Command::Recall(args) => recall::command::recall(&args, &ctx.with_route(&args.route)),
+        Command::Recall(args) => commands::recall::recall(&args, &ctx.with_route(&args.route)),
         Command::Apply(args) => {
-            recall::command::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
+            commands::recall::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
         }
         Command::RankPrior(args) => {
-            utility::rank_prior_command(&args, &ctx.with_route(&args.route))
+            commands::rank_prior::command(&args, &ctx.with_route(&args.route))
         }
         Command::RankEvaluate(args) => ranking::evaluate::command(&args, ctx),
-        Command::UtilityLedger(args) => ledger::command::run(&args, ctx),
+        Command::UtilityLedger(args) => commands::utility_ledger::run(&args, ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
     }

@@ -26,7 +26,6 @@
 //!   subject's id is computed from its digest);
 //! * `batches`: one row per committed append.
 
-pub mod command;
 pub mod engine;
 pub mod input;
 pub mod packets;

@@ -17,7 +17,6 @@
 
 mod application;
 mod binding;
-pub mod command;
 mod evidence;
 mod execute;
 mod record;

@@ -26,7 +26,6 @@
 //! otherwise.
 
 pub mod observation;
-mod rank_prior_command;
 pub mod reducer;
 pub mod scan;
 pub(crate) mod strict;
@@ -42,12 +41,16 @@ use crate::wire::pyfmt;
 use crate::wire::text::FieldError;
 use crate::{Context, Outcome};
 
+pub use crate::commands::rank_prior::{
+    CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION,
+};
+pub use crate::commands::rank_prior::{
+    command as rank_prior_command, rank_input as rank_prior_input,
+};
 pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
-pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
-pub use rank_prior_command::{command as rank_prior_command, rank_input as rank_prior_input};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 

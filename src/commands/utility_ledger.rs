@@ -3,7 +3,7 @@
 //!
 //! The location comes from `--ledger`, then `REWARD_MEMORY_LEDGER` (captured by
 //! [`crate::io`]), then `<runtime_root>/reward-memory/utility-ledger.sqlite3`. A SQLite
-//! ledger is checked by the trust rule ([`super::check_sqlite_trust`]) as soon as its
+//! ledger is checked by the trust rule ([`crate::ledger::check_sqlite_trust`]) as soon as its
 //! location is resolved, by every command that opens it (`recall --ledger` and
 //! `rank-prior --ledger` included). Files and standard streams are reached only through
 //! [`crate::io`].
@@ -22,9 +22,9 @@ use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::{Context, Notes, Outcome};
 
-use super::engine::{self, Paging};
-use super::packets::{self, MAX_PAGE};
-use super::{LedgerError, Location, PartitionKey};
+use crate::ledger::engine::{self, Paging};
+use crate::ledger::packets::{self, MAX_PAGE};
+use crate::ledger::{LedgerError, Location, PartitionKey};
 
 /// Runs one `utility-ledger` subcommand. A `--runtime-root` given after the leaf wins
 /// over the one given before `utility-ledger`.
@@ -54,7 +54,7 @@ pub fn location(ledger: Option<&str>, ctx: &Context) -> Result<Location, LedgerE
     let expand = |p: &str| ctx.env.expand_user(p);
     match ledger.or(ctx.env.ledger.as_deref()) {
         Some(text) => Location::parse(text, expand),
-        None => Ok(Location::Sqlite(super::default_sqlite_path(
+        None => Ok(Location::Sqlite(crate::ledger::default_sqlite_path(
             &crate::contract::experiment::runtime_root(ctx),
         ))),
     }
@@ -62,7 +62,7 @@ pub fn location(ledger: Option<&str>, ctx: &Context) -> Result<Location, LedgerE
 
 /// An opened ledger and the notes that name it (without credentials) for `--detail`.
 pub struct Opened {
-    pub backend: Box<dyn super::LedgerBackend>,
+    pub backend: Box<dyn crate::ledger::LedgerBackend>,
     pub notes: Notes,
 }
 
@@ -74,7 +74,7 @@ pub fn open(arg: &LedgerLocationArg, ctx: &Context) -> Result<Opened, Error> {
     if let Location::Sqlite(path) = &location {
         let default = arg.ledger.is_none() && ctx.env.ledger.is_none();
         let root = default.then(|| crate::contract::experiment::runtime_root(ctx));
-        super::check_sqlite_trust(path, root.as_deref())?;
+        crate::ledger::check_sqlite_trust(path, root.as_deref())?;
     }
     let notes = Notes {
         ledger: Some(format!(
@@ -85,7 +85,7 @@ pub fn open(arg: &LedgerLocationArg, ctx: &Context) -> Result<Opened, Error> {
         ..Notes::default()
     };
     Ok(Opened {
-        backend: super::open(&location, &ctx.env.pg)?,
+        backend: crate::ledger::open(&location, &ctx.env.pg)?,
         notes,
     })
 }
@@ -97,7 +97,7 @@ fn request(message: impl Into<String>) -> Error {
 fn append(args: &LedgerAppendArgs, ctx: &Context) -> Result<Outcome, Error> {
     let reader = io::open_input_stream(&ctx.env, &args.input)?;
     let mut opened = open(&args.location, ctx)?;
-    let mut records = super::input::records(reader);
+    let mut records = crate::ledger::input::records(reader);
     let report = engine::append(opened.backend.as_mut(), &mut records)?;
     Ok(Outcome::by_ok(packets::append_receipt(&report)).with_notes(opened.notes))
 }
@@ -300,7 +300,7 @@ fn project(args: &LedgerProjectArgs, ctx: &Context) -> Result<Outcome, Error> {
     if packet.get("schema_version").and_then(Value::as_str)
         == Some(packets::PROJECTION_SCHEMA_VERSION)
     {
-        super::validate::validate_ledger_projection(&packet).map_err(|e| {
+        crate::ledger::validate::validate_ledger_projection(&packet).map_err(|e| {
             Error::from(LedgerError::Storage(format!(
                 "ledger projection failed its readback: {e}"
             )))

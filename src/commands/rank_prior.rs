@@ -400,7 +400,7 @@ fn command_on(args: &RankPriorArgs, ctx: &Context, input: &Value) -> Result<Outc
         ledger: Some(location.clone()).filter(|l| !l.is_empty()),
         runtime_root: None,
     };
-    let mut opened = crate::ledger::command::open(&arg, ctx)?;
+    let mut opened = crate::commands::utility_ledger::open(&arg, ctx)?;
     let request = parse_request(input, Some(opened.backend.as_mut()))?;
     let notes = Notes {
         ledger: opened.notes.ledger.take(),

@@ -3,7 +3,7 @@
 //! `recall` builds the §10.2 request (from the goal's experiment route, or an explicit
 //! `--input`), runs §10.4 against the route's provider and prints the public packet with
 //! each result's relevance score and rank; it keeps the raw refs in a private recall
-//! session (see [`super::session`]) and, with `--rank-prior`, re-orders the results with
+//! session (see [`crate::recall::session`]) and, with `--rank-prior`, re-orders the results with
 //! the bounded utility prior, whose utility is a projection packet or the utility ledger
 //! (the stored subjects of the results' digests, [`crate::ledger::view`]).
 //! `apply` maps the agent's opaque refs back through that session and runs §10.5; its
@@ -42,8 +42,8 @@ use crate::wire::text::{self, FieldError};
 use crate::wire::timestamp::parse_aware;
 use crate::{Context, Notes, Outcome, io};
 
-use super::session::{self, SessionError, SessionKey, StoredSession};
-use super::{
+use crate::recall::session::{self, SessionError, SessionKey, StoredSession};
+use crate::recall::{
     APPLICATION_SCHEMA_VERSION, ProviderSource, RecallSession, application_receipt_id,
     apply_recall, build_recall_request, credential_free, execute_recall,
 };
@@ -98,7 +98,7 @@ fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Er
                 ledger: Some(location.clone()).filter(|l| !l.is_empty()),
                 runtime_root: None,
             };
-            let mut opened = crate::ledger::command::open(&arg, ctx)?;
+            let mut opened = crate::commands::utility_ledger::open(&arg, ctx)?;
             ledger_view::check_readable(opened.backend.as_mut(), &partition)?;
             Utility::Ledger(opened.backend)
         }
@@ -844,8 +844,9 @@ fn application(decision: &Decision, summary: &str, stored: &StoredSession) -> Re
         "current_artifact_verified" => decision.current_artifact_verified,
         "reasoning_summary" => summary,
     });
-    let callback =
-        move |_: &Value, _: &[super::RecallItem]| -> Result<Value, String> { Ok(reply.clone()) };
+    let callback = move |_: &Value, _: &[crate::recall::RecallItem]| -> Result<Value, String> {
+        Ok(reply.clone())
+    };
     let packet = apply_recall(
         &base,
         &stored.session,
