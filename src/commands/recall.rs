@@ -1,4 +1,5 @@
-//! The `recall` and `apply` commands: the Stage-3 seam (§10.2–10.6) through the binary.
+//! `recall`: the Stage-3 seam (§10.2–10.4) through the binary, and the recall session
+//! store that `apply` ([`super::apply`]) reads back.
 //!
 //! `recall` builds the §10.2 request (from the goal's experiment route, or an explicit
 //! `--input`), runs §10.4 against the route's provider and prints the public packet with
@@ -6,9 +7,10 @@
 //! session (see [`crate::recall::session`]) and, with `--rank-prior`, re-orders the results with
 //! the bounded utility prior, whose utility is a projection packet or the utility ledger
 //! (the stored subjects of the results' digests, [`crate::ledger::view`]).
-//! `apply` maps the agent's opaque refs back through that session and runs §10.5; its
-//! core on a parsed input and a session already read back is pure ([`apply_input`]). Files, the clock and randomness go through [`crate::io`]; the
-//! rules live in the pure modules this one calls. Design: `docs/recall.md`.
+//! `apply` maps the agent's opaque refs back through that session and runs §10.5
+//! ([`crate::recall::decision`]). Files, the clock and randomness go through
+//! [`crate::io`]; the rules live in the pure modules this one calls. Design:
+//! `docs/recall.md`.
 //!
 //! Trust ([`crate::io::trust`]): the session directories from the runtime root down are
 //! checked before a session is written or read, the session key and each session are
@@ -21,10 +23,11 @@
 
 use std::path::Path;
 
-use crate::cli::{ApplyArgs, ApplyOutcome, RecallArgs};
+use crate::cli::RecallArgs;
 use crate::contract::experiment::{self, CorpusEntry, SurfaceRoute};
 use crate::contract::ingest::policy::IDENTITY_SCOPE_FIELDS;
 use crate::error::Error;
+use crate::io;
 use crate::io::trust::{self, TrustedDirError, Untrusted};
 use crate::ledger::LedgerBackend;
 use crate::ledger::view as ledger_view;
@@ -33,20 +36,19 @@ use crate::provider::{DefaultFactory, ProviderConfig};
 use crate::ranking::prior::{
     self as rank_prior, Candidate, Partition, Profile, UtilityView, Verdict,
 };
-use crate::wire::credential;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::pyfmt::pystr;
 use crate::wire::text::{self, FieldError};
 use crate::wire::timestamp::parse_aware;
-use crate::{Context, Notes, Outcome, io};
 
 use crate::recall::session::{self, SessionError, SessionKey, StoredSession};
 use crate::recall::{
-    APPLICATION_SCHEMA_VERSION, ProviderSource, RecallSession, application_receipt_id,
-    apply_recall, build_recall_request, credential_free, execute_recall,
+    ProviderSource, RecallSession, build_recall_request, credential_free, execute_recall,
 };
+
+use super::{Context, Notes, Outcome, resolve};
 
 fn request_error(message: impl Into<String>) -> Error {
     Error::from(FieldError(message.into()))
@@ -98,7 +100,7 @@ fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Er
                 ledger: Some(location.clone()).filter(|l| !l.is_empty()),
                 runtime_root: None,
             };
-            let mut opened = crate::commands::utility_ledger::open(&arg, ctx)?;
+            let mut opened = super::utility_ledger::open(&arg, ctx)?;
             ledger_view::check_readable(opened.backend.as_mut(), &partition)?;
             Utility::Ledger(opened.backend)
         }
@@ -225,7 +227,7 @@ fn route_for(
     goal: &str,
     agent: &str,
 ) -> Result<SurfaceRoute, Error> {
-    let resolution = experiment::resolve(ctx, goal, agent)?;
+    let resolution = resolve::experiment(ctx, goal, agent)?;
     let Some(config) = resolution.config else {
         let status = pystr(resolution.status.get("status"));
         return Err(request_error(format!(
@@ -301,7 +303,7 @@ fn recall_configured(
         None => io::utc_now_iso(),
     };
     check_prior_target(prior, &route.surface_id, &route.corpus_ids)?;
-    let factory = DefaultFactory::from_context(ctx);
+    let factory = resolve::provider_factory(ctx);
     let mut last: Option<RecallSession> = None;
     for entry in &route.recall_corpora {
         let request = configured_request(
@@ -361,7 +363,7 @@ fn recall_explicit(
     let corpus_id = pystr(packet.get("corpus").and_then(|c| c.get("corpus_id")));
     let surface_id = pystr(packet.get("request").and_then(|r| r.get("surface_id")));
     check_prior_target(prior, &surface_id, &[corpus_id])?;
-    let factory = DefaultFactory::from_context(ctx);
+    let factory = resolve::provider_factory(ctx);
     let session = execute_recall(&packet, binding, ProviderSource::Factory(&factory))?;
     warn_of_store(&factory, binding, warnings);
     Ok(session)
@@ -534,7 +536,7 @@ fn store_session(
     ttl: u64,
 ) -> Result<(String, String), SessionError> {
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
-    let root = experiment::runtime_root(ctx);
+    let root = resolve::runtime_root(ctx);
     let dir = session::session_dir(&root);
     trust::ensure_private_dirs(&root, &dir, SESSION_DIR).map_err(|err| match err {
         TrustedDirError::Untrusted(err) => trust_error(err, SessionError::Store),
@@ -560,8 +562,9 @@ fn store_session(
     Ok((session_ref, expires))
 }
 
-/// Runs `recall`: the packet, and warnings naming what it failed open on.
-pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Outcome, Error> {
+/// Runs `recall` on the context with its route applied: the packet, and warnings naming
+/// what it failed open on.
+pub fn run(args: &RecallArgs, ctx: &Context) -> Result<Outcome, Error> {
     if !(1..=session::MAX_TTL_SECONDS).contains(&args.session_ttl) {
         return Err(SessionError::Ttl.into());
     }
@@ -652,124 +655,15 @@ pub fn recall(args: &RecallArgs, ctx: &Context) -> Result<Outcome, Error> {
     Ok(Outcome::success(Value::Object(packet)).with_notes(notes))
 }
 
-// ---------------------------------------------------------------------------------------
-// apply
-// ---------------------------------------------------------------------------------------
-
-/// The agent's decision, from flags or `--input`.
-struct Decision {
-    session_ref: String,
-    application_id: String,
-    artifact_ref: String,
-    outcome: &'static str,
-    memory_refs: Vec<String>,
-    reasoning_summary: String,
-    current_artifact_verified: bool,
-}
-
-fn outcome_name(outcome: ApplyOutcome) -> &'static str {
-    match outcome {
-        ApplyOutcome::Applied => "applied",
-        ApplyOutcome::Ignored => "ignored",
-        ApplyOutcome::Refuted => "refuted",
-    }
-}
-
-/// The decision of an `apply --input` object (`io::read_input_object` has already
-/// refused anything that is not an object).
-fn decision_from_value(input: &Value) -> Result<Decision, Error> {
-    let empty = Map::new();
-    let map = input.as_object().unwrap_or(&empty);
-    let allowed = [
-        "recall_session_ref",
-        "application_id",
-        "artifact_ref",
-        "outcome",
-        "memory_refs",
-        "reasoning_summary",
-        "current_artifact_verified",
-    ];
-    let extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
-    if !extra.is_empty() {
-        return Err(request_error(format!(
-            "apply input contains unsupported fields: {}",
-            keys::list(extra)
-        )));
-    }
-    let string = |k: &str| -> Result<String, Error> {
-        map.get(k)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| request_error(format!("{k} must be a string")))
-    };
-    let outcome = match string("outcome")?.as_str() {
-        "applied" => "applied",
-        "ignored" => "ignored",
-        "refuted" => "refuted",
-        _ => return Err(request_error("outcome must be applied, ignored or refuted")),
-    };
-    let memory_refs = match map.get("memory_refs") {
-        None => Vec::new(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| request_error("memory_refs must be a list of strings"))
-            })
-            .collect::<Result<_, _>>()?,
-        Some(_) => return Err(request_error("memory_refs must be a list of strings")),
-    };
-    let verified = match map.get("current_artifact_verified") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(request_error("current_artifact_verified must be a boolean")),
-    };
-    Ok(Decision {
-        session_ref: string("recall_session_ref")?,
-        application_id: string("application_id")?,
-        artifact_ref: string("artifact_ref")?,
-        outcome,
-        memory_refs,
-        reasoning_summary: string("reasoning_summary")?,
-        current_artifact_verified: verified,
-    })
-}
-
-fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, Error> {
-    let missing = |flag: &str| request_error(format!("apply needs {flag} (or --input)"));
-    Ok(Decision {
-        session_ref: args
-            .recall_session
-            .clone()
-            .ok_or_else(|| missing("--recall-session"))?,
-        application_id: args
-            .application_id
-            .clone()
-            .ok_or_else(|| missing("--application-id"))?,
-        artifact_ref: args
-            .artifact_ref
-            .clone()
-            .ok_or_else(|| missing("--artifact-ref"))?,
-        outcome: outcome_name(args.outcome.ok_or_else(|| missing("--outcome"))?),
-        memory_refs: args.memory_ref.clone(),
-        reasoning_summary: args
-            .reasoning_summary
-            .clone()
-            .ok_or_else(|| missing("--reasoning-summary"))?,
-        current_artifact_verified: args.current_artifact_verified,
-    })
-}
-
 /// Reads a live session back: the directories from the runtime root down, the session
 /// file and the key must pass the trust rule, and the document its integrity check.
-fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error> {
+pub(super) fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error> {
     if !session::is_session_ref(session_ref) {
         return Err(SessionError::InvalidRef.into());
     }
     let not_found = || SessionError::NotFound(session_ref.to_owned());
     let unreadable = |_: String| SessionError::Unreadable(session_ref.to_owned());
-    let root = experiment::runtime_root(ctx);
+    let root = resolve::runtime_root(ctx);
     let dir = session::session_dir(&root);
     match trust::check_private_dirs(&root, &dir, SESSION_DIR) {
         Ok(true) => {}
@@ -794,103 +688,4 @@ fn load_session(session_ref: &str, ctx: &Context) -> Result<StoredSession, Error
         .map_err(|_| SessionError::Unreadable(session_ref.to_owned()))?;
     stored.check_live(now)?;
     Ok(stored)
-}
-
-/// The checks that need no session: tokens, the public-safe summary and what `applied`
-/// requires. Returns the normalized reasoning summary.
-fn check_decision(decision: &Decision) -> Result<String, Error> {
-    text::token(
-        Some(&Value::from(decision.application_id.as_str())),
-        "application_id",
-    )?;
-    text::token(
-        Some(&Value::from(decision.artifact_ref.as_str())),
-        "artifact_ref",
-    )?;
-    let summary =
-        text::public_safe_text(Some(&Value::from(decision.reasoning_summary.as_str())), 500)
-            .ok_or_else(|| request_error("reasoning_summary must be compact public-safe text"))?;
-    // This port's stricter public-safe rule: the application packet is ours.
-    credential::check(&decision.application_id, "application_id")?;
-    credential::check(&decision.artifact_ref, "artifact_ref")?;
-    credential::check(&summary, "reasoning_summary")?;
-    if decision.outcome == "applied" {
-        if decision.memory_refs.is_empty() {
-            return Err(request_error(
-                "outcome applied needs at least one --memory-ref from the recall's results",
-            ));
-        }
-        if !decision.current_artifact_verified {
-            return Err(request_error(
-                "outcome applied needs --current-artifact-verified: verify the artifact after applying the memory",
-            ));
-        }
-    }
-    if !session::is_session_ref(&decision.session_ref) {
-        return Err(SessionError::InvalidRef.into());
-    }
-    Ok(summary)
-}
-
-/// §10.5 for a checked decision on its live session: the application packet with its
-/// receipt id. Pure.
-fn application(decision: &Decision, summary: &str, stored: &StoredSession) -> Result<Value, Error> {
-    let raw = stored.raw_refs(&decision.memory_refs)?;
-    let base = Value::Null;
-    let reply = Value::Object(obj! {
-        "output" => Value::Null,
-        "outcome" => decision.outcome,
-        "memory_refs" => crate::wire::json::str_list(&raw),
-        "current_artifact_verified" => decision.current_artifact_verified,
-        "reasoning_summary" => summary,
-    });
-    let callback = move |_: &Value, _: &[crate::recall::RecallItem]| -> Result<Value, String> {
-        Ok(reply.clone())
-    };
-    let packet = apply_recall(
-        &base,
-        &stored.session,
-        &decision.application_id,
-        Some(&decision.artifact_ref),
-        Some(&callback),
-    )?;
-    let receipt = packet
-        .get("receipt")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let receipt_id = application_receipt_id(&receipt)?;
-    debug_assert_eq!(
-        packet.get("schema_version").and_then(Value::as_str),
-        Some(APPLICATION_SCHEMA_VERSION)
-    );
-    Ok(Value::Object(packet.merged(&obj! {
-        "application_receipt_id" => receipt_id,
-        "recall_session_ref" => stored.session_ref.as_str(),
-    })))
-}
-
-/// `apply --input` on an already parsed input against a session that was already read
-/// back and found live: pure (the session file and the clock stay with the caller). A
-/// decision naming another session is refused as that session not being found.
-pub fn apply_input(input: &Value, stored: &StoredSession) -> Result<Value, Error> {
-    let decision = decision_from_value(input)?;
-    let summary = check_decision(&decision)?;
-    if decision.session_ref != stored.session_ref {
-        return Err(SessionError::NotFound(decision.session_ref).into());
-    }
-    application(&decision, &summary, stored)
-}
-
-/// Runs `apply`.
-pub fn apply(args: &ApplyArgs, ctx: &Context) -> Result<Value, Error> {
-    let decision = match &args.input {
-        Some(spec) => {
-            decision_from_value(&read_object(ctx, spec, args.input_limit.max_input_bytes)?)?
-        }
-        None => decision_from_flags(args)?,
-    };
-    let summary = check_decision(&decision)?;
-    let stored = load_session(&decision.session_ref, ctx)?;
-    application(&decision, &summary, &stored)
 }

@@ -1,5 +1,6 @@
-//! The `utility-ledger` commands: the resolve step (ledger location, partition, input)
-//! and one entry point per subcommand.
+//! `utility-ledger`: the resolve step of its leaves (ledger location, partition, input)
+//! and one handler per leaf (`append`, `project`, `subject`, `export`, `verify`) over
+//! [`crate::ledger`].
 //!
 //! The location comes from `--ledger`, then `REWARD_MEMORY_LEDGER` (captured by
 //! [`crate::io`]), then `<runtime_root>/reward-memory/utility-ledger.sqlite3`. A SQLite
@@ -20,11 +21,12 @@ use crate::wire::credential;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::pyfmt;
-use crate::{Context, Notes, Outcome};
 
 use crate::ledger::engine::{self, Paging};
 use crate::ledger::packets::{self, MAX_PAGE};
 use crate::ledger::{LedgerError, Location, PartitionKey};
+
+use super::{Context, Notes, Outcome};
 
 /// Runs one `utility-ledger` subcommand. A `--runtime-root` given after the leaf wins
 /// over the one given before `utility-ledger`.
@@ -55,7 +57,7 @@ pub fn location(ledger: Option<&str>, ctx: &Context) -> Result<Location, LedgerE
     match ledger.or(ctx.env.ledger.as_deref()) {
         Some(text) => Location::parse(text, expand),
         None => Ok(Location::Sqlite(crate::ledger::default_sqlite_path(
-            &crate::contract::experiment::runtime_root(ctx),
+            &super::resolve::runtime_root(ctx),
         ))),
     }
 }
@@ -73,7 +75,7 @@ pub fn open(arg: &LedgerLocationArg, ctx: &Context) -> Result<Opened, Error> {
     let location = location(arg.ledger.as_deref(), ctx)?;
     if let Location::Sqlite(path) = &location {
         let default = arg.ledger.is_none() && ctx.env.ledger.is_none();
-        let root = default.then(|| crate::contract::experiment::runtime_root(ctx));
+        let root = default.then(|| super::resolve::runtime_root(ctx));
         crate::ledger::check_sqlite_trust(path, root.as_deref())?;
     }
     let notes = Notes {

@@ -3,14 +3,13 @@
 //!
 //! Owns `reward_memory_candidate_v0`, `reward_memory_candidate_review_v0`,
 //! `issue_fix_reward_memory_candidate_adapter_v0`, the `candidate_ref` identity and the
-//! `candidate-review` subcommand. It validates compact, public-safe fields and never
+//! fixture cases of `candidate-review`. It validates compact, public-safe fields and never
 //! persists anything: callers (ingest, operator control, evaluation) decide what to do
 //! with a reviewed record. Pure: no file, clock or environment access.
 
 use std::collections::BTreeSet;
 
-use crate::cli::{CandidateCase, CandidateReviewArgs, ReviewDecision};
-use crate::error::Error;
+use crate::cli::{CandidateCase, ReviewDecision};
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
@@ -821,14 +820,6 @@ pub fn candidate_review_packet(case: CandidateCase, decision: ReviewDecision) ->
     let mut packet = review_candidate(&target, &review)?;
     packet.insert("adapter", adapter);
     Ok(packet)
-}
-
-/// Runs the subcommand.
-pub fn command(args: &CandidateReviewArgs) -> Result<Value, Error> {
-    Ok(Value::Object(candidate_review_packet(
-        args.case,
-        args.decision,
-    )?))
 }
 
 #[cfg(test)]

@@ -8,12 +8,8 @@
 //! limits, double-count checks and readiness. Operator control receipts are validated by
 //! [`crate::contract::operator`]; the Stage-4 gate comes from [`crate::contract::evaluation`]. Writes nothing.
 
-use crate::Context;
-use crate::cli::InputArgs;
-use crate::contract::evaluation;
 use crate::contract::operator::{self, ControlAction};
 use crate::error::Error;
-use crate::io;
 use crate::obj;
 use crate::utility::observation::{self as utility_observation, Observation};
 use crate::wire::digest;
@@ -506,7 +502,7 @@ fn has_duplicates<T>(items: &[T], eq: impl Fn(&T, &T) -> bool) -> bool {
 
 /// Evaluates built receipts and operator control receipts into the
 /// `reward_memory_dogfood_batch_v1` packet. `stage4_gate_verified` is whether the
-/// Stage-4 suite passed with a ready release gate ([`evaluation::gate_ready`]).
+/// Stage-4 suite passed with a ready release gate ([`crate::contract::evaluation::gate_ready`]).
 pub fn build_batch(
     receipts: &[DogfoodReceipt],
     controls: &[Map],
@@ -644,15 +640,6 @@ fn objects<'a>(items: &'a [Value], message: &str) -> FieldResult<Vec<&'a Map>> {
         .iter()
         .map(|item| item.as_object().ok_or_else(|| fail(message)))
         .collect()
-}
-
-/// Runs the subcommand: reads `{observations, operator_controls}`, builds every receipt,
-/// runs the Stage-4 suite once and evaluates the batch.
-pub fn command(args: &InputArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    evaluate_input(&source, || {
-        evaluation::gate_ready(&evaluation::run_evaluation(&io::monotonic_nanos))
-    })
 }
 
 /// The command on an already parsed input; `stage4_ready` runs the Stage-4 gate once

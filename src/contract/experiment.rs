@@ -1,16 +1,14 @@
 //! `experiment-status`: the default-off, agent-scoped Reward Memory experiment of a goal.
 //!
-//! Owns registry path resolution (§1.5), registered-agent id normalization (§8.2), the goal
-//! policy (§8.3), the `reward_memory_experiment_config_v1` loader and normalizer with its
-//! surface routes (§8.5) and the `reward_memory_experiment_status_v1` packet (§8.4).
-//! Registry and config bytes are read through [`crate::io`]; everything after the read is
-//! pure. This command never contacts a provider.
+//! Owns registered-agent id normalization (§8.2), the goal policy (§8.3), the
+//! `reward_memory_experiment_config_v1` loader and normalizer with its surface routes
+//! (§8.5) and the `reward_memory_experiment_status_v1` packet (§8.4). Pure: the shell
+//! finds the registry file (§1.5) and reads it, and hands in the reader of the config
+//! file ([`resolve`]). This command never contacts a provider.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::Context;
-use crate::cli::ExperimentStatusArgs;
 use crate::contract::ingest::policy::normalize_standing_policy;
 use crate::contract::registry::normalize_corpus;
 use crate::error::Error;
@@ -39,39 +37,6 @@ pub enum ExperimentError {
     /// The registry is not JSON, or its root is not an object.
     #[error("{0}")]
     RegistryInvalid(String),
-}
-
-// ---------------------------------------------------------------------------------------
-// Registry path (§1.5)
-// ---------------------------------------------------------------------------------------
-
-/// The runtime root: `--runtime-root` (with `~` expanded) or `~/.codex/loopx`.
-pub fn runtime_root(ctx: &Context) -> PathBuf {
-    match &ctx.runtime_root {
-        Some(root) => ctx.env.expand_user(&root.to_string_lossy()),
-        None => ctx.env.expand_user("~/.codex/loopx"),
-    }
-}
-
-/// Resolves the registry file: `--registry`, then `$LOOPX_REGISTRY`, then
-/// `.loopx/registry.json` in the working directory, then
-/// `<runtime_root>/registry.global.json` when that exists, else `.loopx/registry.json`.
-pub fn registry_path(ctx: &Context) -> PathBuf {
-    if let Some(path) = &ctx.registry {
-        return ctx.env.expand_user(&path.to_string_lossy());
-    }
-    if let Some(path) = &ctx.env.loopx_registry {
-        return ctx.env.expand_user(path);
-    }
-    let local = PathBuf::from(".loopx/registry.json");
-    if crate::io::is_file(&ctx.env.cwd.join(&local)) {
-        return local;
-    }
-    let global = runtime_root(ctx).join("registry.global.json");
-    if crate::io::is_file(&global) {
-        return global;
-    }
-    local
 }
 
 // ---------------------------------------------------------------------------------------
@@ -890,35 +855,39 @@ pub fn resolve_for_goal(
     })
 }
 
-/// Resolves the experiment of `goal_id`/`agent_id` through the registry route of `ctx`
-/// (§8.1): the one place that reads the registry and config files.
-pub fn resolve(ctx: &Context, goal_id: &str, agent_id: &str) -> Result<Resolution, Error> {
-    // The agent id is checked before the registry is read.
+/// Checks the agent id of a request; the shell does this before it reads the registry.
+pub fn check_agent_id(agent_id: &str) -> FieldResult<()> {
     normalize_agent_id(Some(&Value::from(agent_id)))
-        .ok_or_else(|| FieldError::new("agent_id must be a public-safe registered agent id"))?;
-    let path = registry_path(ctx);
-    let bytes = crate::io::read_path(&path).map_err(ExperimentError::RegistryUnreadable)?;
-    let registry = crate::io::parse_document(&bytes)
+        .map(|_| ())
+        .ok_or_else(|| FieldError::new("agent_id must be a public-safe registered agent id"))
+}
+
+/// Resolves the experiment of `goal_id`/`agent_id` (§8.1) from the bytes of the registry
+/// file. `repo_dir` turns a goal's `repo` into its directory (`~` expanded, a relative or
+/// missing repo against the working directory); `read_config` reads the config file at
+/// a resolved path (the only I/O, injected).
+pub fn resolve(
+    registry: &[u8],
+    goal_id: &str,
+    agent_id: &str,
+    repo_dir: impl Fn(&str) -> PathBuf,
+    read_config: impl Fn(&Path) -> Option<Vec<u8>>,
+) -> Result<Resolution, Error> {
+    let registry = crate::io::parse_document(registry)
         .map_err(|e| ExperimentError::RegistryInvalid(e.to_string()))?;
     let registry = registry.as_object().ok_or_else(|| {
         ExperimentError::RegistryInvalid("JSON root must be an object".to_owned())
     })?;
     let (goal, agent) = find_goal(registry, goal_id, agent_id)?;
-    // A missing or relative repo resolves against the working directory.
-    let project = ctx.env.expand_user(&pystr(goal.get("repo")));
+    let project = repo_dir(&pystr(goal.get("repo")));
     Ok(resolve_for_goal(
         registry,
         goal,
         goal_id,
         &agent,
         |config_path| project.join(config_path),
-        |path| crate::io::read_path(path).ok(),
+        read_config,
     )?)
-}
-
-/// Runs the subcommand.
-pub fn command(args: &ExperimentStatusArgs, ctx: &Context) -> Result<Value, Error> {
-    resolve(ctx, &args.goal_id, &args.agent_id).map(|r| Value::Object(r.status))
 }
 
 #[cfg(test)]

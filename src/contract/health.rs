@@ -6,9 +6,8 @@
 //! inventory, retrieval and use states apart and never grants write or patch authority.
 //! Pure: no I/O.
 
-use crate::cli::{HealthCase, HealthCheckArgs};
+use crate::cli::HealthCase;
 use crate::contract::registry::{normalize_corpus, reference_corpus};
-use crate::error::Error;
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr_strip;
@@ -310,10 +309,6 @@ pub fn fixture_packet(case: HealthCase) -> FieldResult<Map> {
 }
 
 /// Runs the subcommand.
-pub fn command(args: &HealthCheckArgs) -> Result<Value, Error> {
-    Ok(Value::Object(fixture_packet(args.case)?))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

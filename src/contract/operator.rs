@@ -7,15 +7,13 @@
 //! candidate-review step, the receipt, and the receipt validator used by
 //! `dogfood-evaluate`. It writes nothing: persisting the decision is the corpus owner's
 //! job. The decision echoes the reviewed record only inside the candidate contract's
-//! bounds ([`crate::contract::candidate::check_record_bounds`]). Pure apart from [`command`], which
-//! only reads `--input`; [`control_input`] is the same on a parsed input.
+//! bounds ([`crate::contract::candidate::check_record_bounds`]). Pure: [`control_input`]
+//! takes the parsed input, which the `operator-control` handler of the shell reads.
 
-use crate::Context;
-use crate::cli::{OperatorAction, OperatorControlArgs};
+use crate::cli::OperatorAction;
 use crate::contract::candidate::{self, REVIEW_SCHEMA_VERSION};
 use crate::contract::registry;
 use crate::error::Error;
-use crate::io;
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
@@ -381,18 +379,6 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
         }
     }
     Ok(action)
-}
-
-/// Runs the subcommand: reads `{reviewed_record, corpus, operator_checkpoint}`.
-pub fn command(args: &OperatorControlArgs, ctx: &Context) -> Result<Value, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    let request = ControlRequest {
-        action: args.action.into(),
-        control_ref: &args.control_ref,
-        reasoning_summary: &args.reasoning_summary,
-        edited_content_summary: args.edited_content_summary.as_deref(),
-    };
-    control_input(&source, &request)
 }
 
 /// The command on an already parsed `{reviewed_record, corpus, operator_checkpoint}`.

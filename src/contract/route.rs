@@ -5,8 +5,7 @@
 //! the guard's reason codes. It is a guard fixture, not the live reasoner: it grants no
 //! memory or write authority. Pure: no I/O.
 
-use crate::cli::{BehaviorStatus, Complexity, RouteCase, RouteCheckArgs};
-use crate::error::Error;
+use crate::cli::{BehaviorStatus, Complexity};
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::{pystr, pystr_strip};
@@ -312,7 +311,8 @@ pub fn route_packet(observation: &Map) -> FieldResult<Map> {
     RouteObservation::from_map(observation).map(|o| decide_route(&o))
 }
 
-fn behavior_name(b: BehaviorStatus) -> &'static str {
+/// The observation's `behavior_status` value of a `--behavior-status`.
+pub fn behavior_name(b: BehaviorStatus) -> &'static str {
     match b {
         BehaviorStatus::BugConfirmed => "bug_confirmed",
         BehaviorStatus::ByDesign => "by_design",
@@ -320,40 +320,13 @@ fn behavior_name(b: BehaviorStatus) -> &'static str {
     }
 }
 
-fn complexity_name(c: Complexity) -> &'static str {
+/// The observation's `edge_case_complexity` value of an `--edge-case-complexity`.
+pub fn complexity_name(c: Complexity) -> &'static str {
     match c {
         Complexity::Low => "low",
         Complexity::Medium => "medium",
         Complexity::High => "high",
     }
-}
-
-/// The observation the CLI flags describe (`--case` replaces all of them).
-pub fn observation_from_args(args: &RouteCheckArgs) -> Map {
-    if let Some(RouteCase::Pr3237) = args.case {
-        return pr_3237_observation();
-    }
-    obj! {
-        "behavior_status" => behavior_name(args.behavior_status),
-        "surface_count" => args.surface_count,
-        "semantic_contract_change" => args.semantic_contract_change,
-        "generic_boundary_for_specific_policy" => args.generic_boundary_for_specific_policy,
-        "user_visible_behavior_change" => args.user_visible_behavior_change,
-        "hot_path_or_storage_change" => args.hot_path_or_storage_change,
-        "retrieval_or_memory_quality_claim" => args.retrieval_or_memory_quality_claim,
-        "edge_case_complexity" => complexity_name(args.edge_case_complexity),
-        "named_reproduction" => args.named_reproduction,
-        "named_validation" => args.named_validation,
-        "effect_evidence" => args.effect_evidence,
-        "ux_evidence" => args.ux_evidence,
-        "benchmark_evidence" => args.benchmark_evidence,
-        "performance_evidence" => args.performance_evidence,
-    }
-}
-
-/// Runs the subcommand.
-pub fn command(args: &RouteCheckArgs) -> Result<Value, Error> {
-    Ok(Value::Object(route_packet(&observation_from_args(args))?))
 }
 
 #[cfg(test)]

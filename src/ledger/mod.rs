@@ -2,9 +2,9 @@
 //! with materialized per-subject state, on SQLite (one file) or PostgreSQL (shared).
 //!
 //! Owns the storage model shared by both backends, the [`LedgerBackend`] trait they
-//! implement ([`sqlite`], [`postgres`]), the location rules, the `utility-ledger`
-//! command entry points ([`command`]) and the rank prior's view of stored subjects
-//! ([`view`]). The rules of utility live in
+//! implement ([`sqlite`], [`postgres`]), the location rules and the rank prior's view of
+//! stored subjects ([`view`]); the `utility-ledger` handlers are in the shell. The rules
+//! of utility live in
 //! [`crate::utility::reducer`] only: [`engine`] hands each touched subject's deliveries to
 //! the reducer and stores what it returns; nothing here re-implements precedence,
 //! noisy-OR or review logic. Deliveries are never updated or deleted; every other table

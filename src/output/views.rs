@@ -8,7 +8,7 @@
 //! runs pin (the conformance check catches a slip). Views only read the packet and the
 //! run's [`Notes`]; they never compute a decision of their own.
 
-use crate::Notes;
+use crate::commands::Notes;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt;
 

@@ -4,12 +4,11 @@
 //! Owns case orchestration, the assertions of the eight cases, per-case metrics, the
 //! aggregates, the four reporting dimensions and the release gate. Setup and the provider
 //! double live in [`fixtures`]. The suite is pure except for time: the caller passes a
-//! monotonic clock, so only [`command`] touches one. It never writes anything.
+//! monotonic clock (the `evaluate` and `dogfood-evaluate` handlers of the shell pass
+//! the process's). It never writes anything.
 
 pub mod fixtures;
 
-use crate::error::Error;
-use crate::io;
 use crate::obj;
 use crate::recall::RecallError;
 use crate::wire::digest;
@@ -429,11 +428,6 @@ pub fn gate_ready(evaluation: &Map) -> bool {
             evaluation.get("release_gate").and_then(|g| g.get("status")),
             GATE_READY,
         )
-}
-
-/// Runs the subcommand with the process's monotonic clock.
-pub fn command() -> Result<Value, Error> {
-    Ok(Value::Object(run_evaluation(&io::monotonic_nanos)))
 }
 
 #[cfg(test)]

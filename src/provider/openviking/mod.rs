@@ -1,6 +1,6 @@
 //! The OpenViking provider: drives the `ov` CLI of an OpenViking server (spec §11.2–§11.5).
 //!
-//! An edge adapter like `io.rs`: it spawns `ov` child processes (stderr appended to
+//! An edge adapter like [`crate::io`]: it spawns `ov` child processes (stderr appended to
 //! stdout, stdin detached, every call bounded by a timeout that kills the child) and reads
 //! the local sync sources. Sources given as bytes ([`SyncSource::Bytes`], what ingest
 //! passes) are staged for `ov` in a private directory under the staging root the factory

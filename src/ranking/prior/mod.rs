@@ -12,7 +12,10 @@
 //! item, remove a memory for negative utility (it attenuates and proposes review), apply
 //! utility of another scope or snapshot pair, or override freshness, lifecycle, permission
 //! and authority filters (candidates arrive already filtered; the prior can only re-order
-//! them). The design is written down in `docs/rank-prior.md`.
+//! them). The design is written down in `docs/rank-prior.md`. The `rank-prior` request
+//! and its effect receipt are [`request`].
+
+pub mod request;
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
