@@ -19,7 +19,7 @@ pub enum Error {
     Input(#[from] InputError),
     /// The registry route could not be resolved.
     #[error(transparent)]
-    Registry(#[from] crate::experiment::ExperimentError),
+    Registry(#[from] crate::contract::experiment::ExperimentError),
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),
@@ -31,13 +31,13 @@ pub enum Error {
     Session(#[from] crate::recall::SessionError),
     /// A rank-prior profile, partition, candidate list or utility source is invalid.
     #[error(transparent)]
-    RankPrior(#[from] crate::utility::rank_prior::RankPriorError),
+    RankPrior(#[from] crate::ranking::prior::RankPriorError),
     /// A ranking evaluation request (profile, episodes, sweep, plot) is invalid.
     #[error(transparent)]
-    RankEvaluate(#[from] crate::utility::rank_evaluate::RankEvaluateError),
+    RankEvaluate(#[from] crate::ranking::evaluate::RankEvaluateError),
     /// A utility ledger could not be opened, read or written.
     #[error(transparent)]
-    Ledger(#[from] crate::utility::ledger::LedgerError),
+    Ledger(#[from] crate::ledger::LedgerError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

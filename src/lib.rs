@@ -1,300 +1,42 @@
 //! `reward-memory`: the LoopX Reward Memory contracts as one Rust binary.
 //!
 //! The binary prints packets that are byte-compatible with `loopx reward-memory`. This
-//! crate root only routes: [`run`] resolves the output format, hands typed arguments to
-//! one command module and renders the packet it returns.
+//! crate root only lists the modules; `main.rs` parses the command line with [`cli`] and
+//! hands it to [`commands::run`].
 //!
-//! The layers, top to bottom (arrows point down only):
-//! * the process shell: [`cli`] (clap types), [`io`] (the only file, stdin, stdout,
-//!   environment and clock access), [`output`] (JSON or markdown rendering), [`error`]
-//!   (the one exit-code mapping);
-//! * the contracts, pure modules taking typed input: [`architecture`], [`registry`],
-//!   [`health`], [`candidate`], [`route`], [`experiment`], [`ingest`], [`recall`],
-//!   [`evaluation`], [`dogfood`], [`operator`], [`utility`], with [`schema`] describing
-//!   their packets; providers under [`provider`] are the edge adapters they call through
-//!   a trait;
+//! The layers, folder by folder, top to bottom:
+//! * the process shell: [`cli`] (the clap types and what is derived from them alone),
+//!   [`commands`] (one handler per subcommand, the resolve step, the `Context` and
+//!   `Outcome` of a run, dispatch), [`io`] (files, standard streams, the environment, the
+//!   clock, staging and the trust rule for our own files), [`output`] (JSON or markdown
+//!   rendering of a packet) and [`error`] (the top-level error and the one exit-code
+//!   mapping);
+//! * the Stage 0–5 contracts, [`contract`]: typed input, packets out;
+//! * the attribution loop: [`recall`] (the Stage-3 recall/application seam), [`utility`]
+//!   (observations, the reducer and its projection, the readback validator), [`ledger`]
+//!   (the durable utility ledger, SQLite or PostgreSQL), [`ranking`] (the bounded rank
+//!   prior and its held-out evaluation), and [`provider`] (the memory providers behind
+//!   the context-provider trait, edge adapters that touch files and processes);
+//!   [`schema`] describes the packets as JSON Schemas;
 //! * the wire layer, [`wire`]: Python-compatible JSON, float formatting, timestamps,
-//!   digests and text guards.
+//!   digests and text guards; it uses nothing above it.
+//!
+//! Not every arrow points down yet: the contracts take their domain enums from [`cli`],
+//! and several contracts (and parts of the attribution loop) return [`error::Error`],
+//! which wraps their errors; [`output`] reads [`commands::Notes`]; [`io`] carries the ledger's PostgreSQL
+//! settings; [`contract`] and [`recall`] use each other, as do [`utility`], [`ledger`] and
+//! [`ranking`].
 
-pub mod architecture;
-pub mod candidate;
 pub mod cli;
-pub mod dogfood;
+pub mod commands;
+pub mod contract;
 pub mod error;
-pub mod evaluation;
-pub mod experiment;
-pub mod health;
-pub mod ingest;
 pub mod io;
-pub mod operator;
+pub mod ledger;
 pub mod output;
 pub mod provider;
+pub mod ranking;
 pub mod recall;
-pub mod registry;
-pub mod route;
 pub mod schema;
 pub mod utility;
 pub mod wire;
-
-use std::path::PathBuf;
-
-use cli::{Cli, Command, Format};
-use error::{Error, Exit};
-use wire::json::Value;
-
-/// What a command produced: the packet, whether it counts as ok, and what the `--detail`
-/// view may show beyond the packet.
-#[derive(Debug)]
-pub struct Outcome {
-    pub packet: Value,
-    pub exit: Exit,
-    pub notes: Notes,
-    /// The packet's JSON output (pretty JSON and a newline), when the command printed it
-    /// from typed data because the output format is JSON; `packet` is then `null`.
-    pub json: Option<io::OutputBuffer>,
-}
-
-impl Outcome {
-    /// A packet with an explicit exit.
-    pub fn new(packet: Value, exit: Exit) -> Outcome {
-        Outcome {
-            packet,
-            exit,
-            notes: Notes::default(),
-            json: None,
-        }
-    }
-
-    /// A packet the command printed itself as `--format json` output, with the packet's
-    /// `ok`: exit 0 when it is `true`, else 2 (as [`Outcome::by_ok`]).
-    pub fn printed_json(text: io::OutputBuffer, ok: bool) -> Outcome {
-        Outcome {
-            json: Some(text),
-            ..Outcome::new(Value::Null, Exit::by_ok(ok))
-        }
-    }
-
-    /// A packet that always exits 0.
-    pub fn success(packet: Value) -> Outcome {
-        Outcome::new(packet, Exit::Success)
-    }
-
-    /// The command printed its own output (a stream); nothing more is printed.
-    pub fn streamed() -> Outcome {
-        Outcome::new(Value::Null, Exit::Success)
-    }
-
-    /// Exit 0 when the packet's `ok` is `true`, else 2.
-    pub fn by_ok(packet: Value) -> Outcome {
-        let ok = packet.get("ok") == Some(&Value::Bool(true));
-        Outcome::new(packet, Exit::by_ok(ok))
-    }
-
-    /// The same outcome with `notes` for the detail view.
-    pub fn with_notes(self, notes: Notes) -> Outcome {
-        Outcome { notes, ..self }
-    }
-}
-
-/// Facts about a run that the packet does not carry (it must stay byte-compatible) but a
-/// person reading `--detail` needs, e.g. where the embedded store is. Never printed in
-/// JSON. A command fills the fields it knows; [`output::detail_report`] shows those that
-/// are set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Notes {
-    /// The registry file the goal/agent route was read from.
-    pub registry: Option<PathBuf>,
-    /// Where the provider keeps records: the embedded store's file, or the `ov` command.
-    pub store: Option<String>,
-    /// The utility ledger a command read or wrote, without credentials
-    /// ([`utility::ledger::Location::public_display`]).
-    pub ledger: Option<String>,
-    /// Why the command failed open on something of the user's (a recall session that
-    /// could not be stored, an embedded store it would not trust), naming the path and
-    /// the fix. Printed on stderr as `reward-memory: warning: ...`, whatever the format;
-    /// the packet carries only public-safe codes.
-    pub warnings: Vec<String>,
-}
-
-/// Global options and the environment, resolved once before any command runs.
-#[derive(Debug, Clone)]
-pub struct Context {
-    pub env: io::Env,
-    pub registry: Option<PathBuf>,
-    pub runtime_root: Option<PathBuf>,
-    /// The output format: a command whose packet is large may print JSON itself.
-    pub format: Format,
-}
-
-impl Context {
-    /// The context of a subcommand that takes `--registry`/`--runtime-root` after its
-    /// name: those win over the global ones given before it.
-    pub fn with_route(&self, route: &cli::RouteArgs) -> Context {
-        Context {
-            env: self.env.clone(),
-            registry: route.registry.clone().or_else(|| self.registry.clone()),
-            runtime_root: route
-                .runtime_root
-                .clone()
-                .or_else(|| self.runtime_root.clone()),
-            format: self.format,
-        }
-    }
-}
-
-/// The `reward_memory_error_v0` packet for a request error; a message over
-/// [`wire::keys::MAX_ERROR_BYTES`] is cut ([`wire::keys::bound`]).
-pub fn error_packet(message: &str) -> Value {
-    Value::Object(obj! {
-        "ok" => false,
-        "schema_version" => "reward_memory_error_v0",
-        "status" => "invalid_request",
-        "error" => wire::keys::bound(message).as_ref(),
-    })
-}
-
-fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
-    match command {
-        Command::Architecture(_) => Ok(Outcome::success(architecture::packet())),
-        Command::CorpusRegistry(_) => Ok(Outcome::success(registry::reference_registry_packet())),
-        Command::HealthCheck(args) => health::command(&args).map(Outcome::success),
-        Command::CandidateReview(args) => candidate::command(&args).map(Outcome::success),
-        Command::RouteCheck(args) => route::command(&args).map(Outcome::success),
-        Command::ExperimentStatus(args) => {
-            let ctx = ctx.with_route(&args.route);
-            let notes = Notes {
-                registry: Some(experiment::registry_path(&ctx)),
-                ..Notes::default()
-            };
-            experiment::command(&args, &ctx).map(|p| Outcome::success(p).with_notes(notes))
-        }
-        Command::IngestEvent(args) => ingest::command(&args, &ctx.with_route(&args.route)),
-        Command::Evaluate(_) => evaluation::command().map(Outcome::by_ok),
-        Command::DogfoodEvaluate(args) => dogfood::command(&args, ctx).map(Outcome::by_ok),
-        Command::OperatorControl(args) => operator::command(&args, ctx).map(Outcome::success),
-        Command::UtilityProject(args) => utility::project_command(&args, ctx),
-        Command::UtilityObserve(args) => utility::observe_command(&args, ctx),
-        Command::UtilityValidate(args) => utility::validate_command(&args, ctx),
-        Command::Recall(args) => recall::command::recall(&args, &ctx.with_route(&args.route)),
-        Command::Apply(args) => {
-            recall::command::apply(&args, &ctx.with_route(&args.route)).map(Outcome::success)
-        }
-        Command::RankPrior(args) => {
-            utility::rank_prior_command(&args, &ctx.with_route(&args.route))
-        }
-        Command::RankEvaluate(args) => utility::rank_evaluate::command(&args, ctx),
-        Command::UtilityLedger(args) => utility::ledger::command::run(&args, ctx),
-        // Text commands print no packet; `run` answers them before dispatching.
-        Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
-    }
-}
-
-fn subcommand_format(command: &Command) -> Option<Format> {
-    match command {
-        Command::Architecture(a) | Command::CorpusRegistry(a) | Command::Evaluate(a) => a.format,
-        Command::HealthCheck(a) => a.format.format,
-        Command::CandidateReview(a) => a.format.format,
-        Command::RouteCheck(a) => a.format.format,
-        Command::ExperimentStatus(a) => a.format.format,
-        Command::IngestEvent(a) => a.format.format,
-        Command::OperatorControl(a) => a.format.format,
-        Command::DogfoodEvaluate(a)
-        | Command::UtilityProject(a)
-        | Command::UtilityObserve(a)
-        | Command::UtilityValidate(a) => a.format.format,
-        Command::Recall(a) => a.format.format,
-        Command::Apply(a) => a.format.format,
-        Command::RankPrior(a) => a.format.format,
-        Command::RankEvaluate(a) => a.format.format,
-        Command::UtilityLedger(a) => match &a.command {
-            cli::LedgerCommand::Append(a) => a.format.format,
-            cli::LedgerCommand::Project(a) => a.format.format,
-            cli::LedgerCommand::Subject(a) => a.format.format,
-            cli::LedgerCommand::Export(a) => a.format.format,
-            cli::LedgerCommand::Verify(a) => a.format.format,
-        },
-        Command::Completions(_) | Command::Man(_) => None,
-    }
-}
-
-/// `completions` and `man`: generated text instead of a packet.
-fn text_command(command: &Command) -> Option<Result<Vec<u8>, Error>> {
-    match command {
-        Command::Completions(args) => Some(Ok(cli::completion_script(args.shell))),
-        Command::Man(args) => {
-            Some(cli::man_page(args.subcommand.as_deref()).map_err(Error::Output))
-        }
-        _ => None,
-    }
-}
-
-/// Writes the output; a failure is reported on stderr and exits 1.
-fn emit(text: &[u8], exit: Exit) -> i32 {
-    match io::write_stdout_bytes(text) {
-        Ok(()) => exit.code(),
-        Err(err) => {
-            let err = Error::Output(err);
-            io::write_stderr_line(&format!("reward-memory: error: {err}"));
-            err.exit().code()
-        }
-    }
-}
-
-/// Runs one parsed command line and returns the process exit status.
-pub fn run(cli: Cli, env: io::Env) -> i32 {
-    if let Some(text) = text_command(&cli.command) {
-        return match text {
-            Ok(bytes) => emit(String::from_utf8_lossy(&bytes).as_bytes(), Exit::Success),
-            Err(err) => {
-                io::write_stderr_line(&format!("reward-memory: error: {err}"));
-                err.exit().code()
-            }
-        };
-    }
-    let format = subcommand_format(&cli.command)
-        .or(cli.format)
-        .unwrap_or(Format::Markdown);
-    let ctx = Context {
-        env,
-        registry: cli.registry,
-        runtime_root: cli.runtime_root,
-        format,
-    };
-    let outcome = match dispatch(cli.command, &ctx) {
-        // The packet printed from typed data (`utility-project --format json`).
-        Ok(Outcome {
-            json: Some(text),
-            exit,
-            ..
-        }) => {
-            let code = emit(text.as_bytes(), exit);
-            io::leave_to_exit(text);
-            return code;
-        }
-        // A streaming command (utility-ledger export) already wrote its output.
-        Ok(outcome) if outcome.packet.is_null() => return outcome.exit.code(),
-        Ok(outcome) => outcome,
-        Err(err) if err.is_request_error() => {
-            Outcome::new(error_packet(&err.to_string()), err.exit())
-        }
-        Err(err) => {
-            io::write_stderr_line(&format!("reward-memory: error: {err}"));
-            return err.exit().code();
-        }
-    };
-    let text = output::render_view(&outcome.packet, &outcome.notes, format, cli.detail);
-    let code = emit(text.as_bytes(), outcome.exit);
-    for warning in &outcome.notes.warnings {
-        io::write_stderr_line(&format!("reward-memory: warning: {warning}"));
-    }
-    // In markdown a refusal also says why on stderr; stdout keeps the packet.
-    if format == Format::Markdown
-        && outcome.exit == Exit::NotOk
-        && code == Exit::NotOk.code()
-        && let Some(message) = output::refusal(&outcome.packet)
-    {
-        io::write_stderr_line(&format!("reward-memory: {}", wire::keys::bound(&message)));
-    }
-    io::leave_to_exit((outcome, text));
-    code
-}

@@ -15,6 +15,6 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let code = reward_memory::run(cli, reward_memory::io::Env::capture());
+    let code = reward_memory::commands::run(cli, reward_memory::io::Env::capture());
     std::process::exit(code);
 }

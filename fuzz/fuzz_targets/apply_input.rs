@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    let Ok(packet) = reward_memory::recall::command::apply_input(&source, stored()) else {
+    let Ok(packet) = reward_memory::recall::decision::apply_input(&source, stored()) else {
         return;
     };
     let receipt = packet

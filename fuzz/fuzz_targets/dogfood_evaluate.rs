@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    if let Ok(packet) = reward_memory::dogfood::evaluate_input(&source, || true) {
+    if let Ok(packet) = reward_memory::contract::dogfood::evaluate_input(&source, || true) {
         let _ = reward_memory::output::render(&packet, Format::Json);
         let _ = reward_memory::output::render(&packet, Format::Markdown);
     }

@@ -19,13 +19,13 @@ fuzz_target!(|data: &[u8]| {
         format: FormatArg { format: None },
         route: RouteArgs::default(),
     };
-    let ctx = reward_memory::Context {
+    let ctx = reward_memory::commands::Context {
         env: reward_memory::io::Env::default(),
         registry: None,
         runtime_root: None,
         format: reward_memory::cli::Format::Json,
     };
-    if let Ok(outcome) = reward_memory::ingest::command_on(source, &args, &ctx) {
+    if let Ok(outcome) = reward_memory::commands::ingest_event::command_on(source, &args, &ctx) {
         print_both(&outcome.packet);
     }
 });

@@ -8,8 +8,8 @@
 use std::io::BufReader;
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::utility::ledger::engine::{Record, prepare_delivery};
-use reward_memory::utility::ledger::input::records;
+use reward_memory::ledger::engine::{Record, prepare_delivery};
+use reward_memory::ledger::input::records;
 
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))

@@ -3,7 +3,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use reward_memory::cli::Format;
-use reward_memory::operator::{ControlAction, ControlRequest, control_input};
+use reward_memory::contract::operator::{ControlAction, ControlRequest, control_input};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {

@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::utility::rank_evaluate::RankEvaluateError;
-use reward_memory::utility::rank_evaluate::episodes::{parse, write_jsonl};
+use reward_memory::ranking::evaluate::RankEvaluateError;
+use reward_memory::ranking::evaluate::episodes::{parse, write_jsonl};
 
 fuzz_target!(|data: &[u8]| {
     match parse(data) {

@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    if let Ok(packet) = reward_memory::utility::rank_prior_input(&source) {
+    if let Ok(packet) = reward_memory::ranking::prior::request::rank_input(&source) {
         let _ = reward_memory::output::render(&packet, Format::Json);
         let _ = reward_memory::output::render(&packet, Format::Markdown);
     }

@@ -8,8 +8,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    if let Ok(outcome) = reward_memory::utility::observe_input(&source) {
-        let _ = reward_memory::output::render(&outcome.packet, Format::Json);
-        let _ = reward_memory::output::render(&outcome.packet, Format::Markdown);
+    if let Ok(packet) = reward_memory::utility::observe_input(&source) {
+        let _ = reward_memory::output::render(&packet, Format::Json);
+        let _ = reward_memory::output::render(&packet, Format::Markdown);
     }
 });

@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = reward_memory::output::render(&packet, Format::Json);
         if packet.get("ok") == Some(&Value::Bool(true)) {
             let checked = reward_memory::utility::validate_input(&packet);
-            assert_eq!(checked.packet.get("ok"), Some(&Value::Bool(true)));
+            assert_eq!(checked.get("ok"), Some(&Value::Bool(true)));
         }
     }
 });

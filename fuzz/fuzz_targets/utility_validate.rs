@@ -8,6 +8,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    let outcome = reward_memory::utility::validate_input(&source);
-    let _ = reward_memory::output::render(&outcome.packet, Format::Json);
+    let packet = reward_memory::utility::validate_input(&source);
+    let _ = reward_memory::output::render(&packet, Format::Json);
 });

@@ -18,8 +18,8 @@
 pub mod report;
 pub mod views;
 
-use crate::Notes;
 use crate::cli::Format;
+use crate::commands::Notes;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt;
 
@@ -219,7 +219,7 @@ mod tests {
 
     #[test]
     fn a_request_error_shows_its_error_line() {
-        let packet = crate::error_packet("surface_count must be between 1 and 20");
+        let packet = crate::commands::error_packet("surface_count must be between 1 and 20");
         assert_eq!(
             markdown(&packet),
             "# Reward Memory\n\n- status: `invalid_request`\n\
@@ -234,7 +234,7 @@ mod tests {
     #[test]
     fn a_long_request_error_is_cut_to_one_kib_in_the_packet_markdown_and_refusal() {
         let message = format!("bad input: {}", "é".repeat(100_000));
-        let packet = crate::error_packet(&message);
+        let packet = crate::commands::error_packet(&message);
         let error = packet
             .get("error")
             .and_then(Value::as_str)
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn json_is_unchanged_by_detail() {
-        let packet = crate::error_packet("x");
+        let packet = crate::commands::error_packet("x");
         assert_eq!(
             render_view(&packet, &Notes::default(), Format::Json, true),
             render(&packet, Format::Json)

@@ -10,11 +10,12 @@
 //! does; the embedded store writes them as given) or as a local file. A provider whose
 //! client reads files stages bytes under [`staging_root`] itself.
 //!
-//! [`build_provider`] is the factory (§11.2): it maps a binding's `provider_id` to an
-//! implementation. Provider failures are statuses; only a broken *call* (bad arguments,
-//! a crash of the adapter itself, what the reference reports as an exception) is a
-//! [`ProviderError`], returned by [`ContextProvider::try_sync`] /
-//! [`ContextProvider::try_retrieve`], which callers use so that they can fail open.
+//! [`DefaultFactory`] is the factory (§11.2; the shell roots it at a command's runtime
+//! root): it maps a binding's `provider_id` to an implementation. Provider failures are
+//! statuses; only a broken *call* (bad arguments, a crash of the adapter itself, what the
+//! reference reports as an exception) is a [`ProviderError`], returned by
+//! [`ContextProvider::try_sync`] / [`ContextProvider::try_retrieve`], which callers use so
+//! that they can fail open.
 
 pub mod embedded;
 pub mod openviking;
@@ -232,23 +233,7 @@ pub fn staging_root(runtime_root: &Path) -> PathBuf {
     runtime_root.join("reward-memory").join("staging")
 }
 
-/// The factory (§11.2) for a normalized binding, with the runtime root of `ctx`.
-pub fn build_provider(
-    binding: &Map,
-    ctx: &crate::Context,
-) -> Result<Box<dyn ContextProvider>, ProviderError> {
-    DefaultFactory::from_context(ctx).build(&ProviderConfig::from_binding(binding))
-}
-
 impl DefaultFactory {
-    /// The factory for the runtime root and environment of a command.
-    pub fn from_context(ctx: &crate::Context) -> DefaultFactory {
-        DefaultFactory {
-            runtime_root: crate::experiment::runtime_root(ctx),
-            env: ctx.env.clone(),
-        }
-    }
-
     /// The file of the embedded store for `config`: its `provider_binary` (`~`
     /// expanded), else `<runtime_root>/reward-memory/embedded.sqlite3`.
     pub fn embedded_path(&self, config: &ProviderConfig) -> PathBuf {

@@ -12,12 +12,13 @@
 //! | active record envelope (§10.3) | [`build_active_record`], [`serialize_record`] |
 //! | recall execution (§10.4) | [`execute_recall`] → [`RecallSession`] |
 //! | application + receipt (§10.5) | [`apply_recall`] |
+//! | the agent's `apply` decision (§10.5) | [`decision::apply_input`] |
 //! | receipt id (§10.6) | [`application_receipt_id`] |
 //! | Issue Fix execution evidence (§10.7) | [`execution_evidence`] |
 
 mod application;
 mod binding;
-pub mod command;
+pub mod decision;
 mod evidence;
 mod execute;
 mod record;

@@ -1,9 +1,9 @@
 //! The active record envelope (`reward_memory_active_record_v0`, §10.3): what a declared
 //! corpus owner may persist for an accepted, guard-passed review. Pure.
 
-use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
+use crate::contract::ingest::policy::IDENTITY_SCOPE_FIELDS;
+use crate::contract::registry::normalize_corpus;
 use crate::obj;
-use crate::registry::normalize_corpus;
 use crate::wire::digest::{activation_ref, j3};
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{self, FieldError, FieldResult};

@@ -1,10 +1,10 @@
 //! The explicit recall request (`reward_memory_recall_request_v0`, §10.2) and its
 //! read-authority checkpoint. Builds and guards the request; never calls a provider.
 
-use crate::architecture::DURABLE_CLASS_IDS;
-use crate::ingest::policy::IDENTITY_SCOPE_FIELDS;
+use crate::contract::architecture::DURABLE_CLASS_IDS;
+use crate::contract::ingest::policy::IDENTITY_SCOPE_FIELDS;
+use crate::contract::registry::normalize_corpus;
 use crate::obj;
-use crate::registry::normalize_corpus;
 use crate::wire::credential;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};

@@ -12,7 +12,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 
 use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
-use crate::utility::rank_evaluate::profile::{Kind, ParamSpec, sections};
+use crate::ranking::evaluate::profile::{Kind, ParamSpec, sections};
 
 const_string!(EvaluationVersion, "memory_utility_ranking_evaluation_v0");
 const_string!(EpisodeVersion, "memory_utility_ranking_episode_v0");

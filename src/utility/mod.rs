@@ -4,18 +4,14 @@
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
 //! * [`validate`]: the readback validator every projection passes through;
-//! * [`rank_prior`]: the bounded rank prior (Stage 3) that re-orders semantic candidates
-//!   by item-level utility, and the `rank-prior` command beside it (whose `--execute`
-//!   stores the modifier table as a provider effect through
-//!   [`crate::provider::embedded::effects`]);
-//! * [`rank_evaluate`]: the held-out ranking evaluation (Stage 4) whose verdict gates
-//!   `recall --rank-prior`;
-//! * [`ledger`]: the durable append-only ledger (SQLite or PostgreSQL) behind the
-//!   `utility-ledger` commands.
+//! * [`scan`]: `utility-project`'s direct reading of the common input shape from its text.
 //!
-//! This module also owns the command entry points. Commands read their input through
-//! [`crate::io`] and hand typed values to the pure submodules; nothing here writes
-//! memory content or grants authority.
+//! The bounded rank prior (Stage 3) and the held-out ranking evaluation (Stage 4) are
+//! [`crate::ranking`], the durable ledger [`crate::ledger`].
+//!
+//! This module also owns the pure cores of the `utility-*` commands on an already parsed
+//! input ([`project_input`], [`observe_input`], [`validate_input`]); their handlers in
+//! the shell read the input. Nothing here writes memory content or grants authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
@@ -29,32 +25,23 @@
 //! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
 //! otherwise.
 
-pub mod ledger;
 pub mod observation;
-pub mod rank_evaluate;
-pub mod rank_prior;
-mod rank_prior_command;
 pub mod reducer;
 pub mod scan;
 pub(crate) mod strict;
 pub mod validate;
 
-use crate::cli::{Format, InputArgs};
-use crate::error::{Error, Exit};
-use crate::io;
+use crate::error::Error;
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::wire::text::FieldError;
-use crate::{Context, Outcome};
 
 pub use observation::{
     AttributionLevel, EvidenceBasis, Observation, ObservationError, ObservationReason, Scope,
     UtilityLabel, build_observation, validate_observation, validate_observation_with_facts,
 };
-pub use rank_prior_command::{CONTRACT_ABSENT, EFFECT_SCHEMA_VERSION, EFFECT_TABLE_SCHEMA_VERSION};
-pub use rank_prior_command::{command as rank_prior_command, rank_input as rank_prior_input};
 pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 
@@ -92,47 +79,12 @@ fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Opt
 }
 
 /// A rule of the observation contract or the reducer, as the command's error.
-fn field_error(error: FieldError) -> Error {
+pub fn field_error(error: FieldError) -> Error {
     Error::from(UtilityError::Field(error))
 }
 
 fn request_error(message: impl Into<String>) -> Error {
     field_error(FieldError(message.into()))
-}
-
-/// `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
-pub fn project_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_buffer(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    // The common shape is reduced straight from the text; anything else is parsed.
-    if let Some(request) = std::str::from_utf8(input.as_bytes())
-        .ok()
-        .and_then(scan::scan_request)
-    {
-        if ctx.format != Format::Json {
-            // The request owns its strings: the text's memory is free for the reduction.
-            drop(input);
-            let projection = request.project();
-            io::leave_to_exit(request);
-            return projection.map(Outcome::by_ok).map_err(field_error);
-        }
-        let projection = request.project_typed().map_err(field_error)?;
-        // JSON is printed from the typed packet into the input's buffer: its pages are
-        // in memory already, and the packet needs no value tree.
-        let mut out = input.into_output();
-        projection.write_pretty_line(&mut out);
-        debug_assert_eq!(
-            out.as_bytes(),
-            crate::wire::json::to_pretty_line(&projection.to_value()).as_bytes()
-        );
-        let ok = projection.ok();
-        io::leave_to_exit(projection);
-        io::leave_to_exit(request);
-        return Ok(Outcome::printed_json(out, ok));
-    }
-    let parsed = io::parse_input_object(input.as_bytes())?;
-    let projection = project_input(&parsed);
-    io::leave_to_exit((input, parsed));
-    projection.map(Outcome::by_ok)
 }
 
 /// `utility-project` on an already parsed input.
@@ -193,14 +145,8 @@ pub fn project_input(input: &Value) -> Result<Value, Error> {
     reduce(&request).map_err(field_error)
 }
 
-/// `utility-observe`: builds one observation from the four inputs and `created_at`.
-pub fn observe_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    observe_input(&input)
-}
-
 /// `utility-observe` on an already parsed input.
-pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
+pub fn observe_input(input: &Value) -> Result<Value, Error> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     let keys = [
@@ -225,7 +171,7 @@ pub fn observe_input(input: &Value) -> Result<Outcome, Error> {
     observation
         .credential_free("observation")
         .map_err(field_error)?;
-    Ok(Outcome::success(observation.to_value()))
+    Ok(observation.to_value())
 }
 
 /// The `utility-validate` packet for a validation result.
@@ -242,27 +188,20 @@ pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
     })
 }
 
-/// `utility-validate`: runs the readback validator on one projection packet.
-pub fn validate_command(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    Ok(validate_input(&input))
-}
-
-/// `utility-validate` on an already parsed input.
-pub fn validate_input(input: &Value) -> Outcome {
+/// `utility-validate` on an already parsed input: the packet, whose `ok` says whether the
+/// projection is valid.
+pub fn validate_input(input: &Value) -> Value {
     let result = if input.get("schema_version").and_then(Value::as_str)
-        == Some(ledger::packets::PROJECTION_SCHEMA_VERSION)
+        == Some(crate::ledger::packets::PROJECTION_SCHEMA_VERSION)
     {
-        ledger::validate::validate_ledger_projection(input)
+        crate::ledger::validate::validate_ledger_projection(input)
     } else {
         validate_projection(input)
     };
-    Outcome::new(validation_packet(&result), Exit::by_ok(result.is_ok()))
+    validation_packet(&result)
 }
 
 #[cfg(test)]
-mod props;
+pub(crate) mod props;
 #[cfg(test)]
-mod scan_props;
-#[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;

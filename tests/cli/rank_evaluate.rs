@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use reward_memory::utility::rank_prior::{Profile, Verdict};
+use reward_memory::ranking::prior::{Profile, Verdict};
 use reward_memory::wire::json;
 
 use crate::snap;

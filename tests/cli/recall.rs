@@ -139,7 +139,7 @@ pub fn ingest_memories(s: &Scratch) {
 /// (the parts the gate reads) for the profile in `profile_file`.
 pub fn write_verdict(s: &Scratch, profile_file: &str, verdict: &str) {
     let text = std::fs::read_to_string(s.path.join(profile_file)).expect("profile");
-    let profile = reward_memory::utility::rank_prior::Profile::from_value(
+    let profile = reward_memory::ranking::prior::Profile::from_value(
         &reward_memory::wire::json::parse(&text).expect("JSON"),
     )
     .expect("profile");

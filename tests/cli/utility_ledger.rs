@@ -181,7 +181,7 @@ fn observations_of(input: &Value) -> Vec<Value> {
 fn jsonl(items: &[Value]) -> String {
     items
         .iter()
-        .map(|v| json::dumps(v, reward_memory::utility::ledger::engine::COMPACT) + "\n")
+        .map(|v| json::dumps(v, reward_memory::ledger::engine::COMPACT) + "\n")
         .collect()
 }
 
@@ -461,10 +461,10 @@ fn refused_deliveries_report_line_and_reason_and_are_never_stored() {
         );
         let text = format!(
             "{}\n{{not json\n\n[1, 2]\n{}\n{}\n{}\n",
-            json::dumps(&good, reward_memory::utility::ledger::engine::COMPACT),
-            json::dumps(&bad_label, reward_memory::utility::ledger::engine::COMPACT),
-            json::dumps(&bad_id, reward_memory::utility::ledger::engine::COMPACT),
-            json::dumps(&other, reward_memory::utility::ledger::engine::COMPACT),
+            json::dumps(&good, reward_memory::ledger::engine::COMPACT),
+            json::dumps(&bad_label, reward_memory::ledger::engine::COMPACT),
+            json::dumps(&bad_id, reward_memory::ledger::engine::COMPACT),
+            json::dumps(&other, reward_memory::ledger::engine::COMPACT),
         );
         scratch.write("mixed.jsonl", &text);
         let receipt = append(&scratch, &ledger, "mixed.jsonl", None);
@@ -502,20 +502,14 @@ fn credential_shaped_deliveries_and_partitions_are_refused() {
     );
     // `reason_codes` is outside the identity, so the id stays canonical: only the
     // credential rule refuses these (the reference's validation accepts them).
-    let mut lines = vec![json::dumps(
-        &good,
-        reward_memory::utility::ledger::engine::COMPACT,
-    )];
+    let mut lines = vec![json::dumps(&good, reward_memory::ledger::engine::COMPACT)];
     for code in ["password:hunter2", "api_key:sk-123456789", "token:abc123"] {
         let mut bad = good.clone();
         if let Value::Object(m) = &mut bad {
             m.insert("reason_codes", Value::from(vec![code]));
         }
         assert!(reward_memory::utility::validate_observation(&bad).is_ok());
-        lines.push(json::dumps(
-            &bad,
-            reward_memory::utility::ledger::engine::COMPACT,
-        ));
+        lines.push(json::dumps(&bad, reward_memory::ledger::engine::COMPACT));
     }
     scratch.write("lines.jsonl", &format!("{}\n", lines.join("\n")));
     let receipt = append(&scratch, &ledger, "lines.jsonl", None);
@@ -865,8 +859,7 @@ fn sigkill_during_append_never_corrupts_or_half_commits() {
         printed.push(String::from_utf8_lossy(&out.stdout).contains("\"status\": \"committed\""));
     }
     assert!(batches.len() >= 100);
-    let check =
-        reward_memory::utility::ledger::sqlite::integrity_check(&ledger).expect("integrity");
+    let check = reward_memory::ledger::sqlite::integrity_check(&ledger).expect("integrity");
     assert_eq!(check, "ok");
     let verify = ledger_cmd(&scratch, "verify", &ledger_text, &[]);
     assert_eq!(verify.code, 0, "{}", verify.stdout);

@@ -19,7 +19,7 @@ mod rank_evaluate;
 mod recall;
 mod utility;
 
-use crate::Notes;
+use crate::commands::Notes;
 use crate::wire::json::{Map, Value};
 
 use super::report::{Report, show};

@@ -1,0 +1,287 @@
+//! The process shell: the subcommand handlers, one module per subcommand (named after
+//! it), their shared resolve step ([`resolve`]: runtime root, registry, experiment route,
+//! provider factory) and the run of one command line: [`run`] picks the output format,
+//! dispatches the parsed arguments to a handler and prints the [`Outcome`] it returns
+//! through [`crate::output`].
+//!
+//! A handler reads its input (through [`crate::io`]), calls the contracts and the
+//! attribution loop with typed values and returns the packet; the shell is the only code
+//! besides [`crate::cli`] and `main.rs` that knows clap. Handlers still take the clap
+//! argument structs of [`crate::cli`].
+
+pub mod apply;
+pub mod architecture;
+pub mod candidate_review;
+pub mod completions;
+pub mod corpus_registry;
+pub mod dogfood_evaluate;
+pub mod evaluate;
+pub mod experiment_status;
+pub mod health_check;
+pub mod ingest_event;
+pub mod man;
+pub mod operator_control;
+pub mod rank_evaluate;
+pub mod rank_prior;
+pub mod recall;
+pub mod resolve;
+pub mod route_check;
+pub mod utility_ledger;
+pub mod utility_observe;
+pub mod utility_project;
+pub mod utility_validate;
+
+use std::path::PathBuf;
+
+use crate::cli::{self, Cli, Command, Format};
+use crate::error::{Error, Exit};
+use crate::wire::json::Value;
+use crate::{io, obj, output, wire};
+
+/// What a command produced: the packet, whether it counts as ok, and what the `--detail`
+/// view may show beyond the packet.
+#[derive(Debug)]
+pub struct Outcome {
+    pub packet: Value,
+    pub exit: Exit,
+    pub notes: Notes,
+    /// The packet's JSON output (pretty JSON and a newline), when the command printed it
+    /// from typed data because the output format is JSON; `packet` is then `null`.
+    pub json: Option<io::OutputBuffer>,
+}
+
+impl Outcome {
+    /// A packet with an explicit exit.
+    pub fn new(packet: Value, exit: Exit) -> Outcome {
+        Outcome {
+            packet,
+            exit,
+            notes: Notes::default(),
+            json: None,
+        }
+    }
+
+    /// A packet the command printed itself as `--format json` output, with the packet's
+    /// `ok`: exit 0 when it is `true`, else 2 (as [`Outcome::by_ok`]).
+    pub fn printed_json(text: io::OutputBuffer, ok: bool) -> Outcome {
+        Outcome {
+            json: Some(text),
+            ..Outcome::new(Value::Null, Exit::by_ok(ok))
+        }
+    }
+
+    /// A packet that always exits 0.
+    pub fn success(packet: Value) -> Outcome {
+        Outcome::new(packet, Exit::Success)
+    }
+
+    /// The command printed its own output (a stream); nothing more is printed.
+    pub fn streamed() -> Outcome {
+        Outcome::new(Value::Null, Exit::Success)
+    }
+
+    /// Exit 0 when the packet's `ok` is `true`, else 2.
+    pub fn by_ok(packet: Value) -> Outcome {
+        let ok = packet.get("ok") == Some(&Value::Bool(true));
+        Outcome::new(packet, Exit::by_ok(ok))
+    }
+
+    /// The same outcome with `notes` for the detail view.
+    pub fn with_notes(self, notes: Notes) -> Outcome {
+        Outcome { notes, ..self }
+    }
+}
+
+/// Facts about a run that the packet does not carry (it must stay byte-compatible) but a
+/// person reading `--detail` needs, e.g. where the embedded store is. Never printed in
+/// JSON. A command fills the fields it knows; [`output::detail_report`] shows those that
+/// are set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// The registry file the goal/agent route was read from.
+    pub registry: Option<PathBuf>,
+    /// Where the provider keeps records: the embedded store's file, or the `ov` command.
+    pub store: Option<String>,
+    /// The utility ledger a command read or wrote, without credentials
+    /// ([`crate::ledger::Location::public_display`]).
+    pub ledger: Option<String>,
+    /// Why the command failed open on something of the user's (a recall session that
+    /// could not be stored, an embedded store it would not trust), naming the path and
+    /// the fix. Printed on stderr as `reward-memory: warning: ...`, whatever the format;
+    /// the packet carries only public-safe codes.
+    pub warnings: Vec<String>,
+}
+
+/// Global options and the environment, resolved once before any command runs.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub env: io::Env,
+    pub registry: Option<PathBuf>,
+    pub runtime_root: Option<PathBuf>,
+    /// The output format: a command whose packet is large may print JSON itself.
+    pub format: Format,
+}
+
+impl Context {
+    /// The context of a subcommand that takes `--registry`/`--runtime-root` after its
+    /// name: those win over the global ones given before it.
+    pub fn with_route(&self, route: &cli::RouteArgs) -> Context {
+        Context {
+            env: self.env.clone(),
+            registry: route.registry.clone().or_else(|| self.registry.clone()),
+            runtime_root: route
+                .runtime_root
+                .clone()
+                .or_else(|| self.runtime_root.clone()),
+            format: self.format,
+        }
+    }
+}
+
+/// The `reward_memory_error_v0` packet for a request error; a message over
+/// [`wire::keys::MAX_ERROR_BYTES`] is cut ([`wire::keys::bound`]).
+pub fn error_packet(message: &str) -> Value {
+    Value::Object(obj! {
+        "ok" => false,
+        "schema_version" => "reward_memory_error_v0",
+        "status" => "invalid_request",
+        "error" => wire::keys::bound(message).as_ref(),
+    })
+}
+
+/// Hands one parsed subcommand to its handler. `completions` and `man` print text, not a
+/// packet: [`run`] answers them before dispatching.
+fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
+    match command {
+        Command::Architecture(_) => architecture::run(),
+        Command::CorpusRegistry(_) => corpus_registry::run(),
+        Command::HealthCheck(args) => health_check::run(&args),
+        Command::CandidateReview(args) => candidate_review::run(&args),
+        Command::RouteCheck(args) => route_check::run(&args),
+        Command::ExperimentStatus(args) => {
+            experiment_status::run(&args, &ctx.with_route(&args.route))
+        }
+        Command::IngestEvent(args) => ingest_event::run(&args, &ctx.with_route(&args.route)),
+        Command::Evaluate(_) => evaluate::run(),
+        Command::DogfoodEvaluate(args) => dogfood_evaluate::run(&args, ctx),
+        Command::OperatorControl(args) => operator_control::run(&args, ctx),
+        Command::UtilityProject(args) => utility_project::run(&args, ctx),
+        Command::UtilityObserve(args) => utility_observe::run(&args, ctx),
+        Command::UtilityValidate(args) => utility_validate::run(&args, ctx),
+        Command::Recall(args) => recall::run(&args, &ctx.with_route(&args.route)),
+        Command::Apply(args) => apply::run(&args, &ctx.with_route(&args.route)),
+        Command::RankPrior(args) => rank_prior::run(&args, &ctx.with_route(&args.route)),
+        Command::RankEvaluate(args) => rank_evaluate::run(&args, ctx),
+        Command::UtilityLedger(args) => utility_ledger::run(&args, ctx),
+        // Text commands print no packet; `run` answers them before dispatching.
+        Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
+    }
+}
+
+fn subcommand_format(command: &Command) -> Option<Format> {
+    match command {
+        Command::Architecture(a) | Command::CorpusRegistry(a) | Command::Evaluate(a) => a.format,
+        Command::HealthCheck(a) => a.format.format,
+        Command::CandidateReview(a) => a.format.format,
+        Command::RouteCheck(a) => a.format.format,
+        Command::ExperimentStatus(a) => a.format.format,
+        Command::IngestEvent(a) => a.format.format,
+        Command::OperatorControl(a) => a.format.format,
+        Command::DogfoodEvaluate(a)
+        | Command::UtilityProject(a)
+        | Command::UtilityObserve(a)
+        | Command::UtilityValidate(a) => a.format.format,
+        Command::Recall(a) => a.format.format,
+        Command::Apply(a) => a.format.format,
+        Command::RankPrior(a) => a.format.format,
+        Command::RankEvaluate(a) => a.format.format,
+        Command::UtilityLedger(a) => match &a.command {
+            cli::LedgerCommand::Append(a) => a.format.format,
+            cli::LedgerCommand::Project(a) => a.format.format,
+            cli::LedgerCommand::Subject(a) => a.format.format,
+            cli::LedgerCommand::Export(a) => a.format.format,
+            cli::LedgerCommand::Verify(a) => a.format.format,
+        },
+        Command::Completions(_) | Command::Man(_) => None,
+    }
+}
+
+/// `completions` and `man`: generated text instead of a packet.
+fn text_command(command: &Command) -> Option<Result<Vec<u8>, Error>> {
+    match command {
+        Command::Completions(args) => Some(completions::run(args)),
+        Command::Man(args) => Some(man::run(args)),
+        _ => None,
+    }
+}
+
+/// Writes the output; a failure is reported on stderr and exits 1.
+fn emit(text: &[u8], exit: Exit) -> i32 {
+    match io::write_stdout_bytes(text) {
+        Ok(()) => exit.code(),
+        Err(err) => {
+            let err = Error::Output(err);
+            io::write_stderr_line(&format!("reward-memory: error: {err}"));
+            err.exit().code()
+        }
+    }
+}
+
+/// Runs one parsed command line and returns the process exit status.
+pub fn run(cli: Cli, env: io::Env) -> i32 {
+    if let Some(text) = text_command(&cli.command) {
+        return match text {
+            Ok(bytes) => emit(String::from_utf8_lossy(&bytes).as_bytes(), Exit::Success),
+            Err(err) => {
+                io::write_stderr_line(&format!("reward-memory: error: {err}"));
+                err.exit().code()
+            }
+        };
+    }
+    let format = subcommand_format(&cli.command)
+        .or(cli.format)
+        .unwrap_or(Format::Markdown);
+    let ctx = Context {
+        env,
+        registry: cli.registry,
+        runtime_root: cli.runtime_root,
+        format,
+    };
+    let outcome = match dispatch(cli.command, &ctx) {
+        // The packet printed from typed data (`utility-project --format json`).
+        Ok(Outcome {
+            json: Some(text),
+            exit,
+            ..
+        }) => {
+            let code = emit(text.as_bytes(), exit);
+            io::leave_to_exit(text);
+            return code;
+        }
+        // A streaming command (utility-ledger export) already wrote its output.
+        Ok(outcome) if outcome.packet.is_null() => return outcome.exit.code(),
+        Ok(outcome) => outcome,
+        Err(err) if err.is_request_error() => {
+            Outcome::new(error_packet(&err.to_string()), err.exit())
+        }
+        Err(err) => {
+            io::write_stderr_line(&format!("reward-memory: error: {err}"));
+            return err.exit().code();
+        }
+    };
+    let text = output::render_view(&outcome.packet, &outcome.notes, format, cli.detail);
+    let code = emit(text.as_bytes(), outcome.exit);
+    for warning in &outcome.notes.warnings {
+        io::write_stderr_line(&format!("reward-memory: warning: {warning}"));
+    }
+    // In markdown a refusal also says why on stderr; stdout keeps the packet.
+    if format == Format::Markdown
+        && outcome.exit == Exit::NotOk
+        && code == Exit::NotOk.code()
+        && let Some(message) = output::refusal(&outcome.packet)
+    {
+        io::write_stderr_line(&format!("reward-memory: {}", wire::keys::bound(&message)));
+    }
+    io::leave_to_exit((outcome, text));
+    code
+}

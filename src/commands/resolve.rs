@@ -1,0 +1,79 @@
+//! The resolve step of the shell: what a command needs from the global options and the
+//! environment before it calls a contract — the runtime root, the registry file (§1.5),
+//! the experiment route read from them, and the provider factory rooted there.
+//!
+//! The file reads of the experiment route happen here; what the bytes mean is
+//! [`crate::contract::experiment`]'s.
+
+use std::path::PathBuf;
+
+use crate::contract::experiment::{self, ExperimentError, Resolution};
+use crate::error::Error;
+use crate::io;
+use crate::provider::ProviderFactory as _;
+use crate::provider::{ContextProvider, DefaultFactory, ProviderConfig, ProviderError};
+use crate::wire::json::Map;
+
+use super::Context;
+
+/// The runtime root: `--runtime-root` (with `~` expanded) or `~/.codex/loopx`.
+pub fn runtime_root(ctx: &Context) -> PathBuf {
+    match &ctx.runtime_root {
+        Some(root) => ctx.env.expand_user(&root.to_string_lossy()),
+        None => ctx.env.expand_user("~/.codex/loopx"),
+    }
+}
+
+/// Resolves the registry file: `--registry`, then `$LOOPX_REGISTRY`, then
+/// `.loopx/registry.json` in the working directory, then
+/// `<runtime_root>/registry.global.json` when that exists, else `.loopx/registry.json`.
+pub fn registry_path(ctx: &Context) -> PathBuf {
+    if let Some(path) = &ctx.registry {
+        return ctx.env.expand_user(&path.to_string_lossy());
+    }
+    if let Some(path) = &ctx.env.loopx_registry {
+        return ctx.env.expand_user(path);
+    }
+    let local = PathBuf::from(".loopx/registry.json");
+    if io::is_file(&ctx.env.cwd.join(&local)) {
+        return local;
+    }
+    let global = runtime_root(ctx).join("registry.global.json");
+    if io::is_file(&global) {
+        return global;
+    }
+    local
+}
+
+/// Resolves the experiment of `goal_id`/`agent_id` through the registry route of `ctx`
+/// (§8.1): the one place that reads the registry and config files. The agent id is
+/// checked before the registry is read.
+pub fn experiment(ctx: &Context, goal_id: &str, agent_id: &str) -> Result<Resolution, Error> {
+    experiment::check_agent_id(agent_id)?;
+    let path = registry_path(ctx);
+    let bytes = io::read_path(&path).map_err(ExperimentError::RegistryUnreadable)?;
+    experiment::resolve(
+        &bytes,
+        goal_id,
+        agent_id,
+        // A missing or relative repo resolves against the working directory.
+        |repo| ctx.env.expand_user(repo),
+        |path| io::read_path(path).ok(),
+    )
+}
+
+/// The provider factory for the runtime root and environment of a command.
+pub fn provider_factory(ctx: &Context) -> DefaultFactory {
+    DefaultFactory {
+        runtime_root: runtime_root(ctx),
+        env: ctx.env.clone(),
+    }
+}
+
+/// The factory (§11.2) for a normalized binding, with the runtime root of `ctx`.
+pub fn build_provider(
+    binding: &Map,
+    ctx: &Context,
+) -> Result<Box<dyn ContextProvider>, ProviderError> {
+    provider_factory(ctx).build(&ProviderConfig::from_binding(binding))
+}

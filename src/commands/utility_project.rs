@@ -1,0 +1,48 @@
+//! `utility-project` (alias `utility-reduce`): reads the projection request and reduces it
+//! ([`crate::utility`]); exit 2 when the projection is rejected.
+//!
+//! The common input shape is reduced straight from its text ([`crate::utility::scan`])
+//! and, for `--format json`, printed from the typed packet into the input's own buffer;
+//! anything else is parsed and takes [`crate::utility::project_input`].
+
+use crate::cli::{Format, InputArgs};
+use crate::error::Error;
+use crate::io;
+use crate::utility::{field_error, project_input, scan};
+
+use super::{Context, Outcome};
+
+/// Runs `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
+pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
+    let input = io::read_buffer(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+    // The common shape is reduced straight from the text; anything else is parsed.
+    if let Some(request) = std::str::from_utf8(input.as_bytes())
+        .ok()
+        .and_then(scan::scan_request)
+    {
+        if ctx.format != Format::Json {
+            // The request owns its strings: the text's memory is free for the reduction.
+            drop(input);
+            let projection = request.project();
+            io::leave_to_exit(request);
+            return projection.map(Outcome::by_ok).map_err(field_error);
+        }
+        let projection = request.project_typed().map_err(field_error)?;
+        // JSON is printed from the typed packet into the input's buffer: its pages are
+        // in memory already, and the packet needs no value tree.
+        let mut out = input.into_output();
+        projection.write_pretty_line(&mut out);
+        debug_assert_eq!(
+            out.as_bytes(),
+            crate::wire::json::to_pretty_line(&projection.to_value()).as_bytes()
+        );
+        let ok = projection.ok();
+        io::leave_to_exit(projection);
+        io::leave_to_exit(request);
+        return Ok(Outcome::printed_json(out, ok));
+    }
+    let parsed = io::parse_input_object(input.as_bytes())?;
+    let projection = project_input(&parsed);
+    io::leave_to_exit((input, parsed));
+    projection.map(Outcome::by_ok)
+}

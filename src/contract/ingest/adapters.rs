@@ -1,0 +1,245 @@
+//! The two event adapters (§9.3, §9.4): strict field mapping of one compact event into the
+//! shared candidate, then the ingest core, then the adapter's extension keys. Neither
+//! adapter owns a lifecycle, store or routing of its own.
+
+use crate::contract::candidate::{build_candidate, issue_fix_candidate};
+use crate::obj;
+use crate::recall::execution_evidence;
+use crate::wire::digest::short16;
+use crate::wire::json::{Map, Value};
+use crate::wire::text::{self, FieldError};
+
+use super::core::{self, Preparation, Prepared};
+use super::policy::normalize_standing_policy;
+
+/// Schema of an Issue Fix feedback event (also its `adapter_schema_version`).
+pub const ISSUE_FIX_EVENT_SCHEMA_VERSION: &str = "issue_fix_reward_memory_event_v0";
+/// Schema of a scoped feedback event.
+pub const SCOPED_FEEDBACK_EVENT_SCHEMA_VERSION: &str = "scoped_feedback_reward_memory_event_v0";
+/// Schema of the scoped feedback adapter.
+pub const SCOPED_FEEDBACK_ADAPTER_SCHEMA_VERSION: &str =
+    "scoped_feedback_reward_memory_candidate_adapter_v0";
+
+const SOURCE_FIELDS: &[&str] = &["source_kind", "source_ref", "actor_ref", "actor_role"];
+const REASONING_FIELDS: &[&str] = &["summary", "confidence"];
+const GUARD_FIELDS: &[&str] = &[
+    "source_freshness",
+    "conflict_state",
+    "current_artifact_verified",
+];
+
+const ISSUE_FIX_EVENT_FIELDS: &[&str] = &[
+    "schema_version",
+    "issue_ref",
+    "workspace_ref",
+    "repository_ref",
+    "surface_id",
+    "revision_ref",
+    "target_class",
+    "content_summary",
+    "source",
+    "reasoning",
+    "guard_context",
+    "requested_action_scopes",
+    "raw_content_captured",
+];
+
+const SCOPED_EVENT_FIELDS: &[&str] = &[
+    "schema_version",
+    "feedback_ref",
+    "workspace_ref",
+    "project_ref",
+    "user_ref",
+    "peer_ref",
+    "session_ref",
+    "surface_id",
+    "revision_ref",
+    "target_class",
+    "content_summary",
+    "source",
+    "reasoning",
+    "guard_context",
+    "requested_action_scopes",
+    "raw_content_captured",
+];
+
+/// How the write step runs: a dry run, or an execution callback that takes the prepared
+/// write and returns the finished receipt (see [`core::execute`]).
+pub enum Mode<'a> {
+    DryRun,
+    Execute(&'a dyn Fn(&Prepared) -> Result<Map, crate::error::Error>),
+}
+
+/// The inputs every adapter takes besides its event.
+pub struct Route<'a> {
+    pub corpus: &'a Value,
+    pub standing_policy: &'a Value,
+    pub provider_binding: &'a Map,
+    /// `str(input.observed_at or "")`, unstripped.
+    pub observed_at: &'a str,
+}
+
+fn or_null(v: Option<&Value>) -> Value {
+    v.cloned().unwrap_or(Value::Null)
+}
+
+fn hard_policy_checkpoint(
+    event: &Map,
+    policy: &Map,
+    source: &Map,
+    project_key: &str,
+) -> Option<Value> {
+    (event.get("target_class").and_then(Value::as_str) == Some("hard_policy")).then(|| {
+        Value::Object(obj! {
+            "verified" => policy.get("enabled") == Some(&Value::Bool(true)),
+            "source_ref" => or_null(policy.get("authority_source_ref")),
+            "actor_ref" => or_null(source.get("actor_ref")),
+            "actor_role" => or_null(source.get("actor_role")),
+            "project_ref" => or_null(event.get(project_key)),
+            "action_scopes" => event
+                .get("requested_action_scopes")
+                .filter(|v| v.is_truthy())
+                .cloned()
+                .unwrap_or(Value::Array(Box::default())),
+        })
+    })
+}
+
+fn run_core(
+    candidate_packet: &Map,
+    route: &Route<'_>,
+    policy: &Map,
+    mode: &Mode<'_>,
+) -> Result<Map, crate::error::Error> {
+    let policy = Value::Object(policy.clone());
+    match core::prepare(
+        candidate_packet,
+        route.corpus,
+        &policy,
+        route.provider_binding,
+        route.observed_at,
+    )? {
+        Preparation::Blocked(receipt) => Ok(receipt),
+        Preparation::Ready(prepared) => match mode {
+            Mode::DryRun => Ok(core::planned(&prepared)),
+            Mode::Execute(run) => run(&prepared),
+        },
+    }
+}
+
+fn summary_digest(event: &Map) -> String {
+    short16(&text::public_safe_text(event.get("content_summary"), 500).unwrap_or_default())
+}
+
+/// `issue_fix_maintainer_feedback` (§9.3): the event is validated before the policy.
+pub fn ingest_issue_fix_event(
+    event: &Value,
+    route: &Route<'_>,
+    mode: &Mode<'_>,
+) -> Result<Map, crate::error::Error> {
+    let raw = text::strict_object(Some(event), "issue_fix_event", ISSUE_FIX_EVENT_FIELDS)?;
+    if raw.get("schema_version").and_then(Value::as_str) != Some(ISSUE_FIX_EVENT_SCHEMA_VERSION) {
+        return Err(FieldError::new("event must use issue_fix_reward_memory_event_v0").into());
+    }
+    let source = text::strict_object(raw.get("source"), "issue_fix_event.source", SOURCE_FIELDS)?;
+    text::strict_object(
+        raw.get("reasoning"),
+        "issue_fix_event.reasoning",
+        REASONING_FIELDS,
+    )?;
+    text::strict_object(
+        raw.get("guard_context"),
+        "issue_fix_event.guard_context",
+        GUARD_FIELDS,
+    )?;
+    let policy = normalize_standing_policy(route.standing_policy)?;
+    let checkpoint = hard_policy_checkpoint(raw, &policy, source, "repository_ref");
+    let adapter = issue_fix_candidate(raw, checkpoint.as_ref())?;
+    let candidate = adapter
+        .get("shared_candidate")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let result = run_core(&candidate, route, &policy, mode)?;
+    let readback = result.get("readback").and_then(Value::as_object);
+    Ok(result.clone().merged(&obj! {
+        "adapter_schema_version" => ISSUE_FIX_EVENT_SCHEMA_VERSION,
+        "issue_ref" => text::public_safe_text(raw.get("issue_ref"), 160),
+        "event_summary_digest" => summary_digest(raw),
+        "execution_evidence" => execution_evidence(readback, None, Some("ingest_verification")),
+        "next_issue_fix_call" => "run_issue_fix_patch_planning_reward_memory",
+    }))
+}
+
+/// `scoped_feedback` (§9.4): the policy is validated before the event.
+pub fn ingest_scoped_feedback_event(
+    event: &Value,
+    route: &Route<'_>,
+    mode: &Mode<'_>,
+) -> Result<Map, crate::error::Error> {
+    let policy = normalize_standing_policy(route.standing_policy)?;
+    let empty = Map::new();
+    let event_map = event.as_object().unwrap_or(&empty);
+    let source = event_map
+        .get("source")
+        .and_then(Value::as_object)
+        .ok_or_else(|| FieldError::new("scoped_feedback_event.source must be an object"))?;
+    let checkpoint = hard_policy_checkpoint(event_map, &policy, source, "project_ref");
+    let raw = text::strict_object(Some(event), "scoped_feedback_event", SCOPED_EVENT_FIELDS)?;
+    if raw.get("schema_version").and_then(Value::as_str)
+        != Some(SCOPED_FEEDBACK_EVENT_SCHEMA_VERSION)
+    {
+        return Err(
+            FieldError::new("event must use scoped_feedback_reward_memory_event_v0").into(),
+        );
+    }
+    let feedback_ref = text::public_safe_text(raw.get("feedback_ref"), 160)
+        .ok_or_else(|| FieldError::new("feedback_ref must be compact and public-safe"))?;
+    text::strict_object(
+        raw.get("source"),
+        "scoped_feedback_event.source",
+        SOURCE_FIELDS,
+    )?;
+    text::strict_object(
+        raw.get("reasoning"),
+        "scoped_feedback_event.reasoning",
+        REASONING_FIELDS,
+    )?;
+    text::strict_object(
+        raw.get("guard_context"),
+        "scoped_feedback_event.guard_context",
+        GUARD_FIELDS,
+    )?;
+    let field = |k: &str| or_null(raw.get(k));
+    let proposal = obj! {
+        "target_class" => field("target_class"),
+        "content_summary" => field("content_summary"),
+        "source" => field("source"),
+        "scope" => obj! {
+            "workspace_ref" => field("workspace_ref"),
+            "project_ref" => field("project_ref"),
+            "user_ref" => field("user_ref"),
+            "peer_ref" => field("peer_ref"),
+            "session_ref" => field("session_ref"),
+            "surface_ids" => Value::Array(vec![field("surface_id")].into()),
+            "revision_ref" => field("revision_ref"),
+        },
+        "reasoning" => field("reasoning"),
+        "guard_context" => field("guard_context"),
+        "requested_action_scopes" => raw
+            .get("requested_action_scopes")
+            .filter(|v| v.is_truthy())
+            .cloned()
+            .unwrap_or(Value::Array(Box::default())),
+        "raw_content_captured" => field("raw_content_captured"),
+    };
+    let candidate = build_candidate(&proposal, checkpoint.as_ref())?;
+    let result = run_core(&candidate, route, &policy, mode)?;
+    Ok(result.merged(&obj! {
+        "adapter_schema_version" => SCOPED_FEEDBACK_ADAPTER_SCHEMA_VERSION,
+        "event_schema_version" => SCOPED_FEEDBACK_EVENT_SCHEMA_VERSION,
+        "feedback_ref" => feedback_ref,
+        "event_summary_digest" => summary_digest(raw),
+        "next_reward_memory_call" => "explicit_function_boundary_recall",
+    }))
+}

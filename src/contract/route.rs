@@ -1,0 +1,548 @@
+//! The pilot/meta route guard (`reward_memory_pilot_meta_route_v0`) and `route-check`.
+//!
+//! Owns the deterministic fixture guard that sends an issue-fix observation to a pilot
+//! fix, an evidence hold or a meta design gate, the PR #3237 regression observation and
+//! the guard's reason codes. It is a guard fixture, not the live reasoner: it grants no
+//! memory or write authority. Pure: no I/O.
+
+use crate::cli::{BehaviorStatus, Complexity};
+use crate::obj;
+use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::{pystr, pystr_strip};
+use crate::wire::text::{FieldError, FieldResult, public_safe_text};
+
+/// Schema of the route packet.
+pub const ROUTE_SCHEMA_VERSION: &str = "reward_memory_pilot_meta_route_v0";
+/// `case_ref` of an observation without one.
+pub const MANUAL_CASE_REF: &str = "manual_observation";
+/// `case_ref` of the PR #3237 regression observation.
+pub const PR_3237_CASE_REF: &str = "https://github.com/volcengine/OpenViking/pull/3237";
+
+const BEHAVIOR_STATUSES: &[&str] = &["bug_confirmed", "by_design", "uncertain"];
+const COMPLEXITIES: &[&str] = &["high", "low", "medium"];
+const FLAG_KEYS: [&str; 11] = [
+    "semantic_contract_change",
+    "generic_boundary_for_specific_policy",
+    "user_visible_behavior_change",
+    "hot_path_or_storage_change",
+    "retrieval_or_memory_quality_claim",
+    "named_reproduction",
+    "named_validation",
+    "effect_evidence",
+    "ux_evidence",
+    "benchmark_evidence",
+    "performance_evidence",
+];
+
+/// A validated route observation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteObservation {
+    /// Public-safe, at most 240 characters.
+    pub case_ref: String,
+    /// `bug_confirmed`, `by_design` or `uncertain`.
+    pub behavior_status: String,
+    /// 1..=20.
+    pub surface_count: i64,
+    pub semantic_contract_change: bool,
+    pub generic_boundary_for_specific_policy: bool,
+    pub user_visible_behavior_change: bool,
+    pub hot_path_or_storage_change: bool,
+    pub retrieval_or_memory_quality_claim: bool,
+    /// `low`, `medium` or `high`.
+    pub edge_case_complexity: String,
+    pub named_reproduction: bool,
+    pub named_validation: bool,
+    pub effect_evidence: bool,
+    pub ux_evidence: bool,
+    pub benchmark_evidence: bool,
+    pub performance_evidence: bool,
+}
+
+fn fail(message: impl Into<String>) -> FieldError {
+    FieldError::new(message)
+}
+
+fn list_repr(items: &[&str]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// `str(v or "manual_observation")`, refused when it starts like a local path, then
+/// public-safe compacted to 240 characters.
+fn case_ref(v: Option<&Value>) -> FieldResult<String> {
+    let raw = match v {
+        Some(value) if value.is_truthy() => pystr(Some(value)),
+        _ => MANUAL_CASE_REF.to_owned(),
+    };
+    let error = || fail("case_ref must be compact and public-safe");
+    if raw.starts_with('/') || raw.starts_with('~') {
+        return Err(error());
+    }
+    public_safe_text(Some(&Value::Str(raw.into())), 240).ok_or_else(error)
+}
+
+impl RouteObservation {
+    /// Validates a JSON observation in the reference order (behavior status, complexity,
+    /// surface count, the eleven strict booleans, then `case_ref`).
+    pub fn from_map(observation: &Map) -> FieldResult<RouteObservation> {
+        let behavior_status = pystr_strip(observation.get("behavior_status"));
+        if !BEHAVIOR_STATUSES.contains(&behavior_status.as_str()) {
+            return Err(fail(format!(
+                "behavior_status must be one of {}",
+                list_repr(BEHAVIOR_STATUSES)
+            )));
+        }
+        let complexity = pystr_strip(observation.get("edge_case_complexity"));
+        if !COMPLEXITIES.contains(&complexity.as_str()) {
+            return Err(fail(format!(
+                "edge_case_complexity must be one of {}",
+                list_repr(COMPLEXITIES)
+            )));
+        }
+        let surface_count = match observation.get("surface_count") {
+            Some(Value::Int(n)) => *n,
+            // Out of any i64 range, so certainly outside 1..=20.
+            Some(Value::BigInt(_)) => i64::MAX,
+            _ => return Err(fail("surface_count must be an integer")),
+        };
+        if !(1..=20).contains(&surface_count) {
+            return Err(fail("surface_count must be between 1 and 20"));
+        }
+        let mut flags = [false; 11];
+        for (slot, key) in flags.iter_mut().zip(FLAG_KEYS) {
+            *slot = match observation.get(key) {
+                Some(Value::Bool(b)) => *b,
+                _ => return Err(fail(format!("{key} must be a boolean"))),
+            };
+        }
+        let [
+            semantic_contract_change,
+            generic_boundary_for_specific_policy,
+            user_visible_behavior_change,
+            hot_path_or_storage_change,
+            retrieval_or_memory_quality_claim,
+            named_reproduction,
+            named_validation,
+            effect_evidence,
+            ux_evidence,
+            benchmark_evidence,
+            performance_evidence,
+        ] = flags;
+        Ok(RouteObservation {
+            case_ref: case_ref(observation.get("case_ref"))?,
+            behavior_status,
+            surface_count,
+            semantic_contract_change,
+            generic_boundary_for_specific_policy,
+            user_visible_behavior_change,
+            hot_path_or_storage_change,
+            retrieval_or_memory_quality_claim,
+            edge_case_complexity: complexity,
+            named_reproduction,
+            named_validation,
+            effect_evidence,
+            ux_evidence,
+            benchmark_evidence,
+            performance_evidence,
+        })
+    }
+
+    /// The observation as a JSON object (the reference's input shape).
+    pub fn to_map(&self) -> Map {
+        obj! {
+            "case_ref" => self.case_ref.as_str(),
+            "behavior_status" => self.behavior_status.as_str(),
+            "surface_count" => self.surface_count,
+            "semantic_contract_change" => self.semantic_contract_change,
+            "generic_boundary_for_specific_policy" => self.generic_boundary_for_specific_policy,
+            "user_visible_behavior_change" => self.user_visible_behavior_change,
+            "hot_path_or_storage_change" => self.hot_path_or_storage_change,
+            "retrieval_or_memory_quality_claim" => self.retrieval_or_memory_quality_claim,
+            "edge_case_complexity" => self.edge_case_complexity.as_str(),
+            "named_reproduction" => self.named_reproduction,
+            "named_validation" => self.named_validation,
+            "effect_evidence" => self.effect_evidence,
+            "ux_evidence" => self.ux_evidence,
+            "benchmark_evidence" => self.benchmark_evidence,
+            "performance_evidence" => self.performance_evidence,
+        }
+    }
+}
+
+/// The public PR #3237 regression observation (by-design, cross-surface, high
+/// complexity, reproduction and validation named, no evidence).
+pub fn pr_3237_observation() -> Map {
+    obj! {
+        "case_ref" => PR_3237_CASE_REF,
+        "behavior_status" => "by_design",
+        "surface_count" => 2,
+        "semantic_contract_change" => true,
+        "generic_boundary_for_specific_policy" => true,
+        "user_visible_behavior_change" => true,
+        "hot_path_or_storage_change" => true,
+        "retrieval_or_memory_quality_claim" => false,
+        "edge_case_complexity" => "high",
+        "named_reproduction" => true,
+        "named_validation" => true,
+        "effect_evidence" => false,
+        "ux_evidence" => false,
+        "benchmark_evidence" => false,
+        "performance_evidence" => false,
+    }
+}
+
+/// The route decision and its reason codes, before packaging.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteDecision {
+    /// `pilot_fix`, `hold_for_evidence` or `meta_design_gate`.
+    pub decision: &'static str,
+    pub reason_codes: Vec<String>,
+    /// Short names (`effect`, `ux`, `benchmark`, `performance`), in that order.
+    pub required_evidence: Vec<&'static str>,
+    /// The required items whose evidence flag is false.
+    pub missing_required_evidence: Vec<&'static str>,
+}
+
+/// Decides the route of a validated observation.
+pub fn decide(o: &RouteObservation) -> RouteDecision {
+    let mut meta: Vec<String> = Vec::new();
+    if o.behavior_status != "bug_confirmed" {
+        meta.push(format!("semantics_{}", o.behavior_status));
+    }
+    if o.semantic_contract_change {
+        meta.push("semantic_contract_change".into());
+    }
+    if o.surface_count > 1 {
+        meta.push("cross_surface_change".into());
+    }
+    if o.generic_boundary_for_specific_policy {
+        meta.push("generic_boundary_for_specific_policy".into());
+    }
+    if o.edge_case_complexity == "high" {
+        meta.push("high_edge_case_complexity".into());
+    }
+    let evidence = [
+        ("effect", true, o.effect_evidence),
+        ("ux", o.user_visible_behavior_change, o.ux_evidence),
+        (
+            "benchmark",
+            o.retrieval_or_memory_quality_claim,
+            o.benchmark_evidence,
+        ),
+        (
+            "performance",
+            o.hot_path_or_storage_change,
+            o.performance_evidence,
+        ),
+    ];
+    let required: Vec<&'static str> = evidence
+        .iter()
+        .filter(|(_, required, _)| *required)
+        .map(|(name, _, _)| *name)
+        .collect();
+    let missing: Vec<&'static str> = evidence
+        .iter()
+        .filter(|(_, required, present)| *required && !*present)
+        .map(|(name, _, _)| *name)
+        .collect();
+    let missing_codes = missing
+        .iter()
+        .map(|name| format!("missing_{name}_evidence"));
+    let (decision, reason_codes) = if !meta.is_empty() {
+        (
+            "meta_design_gate",
+            meta.into_iter().chain(missing_codes).collect(),
+        )
+    } else {
+        let mut pilot_gaps: Vec<String> = missing_codes.collect();
+        if !o.named_reproduction {
+            pilot_gaps.push("missing_named_reproduction".into());
+        }
+        if !o.named_validation {
+            pilot_gaps.push("missing_named_validation".into());
+        }
+        if pilot_gaps.is_empty() {
+            (
+                "pilot_fix",
+                vec![
+                    "confirmed_bug_semantics".to_owned(),
+                    "single_bounded_surface".to_owned(),
+                    "no_semantic_contract_change".to_owned(),
+                    "no_generic_boundary_for_specific_policy".to_owned(),
+                    format!("edge_case_complexity_{}", o.edge_case_complexity),
+                    "reproduction_validation_and_relevant_evidence_present".to_owned(),
+                ],
+            )
+        } else {
+            ("hold_for_evidence", pilot_gaps)
+        }
+    };
+    RouteDecision {
+        decision,
+        reason_codes,
+        required_evidence: required,
+        missing_required_evidence: missing,
+    }
+}
+
+/// The `reward_memory_pilot_meta_route_v0` packet of a validated observation.
+pub fn decide_route(o: &RouteObservation) -> Map {
+    let d = decide(o);
+    obj! {
+        "ok" => true,
+        "schema_version" => ROUTE_SCHEMA_VERSION,
+        "case_ref" => o.case_ref.as_str(),
+        "decision" => d.decision,
+        "reason_codes" => d.reason_codes,
+        "required_evidence" => d.required_evidence,
+        "missing_required_evidence" => d.missing_required_evidence,
+        "pilot_authorized" => d.decision == "pilot_fix",
+        "meta_review_required" => d.decision == "meta_design_gate",
+        "route_check_role" => "deterministic_guard_fixture_not_live_reasoner",
+        "live_reasoning_required" => true,
+        "memory_patch_authority" => false,
+        "external_write_authorized" => false,
+        "raw_issue_or_memory_captured" => false,
+    }
+}
+
+/// Validates a JSON observation and returns its route packet.
+pub fn route_packet(observation: &Map) -> FieldResult<Map> {
+    RouteObservation::from_map(observation).map(|o| decide_route(&o))
+}
+
+/// The observation's `behavior_status` value of a `--behavior-status`.
+pub fn behavior_name(b: BehaviorStatus) -> &'static str {
+    match b {
+        BehaviorStatus::BugConfirmed => "bug_confirmed",
+        BehaviorStatus::ByDesign => "by_design",
+        BehaviorStatus::Uncertain => "uncertain",
+    }
+}
+
+/// The observation's `edge_case_complexity` value of an `--edge-case-complexity`.
+pub fn complexity_name(c: Complexity) -> &'static str {
+    match c {
+        Complexity::Low => "low",
+        Complexity::Medium => "medium",
+        Complexity::High => "high",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::json::parse;
+
+    fn observation(overrides: &[(&str, Value)]) -> Map {
+        let mut base = obj! {
+            "behavior_status" => "bug_confirmed",
+            "surface_count" => 1,
+            "edge_case_complexity" => "low",
+        };
+        for key in FLAG_KEYS {
+            base.insert(key, false);
+        }
+        for (k, v) in overrides {
+            base.insert(*k, v.clone());
+        }
+        base
+    }
+
+    fn reasons(overrides: &[(&str, Value)]) -> (String, Vec<String>) {
+        let packet = route_packet(&observation(overrides)).expect("valid");
+        let decision = packet
+            .get("decision")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let codes = packet
+            .get("reason_codes")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (decision, codes)
+    }
+
+    fn t() -> Value {
+        Value::Bool(true)
+    }
+
+    #[test]
+    fn pr_3237_is_a_meta_design_gate() {
+        let packet = route_packet(&pr_3237_observation()).expect("valid");
+        assert_eq!(
+            packet.get("decision"),
+            Some(&Value::from("meta_design_gate"))
+        );
+        assert_eq!(
+            packet.get("reason_codes"),
+            Some(&Value::from(vec![
+                "semantics_by_design",
+                "semantic_contract_change",
+                "cross_surface_change",
+                "generic_boundary_for_specific_policy",
+                "high_edge_case_complexity",
+                "missing_effect_evidence",
+                "missing_ux_evidence",
+                "missing_performance_evidence",
+            ]))
+        );
+        assert_eq!(
+            packet.get("required_evidence"),
+            Some(&Value::from(vec!["effect", "ux", "performance"]))
+        );
+        assert_eq!(packet.get("case_ref"), Some(&Value::from(PR_3237_CASE_REF)));
+    }
+
+    #[test]
+    fn each_meta_reason_is_reported() {
+        let rows: Vec<(Vec<(&str, Value)>, &str)> = vec![
+            (
+                vec![("behavior_status", "uncertain".into())],
+                "semantics_uncertain",
+            ),
+            (
+                vec![("semantic_contract_change", t())],
+                "semantic_contract_change",
+            ),
+            (vec![("surface_count", 3.into())], "cross_surface_change"),
+            (
+                vec![("generic_boundary_for_specific_policy", t())],
+                "generic_boundary_for_specific_policy",
+            ),
+            (
+                vec![("edge_case_complexity", "high".into())],
+                "high_edge_case_complexity",
+            ),
+        ];
+        for (overrides, code) in rows {
+            let (decision, codes) = reasons(&overrides);
+            assert_eq!(decision, "meta_design_gate", "{code}");
+            assert_eq!(codes, [code, "missing_effect_evidence"], "{code}");
+        }
+    }
+
+    #[test]
+    fn missing_evidence_holds_the_pilot() {
+        let (decision, codes) = reasons(&[]);
+        assert_eq!(decision, "hold_for_evidence");
+        assert_eq!(
+            codes,
+            [
+                "missing_effect_evidence",
+                "missing_named_reproduction",
+                "missing_named_validation"
+            ]
+        );
+        let (_, codes) = reasons(&[
+            ("named_reproduction", t()),
+            ("named_validation", t()),
+            ("effect_evidence", t()),
+            ("user_visible_behavior_change", t()),
+            ("retrieval_or_memory_quality_claim", t()),
+            ("hot_path_or_storage_change", t()),
+        ]);
+        assert_eq!(
+            codes,
+            [
+                "missing_ux_evidence",
+                "missing_benchmark_evidence",
+                "missing_performance_evidence"
+            ]
+        );
+    }
+
+    #[test]
+    fn complete_evidence_authorizes_a_pilot_fix() {
+        let (decision, codes) = reasons(&[
+            ("named_reproduction", t()),
+            ("named_validation", t()),
+            ("effect_evidence", t()),
+            ("edge_case_complexity", "medium".into()),
+        ]);
+        assert_eq!(decision, "pilot_fix");
+        assert_eq!(
+            codes,
+            [
+                "confirmed_bug_semantics",
+                "single_bounded_surface",
+                "no_semantic_contract_change",
+                "no_generic_boundary_for_specific_policy",
+                "edge_case_complexity_medium",
+                "reproduction_validation_and_relevant_evidence_present"
+            ]
+        );
+    }
+
+    #[test]
+    fn validation_errors_use_the_reference_strings() {
+        let rows: Vec<(Vec<(&str, Value)>, &str)> = vec![
+            (
+                vec![("behavior_status", "maybe".into())],
+                "behavior_status must be one of ['bug_confirmed', 'by_design', 'uncertain']",
+            ),
+            (
+                vec![("edge_case_complexity", "extreme".into())],
+                "edge_case_complexity must be one of ['high', 'low', 'medium']",
+            ),
+            (
+                vec![("surface_count", Value::Float(2.0))],
+                "surface_count must be an integer",
+            ),
+            (
+                vec![("surface_count", t())],
+                "surface_count must be an integer",
+            ),
+            (
+                vec![("surface_count", 0.into())],
+                "surface_count must be between 1 and 20",
+            ),
+            (
+                vec![("surface_count", 21.into())],
+                "surface_count must be between 1 and 20",
+            ),
+            (
+                vec![(
+                    "surface_count",
+                    Value::BigInt("99999999999999999999".into()),
+                )],
+                "surface_count must be between 1 and 20",
+            ),
+            (
+                vec![("ux_evidence", 1.into())],
+                "ux_evidence must be a boolean",
+            ),
+            (
+                vec![("case_ref", "~/notes".into())],
+                "case_ref must be compact and public-safe",
+            ),
+            (
+                vec![("case_ref", "see /tmp/x".into())],
+                "case_ref must be compact and public-safe",
+            ),
+        ];
+        for (overrides, message) in rows {
+            assert_eq!(
+                route_packet(&observation(&overrides)).expect_err(message).0,
+                message
+            );
+        }
+    }
+
+    #[test]
+    fn case_ref_defaults_and_is_compacted() {
+        let packet = route_packet(&observation(&[("case_ref", Value::Bool(false))])).expect("ok");
+        assert_eq!(packet.get("case_ref"), Some(&Value::from(MANUAL_CASE_REF)));
+        let packet = route_packet(&observation(&[("case_ref", " a \n b ".into())])).expect("ok");
+        assert_eq!(packet.get("case_ref"), Some(&Value::from("a b")));
+        let parsed = parse(r#"{"case_ref": 5}"#).expect("json");
+        let five = parsed.get("case_ref").cloned().expect("five");
+        let packet = route_packet(&observation(&[("case_ref", five)])).expect("ok");
+        assert_eq!(packet.get("case_ref"), Some(&Value::from("5")));
+    }
+}

@@ -1,0 +1,246 @@
+//! The rank prior's utility from the ledger: a [`UtilityView`] of one partition built
+//! from the stored subject state of the candidates' digests only.
+//!
+//! Owns which stored rows a ranking reads, never the rules: each row is decoded with
+//! [`engine::decode_state`] (the values the reducer computed) and handed to
+//! [`UtilityView::new`], the same constructor a projection feeds. Per digest it reads the
+//! item subject (its id is computed from the digest) and the set and unresolved subjects
+//! of the digest index: what [`super::engine::subjects`] reads for `utility-ledger
+//! subject`, without the history. The cost grows with the number of candidates, never
+//! with the ledger's size. The partition is the look-up key, so utility of another scope
+//! or snapshot pair can never enter the view.
+
+use std::collections::BTreeMap;
+
+use crate::ranking::prior::{Partition, SubjectUtility, UtilityView};
+use crate::utility::observation::AttributionLevel;
+use crate::utility::reducer::{self, SubjectState};
+
+use super::engine;
+use super::{LedgerBackend, LedgerError, LedgerResult, PartitionKey, SubjectKey, SubjectRow};
+
+/// Item subjects looked up per storage round.
+const ROUND: usize = 512;
+
+/// The ledger's partition key of a ranking partition (scope and snapshot pair; the
+/// reducer version only names the rules the ledger already applies).
+pub fn partition_key(partition: &Partition) -> PartitionKey {
+    PartitionKey {
+        agent_id: partition.scope.agent_id.to_string(),
+        project_id: partition.scope.project_id.to_string(),
+        corpus_id: partition.scope.corpus_id.to_string(),
+        surface_id: partition.scope.surface_id.to_string(),
+        retrieval_snapshot_ref: partition.retrieval_snapshot_ref.clone(),
+        policy_snapshot_ref: partition.policy_snapshot_ref.clone(),
+    }
+}
+
+/// What the rank prior reads of a reduced subject: `effective_support` is the joint
+/// summary's count at the effective tier and label, as a projection defines it.
+pub fn subject_utility(state: &SubjectState) -> SubjectUtility {
+    let support = state
+        .summary
+        .iter()
+        .find(|p| p.basis == state.effective_basis && p.label == state.effective_label)
+        .map_or(0, |p| p.count);
+    SubjectUtility {
+        level: state.level,
+        memory_ref_digests: state.memory_ref_digests.clone(),
+        utility_estimate: state.utility_estimate,
+        effective_label: state.effective_label,
+        effective_basis: state.effective_basis,
+        effective_support: support,
+    }
+}
+
+fn decode(row: &SubjectRow) -> LedgerResult<SubjectUtility> {
+    engine::decode_state(row)
+        .map(|state| subject_utility(&state))
+        .ok_or_else(|| LedgerError::Storage(format!("subject {} state is damaged", row.subject_id)))
+}
+
+/// Checks that the ledger exists and can be read, without reading any subject (so that
+/// a wrong location is refused before anything else runs).
+pub fn check_readable(backend: &mut dyn LedgerBackend, partition: &Partition) -> LedgerResult<()> {
+    backend.begin_read()?;
+    let result = backend
+        .find_partition(&partition_key(partition))
+        .map(|_| ());
+    let ended = backend.end_read();
+    result?;
+    ended
+}
+
+/// The utility of `partition` for `digests`, from one read snapshot of the ledger: every
+/// subject that mentions one of them. A partition the ledger has never seen gives a view
+/// without utility (every modifier exactly 1.0), as the `empty` projection of `project`
+/// does.
+pub fn utility_view(
+    backend: &mut dyn LedgerBackend,
+    partition: &Partition,
+    digests: &[&str],
+) -> Result<UtilityView, LedgerError> {
+    backend.begin_read()?;
+    let result = read_subjects(backend, partition, digests);
+    let ended = backend.end_read();
+    let subjects = result?;
+    ended?;
+    UtilityView::new(partition.clone(), subjects.into_values())
+        .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))
+}
+
+fn read_subjects(
+    backend: &mut dyn LedgerBackend,
+    partition: &Partition,
+    digests: &[&str],
+) -> LedgerResult<BTreeMap<String, SubjectUtility>> {
+    let mut found = BTreeMap::new();
+    let Some(stored) = backend.find_partition(&partition_key(partition))? else {
+        return Ok(found);
+    };
+    let id = stored.partition_id;
+    for round in digests.chunks(ROUND) {
+        let keys: Vec<SubjectKey> = round
+            .iter()
+            .map(|d| {
+                let one = [(*d).to_owned()];
+                (
+                    id,
+                    reducer::subject_id_for(AttributionLevel::Item, &one, ""),
+                )
+            })
+            .collect();
+        for row in backend.load_subjects(&keys)?.into_iter().flatten() {
+            found.insert(row.subject_id.clone(), decode(&row)?);
+        }
+    }
+    for d in digests {
+        for row in backend.subjects_with_digest(id, d)? {
+            if !found.contains_key(&row.subject_id) {
+                found.insert(row.subject_id.clone(), decode(&row)?);
+            }
+        }
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::ledger::props::{append_all, deliveries, stage2_context};
+    use crate::ledger::sqlite::SqliteLedger;
+    use crate::ranking::prior::{self as rank_prior, Candidate, Profile};
+    use crate::utility::observation::EvidenceBasis;
+    use crate::wire::json;
+
+    fn partition_of(context: &crate::utility::reducer::ReducerContext) -> Partition {
+        Partition {
+            scope: context.scope.clone(),
+            retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
+            policy_snapshot_ref: context.policy_snapshot_ref.clone(),
+            reducer_version: context.reducer_version.clone(),
+        }
+    }
+
+    fn profile() -> impl Strategy<Value = Profile> {
+        (
+            0usize..4,
+            any::<bool>(),
+            1usize..3,
+            0.1f64..=1.0,
+            1.0f64..4.0,
+        )
+            .prop_map(|(basis, inference, support, lower, upper)| {
+                let min = [
+                    EvidenceBasis::EvaluatorInference,
+                    EvidenceBasis::DeterministicEffect,
+                    EvidenceBasis::ControlledReplay,
+                    EvidenceBasis::OwnerCorrection,
+                ][basis];
+                Profile {
+                    profile_id: "profile:ledger-view".into(),
+                    semantic_floor: 0.0,
+                    candidate_pool: 16,
+                    lower,
+                    upper,
+                    min_evidence_basis: min,
+                    allow_evaluator_inference: inference
+                        || min == EvidenceBasis::EvaluatorInference,
+                    min_support: support,
+                }
+            })
+    }
+
+    /// Every digest of the generated streams, plus one no subject mentions.
+    const DIGESTS: [&str; 4] = [
+        "0123456789abcdef",
+        "1111222233334444",
+        "fedcba9876543210",
+        "00000000000000ff",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The prior computed from the ledger's stored subjects equals the prior computed
+        /// from the ledger's own v0 projection of the same partition, for any stream
+        /// (retries, conflicting versions, every level) and any profile.
+        #[test]
+        fn prior_from_the_ledger_equals_prior_from_its_projection(
+            stream in deliveries(),
+            relevances in prop::collection::vec(0.0f64..=1.0, 4),
+            profile in profile(),
+        ) {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+            let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+            append_all(&mut ledger, &stream);
+            let context = stage2_context();
+            let partition = partition_of(&context);
+            let projection = engine::project(&mut ledger, &context, None)
+                .unwrap_or_else(|e| panic!("project: {e}"));
+            let from_projection = UtilityView::from_projection(&projection)
+                .unwrap_or_else(|e| panic!("view: {e}\n{}", json::to_pretty_line(&projection)));
+            let from_ledger = utility_view(&mut ledger, &partition, &DIGESTS)
+                .unwrap_or_else(|e| panic!("ledger view: {e}"));
+            let candidates: Vec<Candidate> = DIGESTS
+                .iter()
+                .zip(&relevances)
+                .map(|(d, r)| Candidate::new(d, *r).unwrap_or_else(|e| panic!("{e}")))
+                .collect();
+            let rank = |view: &UtilityView| {
+                let ranking = rank_prior::rank(&candidates, view, &partition, &profile)
+                    .unwrap_or_else(|e| panic!("rank: {e}"));
+                json::to_pretty_line(&rank_prior::packet(&ranking, &partition, &profile))
+            };
+            prop_assert_eq!(rank(&from_ledger), rank(&from_projection));
+            for d in DIGESTS {
+                prop_assert_eq!(from_ledger.item(d), from_projection.item(d));
+                prop_assert_eq!(from_ledger.in_group(d), from_projection.in_group(d));
+            }
+        }
+    }
+
+    #[test]
+    fn a_partition_the_ledger_never_saw_has_no_utility() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+        append_all(&mut ledger, &[]);
+        let mut partition = partition_of(&stage2_context());
+        partition.retrieval_snapshot_ref = "retrieval:other".into();
+        let view = utility_view(&mut ledger, &partition, &DIGESTS)
+            .unwrap_or_else(|e| panic!("ledger view: {e}"));
+        assert_eq!(view, UtilityView::empty(partition.clone()));
+        assert!(check_readable(&mut ledger, &partition).is_ok());
+        let mut missing = SqliteLedger::new(dir.path().join("absent.sqlite3"));
+        assert_eq!(
+            utility_view(&mut missing, &partition, &DIGESTS),
+            Err(LedgerError::Missing)
+        );
+        assert_eq!(
+            check_readable(&mut missing, &partition),
+            Err(LedgerError::Missing)
+        );
+    }
+}

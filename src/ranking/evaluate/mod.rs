@@ -1,0 +1,111 @@
+//! `rank-evaluate`: the held-out ranking evaluation of attribution RFC §9 Stage 4 and §10.
+//! Does bounded utility earn its influence on ranking?
+//!
+//! Five arms rank the same semantic pool of every held-out episode (see [`arms`]); their
+//! nDCG@k, success@1, harmful@k, task cost and false attenuation are measured against
+//! hidden ground truth with a seeded, paired bootstrap ([`metrics`]); every ranking is
+//! checked for scope leaks; evaluator disagreement is measured on the ledger. The verdict
+//! packet `memory_utility_ranking_evaluation_v0` ([`report`]) binds the rank-prior
+//! profile's `murp_` digest, so `recall --rank-prior --evaluation` can require a
+//! `qualified` verdict for exactly the profile it applies.
+//!
+//! Episodes come from `--input EPISODES.jsonl` ([`episodes`]) or from the deterministic
+//! simulator ([`simulate`]), which goes through the product: application receipts from
+//! [`crate::recall::apply_recall`], observations from `utility-observe`'s builder, the
+//! ledger seam ([`ledger`]) over the reducer, and the real rank prior. Pure apart from the
+//! evaluation's ledgers, which [`ledger::SqliteOpener`] keeps as SQLite files in a
+//! directory its caller gives; the `rank-evaluate` handler of the shell reads the inputs,
+//! makes that directory and writes the chart. Design and every parameter:
+//! `docs/rank-evaluate.md`.
+
+pub mod arms;
+pub mod dataset;
+pub mod episodes;
+pub mod ledger;
+pub mod metrics;
+pub mod plot;
+pub mod profile;
+pub mod report;
+pub mod rng;
+pub mod run;
+pub mod simulate;
+
+use crate::ranking::prior::RankPriorError;
+use crate::wire::json::Value;
+
+use ledger::LedgerOpener;
+use profile::{EvaluationProfile, MAX_SEED, Sweep};
+use report::{Source, SweepPoint, SweepResult};
+
+/// What went wrong in `rank-evaluate`; each message says what to fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RankEvaluateError {
+    /// The evaluation profile is invalid.
+    #[error("{0}")]
+    Profile(String),
+    /// `--sweep` is invalid.
+    #[error("{0}")]
+    Sweep(String),
+    /// `--seed` is out of range.
+    #[error("--seed must be an integer between 0 and {MAX_SEED}")]
+    Seed,
+    /// `EPISODES.jsonl` has malformed lines (listed with their numbers).
+    #[error("{0}")]
+    Episodes(String),
+    /// The simulator could not build a product object (a bug in the simulator or a
+    /// contract change it does not follow).
+    #[error("{0}")]
+    Simulator(String),
+    /// The evaluation's utility ledger failed.
+    #[error("rank-evaluate ledger: {0}")]
+    Ledger(String),
+    /// The rank prior refused a candidate list or partition.
+    #[error(transparent)]
+    RankPrior(#[from] RankPriorError),
+    /// The chart could not be drawn.
+    #[error("cannot draw the plot: {0}")]
+    Plot(String),
+    /// The chart could not be written.
+    #[error("cannot write the plot {path}: {reason}")]
+    PlotWrite { path: String, reason: String },
+    /// An internal invariant broke; please report it.
+    #[error("rank-evaluate internal error: {0}")]
+    Internal(&'static str),
+}
+
+/// Runs the evaluation of one dataset (and, for a simulation, the sweep) and returns the
+/// verdict packet.
+pub fn evaluate(
+    dataset: &dataset::Dataset,
+    profile: &EvaluationProfile,
+    source: &Source,
+    sweep: Option<&Sweep>,
+    opener: &dyn LedgerOpener,
+) -> Result<Value, RankEvaluateError> {
+    let run = run::run(dataset, profile, &arms::standard_arms(), opener)?;
+    let analysis = report::analyze(run, profile, profile.seed)?;
+    let swept = match sweep {
+        None => None,
+        Some(sweep) => {
+            let mut points = Vec::with_capacity(sweep.values.len());
+            for &value in &sweep.values {
+                let mut point = profile.clone();
+                point.set_param(&sweep.parameter, value)?;
+                let data = simulate::simulate(&point)?;
+                let run = run::run(&data, &point, &arms::standard_arms(), opener)?;
+                points.push(SweepPoint {
+                    value,
+                    analysis: report::analyze(run, &point, point.seed)?,
+                });
+            }
+            Some(SweepResult {
+                parameter: sweep.parameter.clone(),
+                points,
+            })
+        }
+    };
+    report::packet(&analysis, profile, source, swept.as_ref())
+}
+
+#[cfg(test)]
+mod tests;

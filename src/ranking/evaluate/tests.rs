@@ -1,0 +1,378 @@
+//! Laws of the evaluation: determinism, the two boundary cases of the issue (a perfect
+//! evaluator with strong evidence; pure-noise inference), scope leaks caught only in a
+//! deliberately leaking double, the ledger seam agreeing with `utility-project`, the
+//! `EPISODES.jsonl` path agreeing with the simulator, and the docs listing every parameter.
+
+use std::collections::BTreeSet;
+
+use super::arms::{Arm, ArmContext, Ranker, ViewRanker, standard_arms};
+use super::dataset::Dataset;
+use super::ledger::{EvaluationLedger, LedgerOpener, ReducerOpener, SqliteOpener, key_of};
+use super::profile::{EvaluationProfile, Kind, sections};
+use super::report::{Source, analyze, reason};
+use super::run::{RunResult, run};
+use super::*;
+use crate::ranking::prior::{SubjectUtility, UtilityView};
+use crate::utility::observation::AttributionLevel;
+use crate::utility::reducer::{ProjectionRequest, reduce};
+use crate::wire::json::Value;
+
+fn small(edit: impl FnOnce(&mut EvaluationProfile)) -> EvaluationProfile {
+    let mut p = EvaluationProfile::defaults();
+    p.simulator.training_episodes = 800.0;
+    p.simulator.held_out_ratio = 0.5;
+    p.evaluation.bootstrap_resamples = 60.0;
+    edit(&mut p);
+    p
+}
+
+/// SQLite ledgers in a temporary directory that lives as long as the value.
+struct Sqlite {
+    _dir: tempfile::TempDir,
+    opener: SqliteOpener,
+}
+
+fn sqlite() -> Sqlite {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let opener = SqliteOpener::new(dir.path().to_path_buf());
+    Sqlite { _dir: dir, opener }
+}
+
+fn simulate_and_run(p: &EvaluationProfile) -> (Dataset, RunResult) {
+    let data = simulate::simulate(p).expect("simulation");
+    let result = run(&data, p, &standard_arms(), &ReducerOpener).expect("run");
+    (data, result)
+}
+
+fn packet_text(p: &EvaluationProfile) -> String {
+    let data = simulate::simulate(p).expect("simulation");
+    let store = sqlite();
+    let packet = evaluate(
+        &data,
+        p,
+        &Source::Simulation { seed: p.seed },
+        None,
+        &store.opener,
+    )
+    .expect("packet");
+    crate::wire::json::to_pretty_line(&packet)
+}
+
+#[test]
+fn the_same_seed_gives_byte_identical_packets_and_another_seed_does_not() {
+    let p = small(|_| {});
+    assert_eq!(packet_text(&p), packet_text(&p));
+    let mut q = p.clone();
+    q.seed = 2;
+    assert_ne!(packet_text(&p), packet_text(&q));
+}
+
+/// Non-helpful memories ranked above each truly helpful memory.
+fn above(order: &[usize], truths: &dyn Fn(usize) -> bool, h: usize) -> usize {
+    let pos = order.iter().position(|&i| i == h).unwrap_or(order.len());
+    order[..pos].iter().filter(|&&i| !truths(i)).count()
+}
+
+#[test]
+fn a_perfect_evaluator_with_strong_evidence_never_ranks_a_helpful_memory_lower_than_semantic() {
+    // Accuracy 1.0 everywhere, plenty of strong evidence, and relevance noise small enough
+    // (bounded at ±3.46 sd) that every pool holds only memories of the episode's topic and
+    // traps, so a memory's hidden label is also its truth for the episode.
+    let p = small(|p| {
+        let s = &mut p.simulator;
+        s.evaluator_accuracy = 1.0;
+        s.deterministic_effect_rate = 0.5;
+        s.deterministic_effect_accuracy = 1.0;
+        s.controlled_replay_rate = 0.3;
+        s.controlled_replay_accuracy = 1.0;
+        s.owner_correction_rate = 0.05;
+        s.relevance_noise = 0.05;
+    });
+    let (data, result) = simulate_and_run(&p);
+    let semantic = &result.arms[0];
+    let bounded = &result.arms[2];
+    assert_eq!(bounded.key, "bounded_utility");
+    let mut changed = 0;
+    let mut helpful_checked = 0;
+    for (e, episode) in data.held_out.iter().enumerate() {
+        let truths = |i: usize| episode.candidates[i].truth.is_helpful();
+        let (a1, a3) = (&semantic.orders[e], &bounded.orders[e]);
+        if a1 != a3 {
+            changed += 1;
+        }
+        for &h in a1.iter().filter(|&&i| truths(i)) {
+            helpful_checked += 1;
+            assert!(
+                above(a3, &truths, h) <= above(a1, &truths, h),
+                "episode {e}: a non-helpful memory overtook helpful candidate {h}: {a1:?} -> {a3:?}"
+            );
+        }
+        for cut in 1..=a1.len() {
+            let count = |o: &[usize]| o[..cut].iter().filter(|&&i| truths(i)).count();
+            assert!(count(a3) >= count(a1), "episode {e}, top {cut}");
+        }
+    }
+    assert!(helpful_checked > 100, "{helpful_checked}");
+    assert!(
+        changed > 50,
+        "the prior must actually move candidates: {changed}"
+    );
+    let analysis = analyze(result, &p, p.seed).expect("analysis");
+    assert_eq!(analysis.gate.false_attenuation, Some(0.0));
+}
+
+#[test]
+fn pure_noise_inference_without_stronger_evidence_leaves_arm_4_equal_to_arm_1() {
+    let p = small(|p| {
+        let s = &mut p.simulator;
+        s.evaluator_accuracy = 1.0 / 3.0;
+        s.deterministic_effect_rate = 0.0;
+        s.controlled_replay_rate = 0.0;
+        s.owner_correction_rate = 0.0;
+    });
+    let (data, result) = simulate_and_run(&p);
+    assert_eq!(result.arms[3].key, "bounded_utility_without_inference");
+    for e in 0..data.held_out.len() {
+        assert_eq!(
+            result.arms[3].orders[e], result.arms[0].orders[e],
+            "episode {e}"
+        );
+    }
+    assert_eq!(result.arms[3].values, result.arms[0].values);
+    let moved = (0..data.held_out.len())
+        .filter(|&e| result.arms[2].orders[e] != result.arms[0].orders[e])
+        .count();
+    assert!(
+        moved > 0,
+        "the noise must move arm 3 for the comparison to mean anything"
+    );
+}
+
+/// A deliberately leaking arm: it pools item utility of every partition in the ledger
+/// (other agents' and stale snapshots' included) and presents it as this partition's.
+struct LeakingDouble;
+
+impl Arm for LeakingDouble {
+    fn key(&self) -> &'static str {
+        "leaking_double"
+    }
+    fn title(&self) -> &'static str {
+        "test double that merges utility across partitions"
+    }
+    fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError> {
+        let mut seen = BTreeSet::new();
+        let subjects: Vec<SubjectUtility> = ctx
+            .state
+            .subjects
+            .values()
+            .flatten()
+            .map(|s| s.utility.clone())
+            .filter(|s| {
+                s.level == AttributionLevel::Item && seen.insert(s.memory_ref_digests.clone())
+            })
+            .collect();
+        Ok(Box::new(ViewRanker {
+            view: UtilityView::new(ctx.partition.clone(), subjects)?,
+            partition: ctx.partition,
+            profile: &ctx.profile.rank_prior,
+        }))
+    }
+}
+
+#[test]
+fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
+    let p = small(|_| {});
+    let data = simulate::simulate(&p).expect("simulation");
+    let mut arms = standard_arms();
+    arms.push(Box::new(LeakingDouble));
+    let store = sqlite();
+    let result = run(&data, &p, &arms, &store.opener).expect("run");
+    assert_eq!(result.ledger.backend, "sqlite");
+    for arm in &result.arms[..5] {
+        assert_eq!(arm.leaks, 0, "{}", arm.key);
+    }
+    let double = &result.arms[5];
+    assert!(
+        double.leaks > 0 && double.leak_episodes > 0,
+        "the metric must catch the double"
+    );
+    let analysis = analyze(result, &p, p.seed).expect("analysis");
+    assert!(analysis.gate.reasons.contains(&reason::SCOPE_LEAK));
+}
+
+#[test]
+fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints() {
+    let p = small(|p| {
+        let s = &mut p.simulator;
+        s.training_episodes = 120.0;
+        s.corpora = 1.0;
+        s.memories_per_corpus = 10.0;
+        s.topics_per_corpus = 3.0;
+        s.hotness_trap_memories = 1.0;
+        s.recall_limit = 5.0;
+        s.max_memories_used = 2.0;
+        s.delivery_retry_rate = 0.3;
+    });
+    let data = simulate::simulate(&p).expect("simulation");
+    let store = sqlite();
+    let mut on_sqlite = store.opener.open().expect("ledger");
+    let mut in_memory: EvaluationLedger = ReducerOpener.open().expect("ledger");
+    for o in &data.deliveries {
+        on_sqlite.deliver(o).expect("deliver");
+        in_memory.deliver(o).expect("deliver");
+    }
+    let (from_sqlite, sqlite_counters) = on_sqlite.read_back().expect("read back");
+    let (from_memory, memory_counters) = in_memory.read_back().expect("read back");
+    assert_eq!(from_sqlite, from_memory);
+    assert_eq!(sqlite_counters, memory_counters);
+    assert!(
+        sqlite_counters.duplicate > 0,
+        "retries must reach the ledger twice"
+    );
+    let mut compared = 0;
+    for partition in &data.partitions {
+        let key = key_of(partition);
+        let stream: Vec<Value> = data
+            .deliveries
+            .iter()
+            .filter(|o| {
+                super::ledger::partition_key(
+                    &o.scope,
+                    &o.retrieval_snapshot_ref,
+                    &o.policy_snapshot_ref,
+                ) == key
+            })
+            .map(|o| o.to_value())
+            .collect();
+        if stream.is_empty() {
+            continue;
+        }
+        let projection = reduce(&ProjectionRequest {
+            observations: &stream,
+            scope: &Value::Object(partition.scope.to_sorted_map()),
+            retrieval_snapshot_ref: &Value::from(partition.retrieval_snapshot_ref.as_str()),
+            policy_snapshot_ref: &Value::from(partition.policy_snapshot_ref.as_str()),
+            reducer_version: &Value::from(partition.reducer_version.as_str()),
+            previous_projection: None,
+        })
+        .expect("projection");
+        assert_ne!(
+            projection.get("status"),
+            Some(&Value::from("rejected")),
+            "within the caps"
+        );
+        let ours = from_sqlite.get(&key).cloned().unwrap_or_default();
+        assert_eq!(Some(&Value::from(ours.clone())), projection.get("subjects"));
+        let from_projection = UtilityView::from_projection(&projection).expect("view");
+        let facts: Vec<SubjectUtility> = ours
+            .iter()
+            .map(|s| super::ledger::subject_facts(s).expect("facts").utility)
+            .collect();
+        let from_ledger = UtilityView::new(partition.clone(), facts).expect("view");
+        assert_eq!(from_projection, from_ledger);
+        compared += 1;
+    }
+    assert!(compared >= 2, "{compared}");
+}
+
+#[test]
+fn the_episodes_file_path_agrees_with_the_simulator() {
+    let p = small(|p| p.simulator.training_episodes = 300.0);
+    let data = simulate::simulate(&p).expect("simulation");
+    let text = episodes::write_jsonl(&data);
+    let parsed = episodes::parse(text.as_bytes()).expect("parse");
+    assert_eq!(parsed.observation_lines, data.deliveries.len());
+    let source = Source::Simulation { seed: p.seed };
+    let a = evaluate(&data, &p, &source, None, &ReducerOpener).expect("packet");
+    let b = evaluate(&parsed.dataset, &p, &source, None, &ReducerOpener).expect("packet");
+    for key in [
+        "verdict",
+        "arms",
+        "differences",
+        "gate",
+        "held_out",
+        "ledger",
+    ] {
+        assert_eq!(a.get(key), b.get(key), "{key}");
+    }
+}
+
+#[test]
+fn malformed_episode_lines_are_listed_with_their_numbers() {
+    let text = concat!(
+        "{\"schema_version\": \"memory_utility_ranking_episode_v0\"}\n",
+        "\n",
+        "not json\n",
+        "[1]\n",
+        "{\"schema_version\": \"other\"}\n",
+        "{\"schema_version\": \"memory_utility_observation_v0\"}\n",
+    );
+    let err = episodes::parse(text.as_bytes()).expect_err("malformed");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("episodes input has 5 malformed lines: line 1: "),
+        "{message}"
+    );
+    for line in [
+        "line 3: not JSON",
+        "line 4: must be a JSON object",
+        "line 5: schema_version must be",
+        "line 6: ",
+    ] {
+        assert!(message.contains(line), "{line} in {message}");
+    }
+    assert!(
+        !message.contains("line 2:"),
+        "blank lines are skipped: {message}"
+    );
+}
+
+#[test]
+fn the_docs_list_every_parameter_with_its_default() {
+    let docs = include_str!("../../../docs/rank-evaluate.md");
+    for (section, specs) in sections() {
+        for spec in specs {
+            let default = match spec.kind {
+                Kind::Int => format!("{}", spec.default as i64),
+                Kind::Float => crate::wire::pyfmt::float_repr(spec.default),
+            };
+            let row = format!("| `{section}.{}` | {default} |", spec.name);
+            assert!(
+                docs.contains(&row),
+                "docs/rank-evaluate.md lacks the row {row}"
+            );
+        }
+    }
+}
+
+/// The world of `fixtures/rank_evaluate/valid/simulated-small.jsonl`.
+fn fixture_profile() -> EvaluationProfile {
+    small(|p| {
+        p.seed = 11;
+        let s = &mut p.simulator;
+        s.training_episodes = 40.0;
+        s.held_out_ratio = 0.3;
+        s.corpora = 1.0;
+        s.memories_per_corpus = 12.0;
+        s.topics_per_corpus = 3.0;
+        s.hotness_trap_memories = 1.0;
+        s.recall_limit = 6.0;
+        s.deterministic_effect_rate = 0.3;
+    })
+}
+
+#[test]
+fn the_simulated_episodes_fixture_is_current() {
+    let data = simulate::simulate(&fixture_profile()).expect("simulation");
+    let text = episodes::write_jsonl(&data);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/rank_evaluate/valid/simulated-small.jsonl");
+    if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        std::fs::write(&path, &text).expect("write fixture");
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == text,
+        "fixture drifted (run UPDATE_FIXTURES=1 cargo test)"
+    );
+}

@@ -1,0 +1,181 @@
+//! The agent's `apply` decision (§10.5 through the binary): its fields from an `--input`
+//! object, the checks that need no session, and the application packet with its receipt
+//! id for a decision on a live session. Pure: the `apply` handler of the shell reads the
+//! input and the session file, and checks that the session is live.
+
+use crate::error::Error;
+use crate::obj;
+use crate::wire::credential;
+use crate::wire::json::{Map, Value};
+use crate::wire::keys;
+use crate::wire::text::{self, FieldError};
+
+use super::session::{self, SessionError, StoredSession};
+use super::{APPLICATION_SCHEMA_VERSION, application_receipt_id, apply_recall};
+
+fn request_error(message: impl Into<String>) -> Error {
+    Error::from(FieldError(message.into()))
+}
+
+/// The agent's decision, from flags or `--input`.
+pub struct Decision {
+    pub session_ref: String,
+    pub application_id: String,
+    pub artifact_ref: String,
+    /// `applied`, `ignored` or `refuted`.
+    pub outcome: &'static str,
+    pub memory_refs: Vec<String>,
+    pub reasoning_summary: String,
+    pub current_artifact_verified: bool,
+}
+
+/// The decision of an `apply --input` object (`io::read_input_object` has already
+/// refused anything that is not an object).
+pub fn decision_from_value(input: &Value) -> Result<Decision, Error> {
+    let empty = Map::new();
+    let map = input.as_object().unwrap_or(&empty);
+    let allowed = [
+        "recall_session_ref",
+        "application_id",
+        "artifact_ref",
+        "outcome",
+        "memory_refs",
+        "reasoning_summary",
+        "current_artifact_verified",
+    ];
+    let extra: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
+    if !extra.is_empty() {
+        return Err(request_error(format!(
+            "apply input contains unsupported fields: {}",
+            keys::list(extra)
+        )));
+    }
+    let string = |k: &str| -> Result<String, Error> {
+        map.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| request_error(format!("{k} must be a string")))
+    };
+    let outcome = match string("outcome")?.as_str() {
+        "applied" => "applied",
+        "ignored" => "ignored",
+        "refuted" => "refuted",
+        _ => return Err(request_error("outcome must be applied, ignored or refuted")),
+    };
+    let memory_refs = match map.get("memory_refs") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| request_error("memory_refs must be a list of strings"))
+            })
+            .collect::<Result<_, _>>()?,
+        Some(_) => return Err(request_error("memory_refs must be a list of strings")),
+    };
+    let verified = match map.get("current_artifact_verified") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(request_error("current_artifact_verified must be a boolean")),
+    };
+    Ok(Decision {
+        session_ref: string("recall_session_ref")?,
+        application_id: string("application_id")?,
+        artifact_ref: string("artifact_ref")?,
+        outcome,
+        memory_refs,
+        reasoning_summary: string("reasoning_summary")?,
+        current_artifact_verified: verified,
+    })
+}
+
+/// The checks that need no session: tokens, the public-safe summary and what `applied`
+/// requires. Returns the normalized reasoning summary.
+pub fn check_decision(decision: &Decision) -> Result<String, Error> {
+    text::token(
+        Some(&Value::from(decision.application_id.as_str())),
+        "application_id",
+    )?;
+    text::token(
+        Some(&Value::from(decision.artifact_ref.as_str())),
+        "artifact_ref",
+    )?;
+    let summary =
+        text::public_safe_text(Some(&Value::from(decision.reasoning_summary.as_str())), 500)
+            .ok_or_else(|| request_error("reasoning_summary must be compact public-safe text"))?;
+    // This port's stricter public-safe rule: the application packet is ours.
+    credential::check(&decision.application_id, "application_id")?;
+    credential::check(&decision.artifact_ref, "artifact_ref")?;
+    credential::check(&summary, "reasoning_summary")?;
+    if decision.outcome == "applied" {
+        if decision.memory_refs.is_empty() {
+            return Err(request_error(
+                "outcome applied needs at least one --memory-ref from the recall's results",
+            ));
+        }
+        if !decision.current_artifact_verified {
+            return Err(request_error(
+                "outcome applied needs --current-artifact-verified: verify the artifact after applying the memory",
+            ));
+        }
+    }
+    if !session::is_session_ref(&decision.session_ref) {
+        return Err(SessionError::InvalidRef.into());
+    }
+    Ok(summary)
+}
+
+/// §10.5 for a checked decision on its live session: the application packet with its
+/// receipt id. Pure.
+pub fn application(
+    decision: &Decision,
+    summary: &str,
+    stored: &StoredSession,
+) -> Result<Value, Error> {
+    let raw = stored.raw_refs(&decision.memory_refs)?;
+    let base = Value::Null;
+    let reply = Value::Object(obj! {
+        "output" => Value::Null,
+        "outcome" => decision.outcome,
+        "memory_refs" => crate::wire::json::str_list(&raw),
+        "current_artifact_verified" => decision.current_artifact_verified,
+        "reasoning_summary" => summary,
+    });
+    let callback = move |_: &Value, _: &[crate::recall::RecallItem]| -> Result<Value, String> {
+        Ok(reply.clone())
+    };
+    let packet = apply_recall(
+        &base,
+        &stored.session,
+        &decision.application_id,
+        Some(&decision.artifact_ref),
+        Some(&callback),
+    )?;
+    let receipt = packet
+        .get("receipt")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let receipt_id = application_receipt_id(&receipt)?;
+    debug_assert_eq!(
+        packet.get("schema_version").and_then(Value::as_str),
+        Some(APPLICATION_SCHEMA_VERSION)
+    );
+    Ok(Value::Object(packet.merged(&obj! {
+        "application_receipt_id" => receipt_id,
+        "recall_session_ref" => stored.session_ref.as_str(),
+    })))
+}
+
+/// `apply --input` on an already parsed input against a session that was already read
+/// back and found live: pure (the session file and the clock stay with the caller). A
+/// decision naming another session is refused as that session not being found.
+pub fn apply_input(input: &Value, stored: &StoredSession) -> Result<Value, Error> {
+    let decision = decision_from_value(input)?;
+    let summary = check_decision(&decision)?;
+    if decision.session_ref != stored.session_ref {
+        return Err(SessionError::NotFound(decision.session_ref).into());
+    }
+    application(&decision, &summary, stored)
+}
