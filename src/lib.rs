@@ -23,7 +23,7 @@
 //!
 //! Not every arrow points down yet: the contracts take their domain enums from [`cli`],
 //! and several contracts (and parts of the attribution loop) return [`error::Error`],
-//! which wraps their errors; [`output`] reads [`commands::Notes`]; [`io`] carries the ledger's PostgreSQL
+//! which wraps their errors; [`io`] carries the ledger's PostgreSQL
 //! settings; [`contract`] and [`recall`] use each other, as do [`utility`], [`ledger`] and
 //! [`ranking`].
 

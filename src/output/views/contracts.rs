@@ -4,7 +4,7 @@
 //! their reason lines cover only states it does not pin (a configuration error, a guard
 //! that did not pass, a failed evaluation); the rest is their `--detail` report.
 
-use crate::commands::Notes;
+use crate::output::Notes;
 use crate::output::report::{Report, show};
 use crate::wire::json::{Map, Value};
 

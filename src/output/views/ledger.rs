@@ -1,7 +1,7 @@
 //! Views of the utility ledger's packets (docs/utility.md#utility-ledger): the append
 //! receipt, the paged projection, the subject lookup and the verify report.
 
-use crate::commands::Notes;
+use crate::output::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 

@@ -19,7 +19,7 @@ mod rank_evaluate;
 mod recall;
 mod utility;
 
-use crate::commands::Notes;
+use crate::output::Notes;
 use crate::wire::json::{Map, Value};
 
 use super::report::{Report, show};

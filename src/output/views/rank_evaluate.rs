@@ -3,7 +3,7 @@
 //! gate's checks), printed in the default markdown, and its `--detail` report (paired
 //! differences, the sweep, and where the numbers come from).
 
-use crate::commands::Notes;
+use crate::output::Notes;
 use crate::output::report::Report;
 use crate::wire::float;
 use crate::wire::json::{Map, Value};

@@ -2,7 +2,7 @@
 //! rank prior's effect, with the ranked-candidates table the recall and rank-prior
 //! reports share.
 
-use crate::commands::Notes;
+use crate::output::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 

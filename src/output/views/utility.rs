@@ -2,7 +2,7 @@
 //! its validation, and the subjects table and review proposals that the ledger's
 //! packets show too.
 
-use crate::commands::Notes;
+use crate::output::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
