@@ -8,7 +8,9 @@
 //! `--max-input-bytes` ([`InputLimitArg`]). `--detail` is accepted anywhere. Nothing here
 //! validates domain values beyond what the reference's argument parser checks. Besides
 //! the clap types, this module owns what is derived from them alone: the one-line
-//! argument error, shell completions and the man page.
+//! argument error, shell completions and the man page, and the value parser of an option
+//! whose values are a contract's domain enum ([`ChoiceParser`]: the contracts do not know
+//! clap).
 //!
 //! A run declares only the arguments of the subcommand it invokes (`#[command(defer)]`
 //! on [`Command`]; building all of them took about 0.3 ms of every run). The argument
@@ -18,7 +20,16 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::contract::candidate::{CandidateCase, ReviewDecision};
+use crate::contract::health::HealthCase;
+use crate::contract::operator::OperatorAction;
+use crate::contract::route::{BehaviorStatus, Complexity, RouteCase};
+/// The output format the `--format` options parse into (declared by [`crate::output`]).
+pub use crate::output::Format;
+use crate::wire::choice::Choice;
 
 /// The `-V` text (also the man page's): crate version and the commit it was built from
 /// (`unknown` outside a git checkout; see `build.rs`).
@@ -116,7 +127,7 @@ location without them.";
 )]
 pub struct Cli {
     /// Output format when the subcommand does not set its own
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_parser = described(format_help), value_name = "FORMAT")]
     pub format: Option<Format>,
 
     /// Registry file for goal/agent routes (default: $LOOPX_REGISTRY, then
@@ -139,21 +150,81 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Output format of a packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A short human summary of the packet
-    Markdown,
-    /// The packet itself, byte-compatible with LoopX
-    Json,
+/// The `--format` help of each value.
+fn format_help(format: Format) -> &'static str {
+    match format {
+        Format::Markdown => "A short human summary of the packet",
+        Format::Json => "The packet itself, byte-compatible with LoopX",
+    }
 }
 
 // The per-subcommand `--format` option.
 #[derive(Debug, Clone, Args)]
 pub struct FormatArg {
     /// Output format (overrides the global --format)
-    #[arg(long, value_enum, value_name = "FORMAT")]
+    #[arg(long, value_parser = described(format_help), value_name = "FORMAT")]
     pub format: Option<Format>,
+}
+
+/// The value parser of an option whose values are a domain enum ([`Choice`]): the
+/// enum's spellings, in [`Choice::ALL`] order, are the possible values that `--help`,
+/// the man page and completions list, and any other value is clap's `invalid value`
+/// error naming them (with a `similar value` tip), exactly as for a [`ValueEnum`].
+#[derive(Clone)]
+pub struct ChoiceParser<T> {
+    /// The description of each value, shown by `--help`.
+    help: Option<fn(T) -> &'static str>,
+}
+
+/// The [`ChoiceParser`] of `T`, without value descriptions.
+pub fn choice<T: Choice>() -> ChoiceParser<T> {
+    ChoiceParser { help: None }
+}
+
+/// The [`ChoiceParser`] of `T`, each value described by `help`.
+fn described<T: Choice>(help: fn(T) -> &'static str) -> ChoiceParser<T> {
+    ChoiceParser { help: Some(help) }
+}
+
+impl<T: Choice> ChoiceParser<T> {
+    fn values(&self) -> impl Iterator<Item = PossibleValue> + '_ {
+        T::ALL.iter().map(|&value| {
+            let possible = PossibleValue::new(value.as_str());
+            match self.help {
+                Some(help) => possible.help(help(value)),
+                None => possible,
+            }
+        })
+    }
+}
+
+impl<T: Choice> TypedValueParser for ChoiceParser<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        // A value that is not UTF-8 is reported lossily, as a `ValueEnum` reports it.
+        let lossy = value.to_string_lossy();
+        let name = PossibleValuesParser::new(self.values()).parse_ref(
+            cmd,
+            arg,
+            std::ffi::OsStr::new(lossy.as_ref()),
+        )?;
+        let ignore_case = arg.is_some_and(clap::Arg::is_ignore_case_set);
+        T::ALL
+            .iter()
+            .copied()
+            .find(|v| PossibleValue::new(v.as_str()).matches(&name, ignore_case))
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(cmd))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.values()))
+    }
 }
 
 /// The subcommands. Each one's arguments are declared only when it is the one invoked
@@ -313,42 +384,13 @@ pub struct InputLimitArg {
     pub max_input_bytes: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HealthCase {
-    Unavailable,
-    Empty,
-    Stale,
-    WrongProject,
-    WrongSurface,
-    IndexUnavailable,
-    RetrievalFailed,
-    ReadbackUnverified,
-    RetrievalVerified,
-    AppliedVerified,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct HealthCheckArgs {
     /// Health fixture to classify
-    #[arg(long = "case", value_enum, default_value = "retrieval-verified")]
+    #[arg(long = "case", value_parser = choice::<HealthCase>(), default_value = "retrieval-verified")]
     pub case: HealthCase,
     #[command(flatten)]
     pub format: FormatArg,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CandidateCase {
-    IssueFixVerifiedContributor,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ReviewDecision {
-    Accept,
-    Edit,
-    Reject,
-    Retire,
-    #[value(name = "no_write")]
-    NoWrite,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -356,47 +398,24 @@ pub struct CandidateReviewArgs {
     /// Candidate fixture to review
     #[arg(
         long = "case",
-        value_enum,
+        value_parser = choice::<CandidateCase>(),
         default_value = "issue-fix-verified-contributor"
     )]
     pub case: CandidateCase,
     /// Review decision to apply
-    #[arg(long, value_enum, default_value = "accept")]
+    #[arg(long, value_parser = choice::<ReviewDecision>(), default_value = "accept")]
     pub decision: ReviewDecision,
     #[command(flatten)]
     pub format: FormatArg,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RouteCase {
-    #[value(name = "pr-3237")]
-    Pr3237,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BehaviorStatus {
-    #[value(name = "bug_confirmed")]
-    BugConfirmed,
-    #[value(name = "by_design")]
-    ByDesign,
-    #[value(name = "uncertain")]
-    Uncertain,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Complexity {
-    Low,
-    Medium,
-    High,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct RouteCheckArgs {
     /// Use a recorded regression fixture instead of the flags below
-    #[arg(long = "case", value_enum)]
+    #[arg(long = "case", value_parser = choice::<RouteCase>())]
     pub case: Option<RouteCase>,
     /// Whether the behaviour is a confirmed bug
-    #[arg(long, value_enum, default_value = "bug_confirmed")]
+    #[arg(long, value_parser = choice::<BehaviorStatus>(), default_value = "bug_confirmed")]
     pub behavior_status: BehaviorStatus,
     /// Number of surfaces the change touches (1-20; Python int syntax)
     #[arg(long, value_parser = parse_python_int, allow_hyphen_values = true, default_value = "1")]
@@ -435,7 +454,7 @@ pub struct RouteCheckArgs {
     #[arg(long)]
     pub performance_evidence: bool,
     /// Edge-case complexity of the change
-    #[arg(long, value_enum, default_value = "low")]
+    #[arg(long, value_parser = choice::<Complexity>(), default_value = "low")]
     pub edge_case_complexity: Complexity,
     #[command(flatten)]
     pub format: FormatArg,
@@ -477,19 +496,13 @@ pub struct IngestEventArgs {
     pub route: RouteArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OperatorAction {
-    Edit,
-    Retire,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct OperatorControlArgs {
     /// `{"reviewed_record", "corpus", "operator_checkpoint"}` JSON; `-` reads standard input
     #[arg(long, value_name = "FILE")]
     pub input: String,
     /// Control to prepare
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = choice::<OperatorAction>())]
     pub action: OperatorAction,
     /// Public-safe reference of this control
     #[arg(long)]
@@ -1131,6 +1144,98 @@ mod tests {
         assert!(parse_python_int("").is_err());
         assert_eq!(parse_python_int("99999999999999999999"), Ok(i64::MAX));
         assert_eq!(parse_python_int("-99999999999999999999"), Ok(-i64::MAX));
+    }
+
+    /// The possible values `--help`, completions and the man page list for an option.
+    fn listed(subcommand: Option<&str>, long: &str) -> Vec<String> {
+        let cli = full_command();
+        let cmd = match subcommand {
+            Some(name) => cli.find_subcommand(name).expect("subcommand").clone(),
+            None => cli,
+        };
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some(long))
+            .expect("option");
+        arg.get_possible_values()
+            .iter()
+            .map(|v| v.get_name().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn domain_enum_options_list_their_spellings_in_order() {
+        let rows: [(Option<&str>, &str, Vec<&str>); 8] = [
+            (None, "format", Format::names()),
+            (Some("health-check"), "case", HealthCase::names()),
+            (Some("candidate-review"), "case", CandidateCase::names()),
+            (
+                Some("candidate-review"),
+                "decision",
+                ReviewDecision::names(),
+            ),
+            (Some("route-check"), "case", RouteCase::names()),
+            (
+                Some("route-check"),
+                "behavior-status",
+                BehaviorStatus::names(),
+            ),
+            (
+                Some("route-check"),
+                "edge-case-complexity",
+                Complexity::names(),
+            ),
+            (Some("operator-control"), "action", OperatorAction::names()),
+        ];
+        for (subcommand, long, names) in rows {
+            assert_eq!(listed(subcommand, long), names, "{subcommand:?} --{long}");
+        }
+        assert_eq!(
+            listed(Some("health-check"), "case")[3..5],
+            ["wrong-project", "wrong-surface"]
+        );
+        assert_eq!(listed(Some("candidate-review"), "decision")[4], "no_write");
+    }
+
+    #[test]
+    fn every_spelling_parses_into_its_value() {
+        for &case in HealthCase::ALL {
+            let cli =
+                Cli::try_parse_from(["reward-memory", "health-check", "--case", case.as_str()])
+                    .expect("parses");
+            let Command::HealthCheck(args) = cli.command else {
+                panic!("health-check");
+            };
+            assert_eq!(args.case, case);
+        }
+        for &decision in ReviewDecision::ALL {
+            let argv = [
+                "reward-memory",
+                "candidate-review",
+                "--decision",
+                decision.as_str(),
+            ];
+            let cli = Cli::try_parse_from(argv).expect("parses");
+            let Command::CandidateReview(args) = cli.command else {
+                panic!("candidate-review");
+            };
+            assert_eq!(args.decision, decision);
+        }
+        let cli = Cli::try_parse_from(["reward-memory", "--format", "json", "architecture"])
+            .expect("parses");
+        assert_eq!(cli.format, Some(Format::Json));
+    }
+
+    #[test]
+    fn an_unknown_spelling_is_an_invalid_value_with_a_tip() {
+        let err = Cli::try_parse_from(["reward-memory", "health-check", "--case", "Stale"])
+            .expect_err("unknown");
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue);
+        let line = argument_error_line(&err);
+        assert!(
+            line.ends_with("applied-verified]; tip: a similar value exists: 'stale'"),
+            "{line}"
+        );
     }
 
     #[test]

@@ -3,8 +3,16 @@
 //! Every module has its own `thiserror` enum whose messages are the reference's error
 //! strings; they convert into [`Error`] with `#[from]`. A request error becomes a
 //! `reward_memory_error_v0` packet on stdout with exit 2. Only failing to write the
-//! output is reported on stderr (exit 1); a broken pipe ends quietly.
+//! output is reported on stderr (exit 1); a broken pipe ends quietly. An argument error
+//! (clap's, before any command runs) is [`Exit::Usage`].
 
+use crate::contract::candidate::CandidateError;
+use crate::contract::dogfood::DogfoodError;
+use crate::contract::experiment::ExperimentError;
+use crate::contract::health::HealthError;
+use crate::contract::ingest::IngestError;
+use crate::contract::operator::OperatorError;
+use crate::contract::route::RouteError;
 use crate::io::InputError;
 use crate::wire::text::FieldError;
 
@@ -17,9 +25,27 @@ pub enum Error {
     /// The input file could not be read or parsed.
     #[error(transparent)]
     Input(#[from] InputError),
-    /// The registry route could not be resolved.
+    /// A `health-check` packet could not be built.
     #[error(transparent)]
-    Registry(#[from] crate::contract::experiment::ExperimentError),
+    Health(#[from] HealthError),
+    /// A `candidate-review` packet could not be built.
+    #[error(transparent)]
+    Candidate(#[from] CandidateError),
+    /// A `route-check` observation is invalid.
+    #[error(transparent)]
+    Route(#[from] RouteError),
+    /// The registry route or the experiment config could not be resolved.
+    #[error(transparent)]
+    Experiment(#[from] ExperimentError),
+    /// An `ingest-event` request is invalid.
+    #[error(transparent)]
+    Ingest(#[from] IngestError),
+    /// A `dogfood-evaluate` batch is invalid.
+    #[error(transparent)]
+    Dogfood(#[from] DogfoodError),
+    /// An `operator-control` request is invalid.
+    #[error(transparent)]
+    Operator(#[from] OperatorError),
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),
@@ -50,6 +76,8 @@ pub enum Exit {
     /// A packet was printed but it is not ok (`evaluate`, `dogfood-evaluate`,
     /// `utility-project`), or a request error packet was printed.
     NotOk,
+    /// The command line was not understood: nothing on stdout, one line on stderr.
+    Usage,
     /// Output could not be written.
     Failure,
 }
@@ -64,7 +92,7 @@ impl Exit {
     pub fn code(self) -> i32 {
         match self {
             Exit::Success => 0,
-            Exit::NotOk => 2,
+            Exit::NotOk | Exit::Usage => 2,
             Exit::Failure => 1,
         }
     }
@@ -83,5 +111,36 @@ impl Error {
         } else {
             Exit::Failure
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_exit_has_its_documented_status() {
+        assert_eq!(Exit::Success.code(), 0);
+        assert_eq!(Exit::NotOk.code(), 2);
+        assert_eq!(Exit::Usage.code(), 2);
+        assert_eq!(Exit::Failure.code(), 1);
+        let refused = Error::from(FieldError::new("x"));
+        assert_eq!(refused.exit(), Exit::NotOk);
+        let output = Error::Output(std::io::Error::other("disk"));
+        assert_eq!(output.exit(), Exit::Failure);
+    }
+
+    #[test]
+    fn contract_errors_keep_their_messages() {
+        let ingest = Error::from(crate::contract::ingest::IngestError::UnpairedRoute);
+        assert_eq!(
+            ingest.to_string(),
+            "--goal-id and --agent-id must be supplied together"
+        );
+        let route = Error::from(RouteError::Field(FieldError::new(
+            "surface_count must be between 1 and 20",
+        )));
+        assert_eq!(route.to_string(), "surface_count must be between 1 and 20");
+        assert!(route.is_request_error());
     }
 }

@@ -21,11 +21,11 @@
 //! * the wire layer, [`wire`]: Python-compatible JSON, float formatting, timestamps,
 //!   digests and text guards; it uses nothing above it.
 //!
-//! Not every arrow points down yet: the contracts take their domain enums from [`cli`],
-//! and several contracts (and parts of the attribution loop) return [`error::Error`],
+//! Not every arrow points down yet: parts of the attribution loop return [`error::Error`],
 //! which wraps their errors; [`io`] carries the ledger's PostgreSQL
 //! settings; [`contract`] and [`recall`] use each other, as do [`utility`], [`ledger`] and
-//! [`ranking`].
+//! [`ranking`]. The contracts declare their own domain enums and errors and use nothing
+//! of the shell.
 
 pub mod cli;
 pub mod commands;

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::cli::Format;
+use reward_memory::output::Format;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {

@@ -1,36 +1,30 @@
-//! `ingest-event` (dry run, no route) on any input document.
+//! `ingest-event` (dry run, no route) on any input document: the pure flow of
+//! `contract::ingest` (form, plan, adapter) as the handler runs it for the full form.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::cli::{FormatArg, IngestEventArgs, InputLimitArg, RouteArgs};
+use reward_memory::contract::ingest::{self, adapters::Mode};
+use reward_memory::output::Format;
+use reward_memory::wire::json::{Map, Value};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    let args = IngestEventArgs {
-        input: "-".to_owned(),
-        goal_id: None,
-        agent_id: None,
-        execute: false,
-        input_limit: InputLimitArg {
-            max_input_bytes: u64::MAX,
-        },
-        format: FormatArg { format: None },
-        route: RouteArgs::default(),
+    let source = match source {
+        Value::Object(map) => map,
+        _ => Map::new(),
     };
-    let ctx = reward_memory::commands::Context {
-        env: reward_memory::io::Env::default(),
-        registry: None,
-        runtime_root: None,
-        format: reward_memory::cli::Format::Json,
+    let Ok(form) = ingest::form(&source, None, None, false) else {
+        return;
     };
-    if let Ok(outcome) = reward_memory::commands::ingest_event::command_on(source, &args, &ctx) {
-        print_both(&outcome.packet);
+    assert_eq!(form, ingest::Form::Full);
+    let Ok(plan) = ingest::plan(&source, None) else {
+        return;
+    };
+    if let Ok(packet) = ingest::ingest(&plan, &Mode::DryRun) {
+        let packet = Value::Object(packet);
+        let _ = reward_memory::output::render(&packet, Format::Json);
+        let _ = reward_memory::output::render(&packet, Format::Markdown);
     }
 });
-
-fn print_both(packet: &reward_memory::wire::json::Value) {
-    let _ = reward_memory::output::render(packet, reward_memory::cli::Format::Json);
-    let _ = reward_memory::output::render(packet, reward_memory::cli::Format::Markdown);
-}

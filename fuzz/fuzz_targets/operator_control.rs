@@ -2,14 +2,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::cli::Format;
-use reward_memory::contract::operator::{ControlAction, ControlRequest, control_input};
+use reward_memory::output::Format;
+use reward_memory::contract::operator::{ControlRequest, OperatorAction, control_input};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    for action in [ControlAction::Edit, ControlAction::Retire] {
+    for &action in OperatorAction::ALL {
         let request = ControlRequest {
             action,
             control_ref: "control:fuzz",

@@ -7,14 +7,53 @@ use crate::contract::{dogfood, evaluation};
 use crate::error::Error;
 use crate::io;
 
+use super::resolve::InputFile;
 use super::{Context, Outcome};
+
+/// The batch `dogfood-evaluate` reads.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DogfoodEvaluateRequest {
+    /// `{"observations", "operator_controls"}` JSON.
+    pub input: InputFile,
+}
+
+impl From<&InputArgs> for DogfoodEvaluateRequest {
+    fn from(args: &InputArgs) -> DogfoodEvaluateRequest {
+        DogfoodEvaluateRequest {
+            input: InputFile::from(args),
+        }
+    }
+}
 
 /// Runs `dogfood-evaluate`: builds every receipt, runs the Stage-4 suite once and
 /// evaluates the batch (exit 2 unless ready).
-pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let source = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    dogfood::evaluate_input(&source, || {
+pub fn run(request: &DogfoodEvaluateRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let source = request.input.read_object(ctx)?;
+    let batch = dogfood::evaluate_input(&source, || {
         evaluation::gate_ready(&evaluation::run_evaluation(&io::monotonic_nanos))
-    })
-    .map(Outcome::by_ok)
+    })?;
+    Ok(Outcome::by_ok(batch))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn the_command_line_and_json_give_the_same_request() {
+        let cli =
+            Cli::try_parse_from(["reward-memory", "dogfood-evaluate", "--input", "batch.json"])
+                .expect("parses");
+        let Command::DogfoodEvaluate(args) = cli.command else {
+            panic!("dogfood-evaluate");
+        };
+        let json: DogfoodEvaluateRequest =
+            serde_json::from_str(r#"{"input": {"path": "batch.json"}}"#).expect("request");
+        assert_eq!(DogfoodEvaluateRequest::from(&args), json);
+        assert_eq!(json.input, InputFile::new("batch.json"));
+    }
 }

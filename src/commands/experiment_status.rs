@@ -8,13 +8,60 @@ use crate::wire::json::Value;
 
 use super::{Context, Notes, Outcome, resolve};
 
+/// The goal and agent whose experiment `experiment-status` resolves (through the
+/// registry route of the context).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentStatusRequest {
+    /// Goal id in the registry.
+    pub goal_id: String,
+    /// Registered agent id of that goal.
+    pub agent_id: String,
+}
+
+impl From<&ExperimentStatusArgs> for ExperimentStatusRequest {
+    fn from(args: &ExperimentStatusArgs) -> ExperimentStatusRequest {
+        ExperimentStatusRequest {
+            goal_id: args.goal_id.clone(),
+            agent_id: args.agent_id.clone(),
+        }
+    }
+}
+
 /// Runs `experiment-status` on the context with its route applied; `--detail` names the
 /// registry file.
-pub fn run(args: &ExperimentStatusArgs, ctx: &Context) -> Result<Outcome, Error> {
+pub fn run(request: &ExperimentStatusRequest, ctx: &Context) -> Result<Outcome, Error> {
     let notes = Notes {
         registry: Some(resolve::registry_path(ctx)),
         ..Notes::default()
     };
-    resolve::experiment(ctx, &args.goal_id, &args.agent_id)
-        .map(|r| Outcome::success(Value::Object(r.status)).with_notes(notes))
+    let resolution = resolve::experiment(ctx, &request.goal_id, &request.agent_id)?;
+    Ok(Outcome::success(Value::Object(resolution.status)).with_notes(notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    #[test]
+    fn the_command_line_and_json_give_the_same_request() {
+        let argv = [
+            "reward-memory",
+            "experiment-status",
+            "--goal-id",
+            "g1",
+            "--agent-id",
+            "pilot",
+        ];
+        let cli = Cli::try_parse_from(argv).expect("parses");
+        let Command::ExperimentStatus(args) = cli.command else {
+            panic!("experiment-status");
+        };
+        let json: ExperimentStatusRequest =
+            serde_json::from_str(r#"{"goal_id": "g1", "agent_id": "pilot"}"#).expect("request");
+        assert_eq!(ExperimentStatusRequest::from(&args), json);
+    }
 }

@@ -6,8 +6,11 @@
 //!
 //! A handler reads its input (through [`crate::io`]), calls the contracts and the
 //! attribution loop with typed values and returns the packet; the shell is the only code
-//! besides [`crate::cli`] and `main.rs` that knows clap. Handlers still take the clap
-//! argument structs of [`crate::cli`].
+//! besides [`crate::cli`] and `main.rs` that knows clap. The handlers of the Stage 0–5
+//! contracts take a plain request (`<Sub>Request`, serde-deserializable, converted from
+//! the clap arguments in the handler's file) and the [`Context`], so that another front
+//! end can call them with the same results; the others still take the clap argument
+//! structs of [`crate::cli`].
 
 pub mod apply;
 pub mod architecture;
@@ -36,7 +39,7 @@ use std::path::PathBuf;
 use crate::cli::{self, Cli, Command, Format};
 use crate::error::{Error, Exit};
 use crate::wire::json::Value;
-use crate::{io, obj, output, wire};
+use crate::{io, output, wire};
 
 /// What a command produced: the packet, whether it counts as ok, and what the `--detail`
 /// view may show beyond the packet.
@@ -120,33 +123,26 @@ impl Context {
     }
 }
 
-/// The `reward_memory_error_v0` packet for a request error; a message over
-/// [`wire::keys::MAX_ERROR_BYTES`] is cut ([`wire::keys::bound`]).
-pub fn error_packet(message: &str) -> Value {
-    Value::Object(obj! {
-        "ok" => false,
-        "schema_version" => "reward_memory_error_v0",
-        "status" => "invalid_request",
-        "error" => wire::keys::bound(message).as_ref(),
-    })
-}
+pub use crate::output::error_packet;
 
 /// Hands one parsed subcommand to its handler. `completions` and `man` print text, not a
 /// packet: [`run`] answers them before dispatching.
 fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
     match command {
-        Command::Architecture(_) => architecture::run(),
-        Command::CorpusRegistry(_) => corpus_registry::run(),
-        Command::HealthCheck(args) => health_check::run(&args),
-        Command::CandidateReview(args) => candidate_review::run(&args),
-        Command::RouteCheck(args) => route_check::run(&args),
+        Command::Architecture(args) => architecture::run(&(&args).into(), ctx),
+        Command::CorpusRegistry(args) => corpus_registry::run(&(&args).into(), ctx),
+        Command::HealthCheck(args) => health_check::run(&(&args).into(), ctx),
+        Command::CandidateReview(args) => candidate_review::run(&(&args).into(), ctx),
+        Command::RouteCheck(args) => route_check::run(&(&args).into(), ctx),
         Command::ExperimentStatus(args) => {
-            experiment_status::run(&args, &ctx.with_route(&args.route))
+            experiment_status::run(&(&args).into(), &ctx.with_route(&args.route))
         }
-        Command::IngestEvent(args) => ingest_event::run(&args, &ctx.with_route(&args.route)),
-        Command::Evaluate(_) => evaluate::run(),
-        Command::DogfoodEvaluate(args) => dogfood_evaluate::run(&args, ctx),
-        Command::OperatorControl(args) => operator_control::run(&args, ctx),
+        Command::IngestEvent(args) => {
+            ingest_event::run(&(&args).into(), &ctx.with_route(&args.route))
+        }
+        Command::Evaluate(args) => evaluate::run(&(&args).into(), ctx),
+        Command::DogfoodEvaluate(args) => dogfood_evaluate::run(&(&args).into(), ctx),
+        Command::OperatorControl(args) => operator_control::run(&(&args).into(), ctx),
         Command::UtilityProject(args) => utility_project::run(&args, ctx),
         Command::UtilityObserve(args) => utility_observe::run(&args, ctx),
         Command::UtilityValidate(args) => utility_validate::run(&args, ctx),
@@ -191,8 +187,8 @@ fn subcommand_format(command: &Command) -> Option<Format> {
 /// `completions` and `man`: generated text instead of a packet.
 fn text_command(command: &Command) -> Option<Result<Vec<u8>, Error>> {
     match command {
-        Command::Completions(args) => Some(completions::run(args)),
-        Command::Man(args) => Some(man::run(args)),
+        Command::Completions(args) => Some(completions::run(&args.into())),
+        Command::Man(args) => Some(man::run(&args.into())),
         _ => None,
     }
 }
@@ -206,6 +202,19 @@ fn emit(text: &[u8], exit: Exit) -> i32 {
             io::write_stderr_line(&format!("reward-memory: error: {err}"));
             err.exit().code()
         }
+    }
+}
+
+/// Reports a command line that clap did not accept and returns the process exit
+/// status: `--help` and `--version` print their text on stdout (exit 0), anything else
+/// is one line on stderr ([`cli::argument_error_line`]).
+pub fn argument_error(err: &clap::Error) -> i32 {
+    if err.use_stderr() {
+        io::write_stderr_line(&cli::argument_error_line(err));
+        Exit::Usage.code()
+    } else {
+        let _ = err.print();
+        Exit::Success.code()
     }
 }
 

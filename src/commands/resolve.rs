@@ -2,17 +2,18 @@
 //! environment before it calls a contract — the runtime root, the registry file (§1.5),
 //! the experiment route read from them, and the provider factory rooted there.
 //!
-//! The file reads of the experiment route happen here; what the bytes mean is
-//! [`crate::contract::experiment`]'s.
+//! The file reads of the experiment route happen here, and so does the JSON parse of
+//! what they read; what the documents mean is [`crate::contract::experiment`]'s. It also
+//! names the `--input` file of a request ([`InputFile`]) and reads it.
 
 use std::path::PathBuf;
 
 use crate::contract::experiment::{self, ExperimentError, Resolution};
-use crate::error::Error;
-use crate::io;
+use crate::io::{self, InputError};
 use crate::provider::ProviderFactory as _;
 use crate::provider::{ContextProvider, DefaultFactory, ProviderConfig, ProviderError};
 use crate::wire::json::Map;
+use crate::wire::json::Value;
 
 use super::Context;
 
@@ -48,18 +49,69 @@ pub fn registry_path(ctx: &Context) -> PathBuf {
 /// Resolves the experiment of `goal_id`/`agent_id` through the registry route of `ctx`
 /// (§8.1): the one place that reads the registry and config files. The agent id is
 /// checked before the registry is read.
-pub fn experiment(ctx: &Context, goal_id: &str, agent_id: &str) -> Result<Resolution, Error> {
+pub fn experiment(
+    ctx: &Context,
+    goal_id: &str,
+    agent_id: &str,
+) -> Result<Resolution, ExperimentError> {
     experiment::check_agent_id(agent_id)?;
     let path = registry_path(ctx);
     let bytes = io::read_path(&path).map_err(ExperimentError::RegistryUnreadable)?;
+    let registry =
+        io::parse_document(&bytes).map_err(|e| ExperimentError::RegistryInvalid(e.to_string()))?;
     experiment::resolve(
-        &bytes,
+        &registry,
         goal_id,
         agent_id,
         // A missing or relative repo resolves against the working directory.
         |repo| ctx.env.expand_user(repo),
-        |path| io::read_path(path).ok(),
+        // An unreadable config and one that is not JSON are the same `config_invalid`.
+        |path| {
+            io::read_path(path)
+                .ok()
+                .and_then(|bytes| io::parse_document(&bytes).ok())
+        },
     )
+}
+
+/// The JSON input file a request names: `-` is standard input; a larger file than
+/// `max_bytes` is refused before it is read (`--max-input-bytes`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InputFile {
+    /// The path, or `-` for standard input.
+    pub path: String,
+    /// The largest input accepted, in bytes.
+    #[serde(default = "default_max_input_bytes")]
+    pub max_bytes: u64,
+}
+
+fn default_max_input_bytes() -> u64 {
+    crate::cli::DEFAULT_MAX_INPUT_BYTES
+}
+
+impl From<&crate::cli::InputArgs> for InputFile {
+    fn from(args: &crate::cli::InputArgs) -> InputFile {
+        InputFile {
+            path: args.input.clone(),
+            max_bytes: args.input_limit.max_input_bytes,
+        }
+    }
+}
+
+impl InputFile {
+    /// The file `path` with the default limit.
+    pub fn new(path: impl Into<String>) -> InputFile {
+        InputFile {
+            path: path.into(),
+            max_bytes: default_max_input_bytes(),
+        }
+    }
+
+    /// Reads the file and requires one JSON object.
+    pub fn read_object(&self, ctx: &Context) -> Result<Value, InputError> {
+        io::read_input_object(&ctx.env, &self.path, self.max_bytes)
+    }
 }
 
 /// The provider factory for the runtime root and environment of a command.

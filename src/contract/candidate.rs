@@ -9,7 +9,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::cli::{CandidateCase, ReviewDecision};
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
@@ -28,6 +27,33 @@ pub const ISSUE_FIX_ADAPTER_SCHEMA_VERSION: &str = "issue_fix_reward_memory_cand
 pub const TARGET_CLASSES: &[&str] = &["hard_policy", "soft_preference", "procedural_experience"];
 /// Review decisions, sorted as the candidate packet advertises them.
 pub const REVIEW_DECISIONS: &[&str] = &["accept", "edit", "no_write", "reject", "retire"];
+
+crate::choice! {
+    /// A review decision (`decision` of a review request).
+    pub enum ReviewDecision {
+        Accept => "accept",
+        Edit => "edit",
+        Reject => "reject",
+        Retire => "retire",
+        NoWrite => "no_write",
+    }
+}
+
+crate::choice! {
+    /// A built-in fixture case of `candidate-review`.
+    pub enum CandidateCase {
+        /// The Issue Fix event of a verified repository contributor ([`fixture_event`]).
+        IssueFixVerifiedContributor => "issue-fix-verified-contributor",
+    }
+}
+
+/// Why a `candidate-review` packet could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CandidateError {
+    /// The candidate or the review is invalid; the message is the reference's.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
 /// Actor roles allowed to derive a hard policy.
 pub const ELIGIBLE_POLICY_ACTOR_ROLES: &[&str] = &[
     "verified_repository_core_contributor",
@@ -555,11 +581,8 @@ fn supersedes_list(v: Option<&Value>) -> FieldResult<Vec<Value>> {
 /// caller's job (`persistence_next_step`).
 pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
     let (mut record, guard_passed) = review_target(target)?;
-    let decision = member(
-        review.get("decision"),
-        &["accept", "edit", "reject", "retire", "no_write"],
-        "decision must be accept, edit, reject, retire, or no_write",
-    )?;
+    let decision = ReviewDecision::from_name(&pystr_strip(review.get("decision")))
+        .ok_or_else(|| fail("decision must be accept, edit, reject, retire, or no_write"))?;
     let reviewer_ref = token(review.get("reviewer_ref"), "review.reviewer_ref")?;
     let review_ref = token(review.get("review_ref"), "review.review_ref")?;
     let reasoning_summary = compact(
@@ -579,10 +602,10 @@ pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
         .filter(|v| v.is_truthy())
         .cloned();
     let state_is = |s: &str| state.as_ref().and_then(Value::as_str) == Some(s);
-    if decision == "retire" && !state_is("active") {
+    if decision == ReviewDecision::Retire && !state_is("active") {
         return Err(fail("retire requires an active reviewed record"));
     }
-    if decision != "retire" && !state_is("candidate") {
+    if decision != ReviewDecision::Retire && !state_is("candidate") {
         return Err(fail(
             "accept, edit, reject, and no_write require a candidate",
         ));
@@ -595,64 +618,65 @@ pub fn review_candidate(target: &Map, review: &Map) -> FieldResult<Map> {
             "retired_reason" => reason,
         }
     };
-    let mut effective = decision.clone();
-    let status = if !guard_passed && (decision == "accept" || decision == "edit") {
-        effective = "no_write".to_owned();
-        "guard_blocked"
-    } else {
-        match decision.as_str() {
-            "accept" => {
-                let mut next = obj! {
-                    "state" => "active",
-                    "supersedes_refs" => Value::Array(supersedes.clone().into()),
-                };
-                if let Some(e) = &expires_at {
-                    next.insert("expires_at", e.clone());
+    let mut effective = decision;
+    let status =
+        if !guard_passed && matches!(decision, ReviewDecision::Accept | ReviewDecision::Edit) {
+            effective = ReviewDecision::NoWrite;
+            "guard_blocked"
+        } else {
+            match decision {
+                ReviewDecision::Accept => {
+                    let mut next = obj! {
+                        "state" => "active",
+                        "supersedes_refs" => Value::Array(supersedes.clone().into()),
+                    };
+                    if let Some(e) = &expires_at {
+                        next.insert("expires_at", e.clone());
+                    }
+                    record.insert("lifecycle", next);
+                    "active"
                 }
-                record.insert("lifecycle", next);
-                "active"
-            }
-            "edit" => {
-                let old_ref = pystr(record.get("candidate_ref"));
-                let edited = compact(
-                    review.get("edited_content_summary"),
-                    "review.edited_content_summary",
-                    500,
-                )?;
-                record.insert("content_summary", edited);
-                let new_ref = candidate_ref(&record)?;
-                record.insert("candidate_ref", new_ref);
-                let mut next = obj! {
-                    "state" => "candidate",
-                    "supersedes_refs" => vec![old_ref],
-                };
-                if let Some(e) = &expires_at {
-                    next.insert("expires_at", e.clone());
+                ReviewDecision::Edit => {
+                    let old_ref = pystr(record.get("candidate_ref"));
+                    let edited = compact(
+                        review.get("edited_content_summary"),
+                        "review.edited_content_summary",
+                        500,
+                    )?;
+                    record.insert("content_summary", edited);
+                    let new_ref = candidate_ref(&record)?;
+                    record.insert("candidate_ref", new_ref);
+                    let mut next = obj! {
+                        "state" => "candidate",
+                        "supersedes_refs" => vec![old_ref],
+                    };
+                    if let Some(e) = &expires_at {
+                        next.insert("expires_at", e.clone());
+                    }
+                    record.insert("lifecycle", next);
+                    "review_ready"
                 }
-                record.insert("lifecycle", next);
-                "review_ready"
+                ReviewDecision::Reject => {
+                    record.insert("lifecycle", retired("rejected_in_review"));
+                    "rejected"
+                }
+                ReviewDecision::Retire => {
+                    record.insert("lifecycle", retired("reviewed_retirement"));
+                    "retired"
+                }
+                ReviewDecision::NoWrite => {
+                    record.insert("lifecycle", retired("no_write_rationale"));
+                    "no_write"
+                }
             }
-            "reject" => {
-                record.insert("lifecycle", retired("rejected_in_review"));
-                "rejected"
-            }
-            "retire" => {
-                record.insert("lifecycle", retired("reviewed_retirement"));
-                "retired"
-            }
-            _ => {
-                record.insert("lifecycle", retired("no_write_rationale"));
-                "no_write"
-            }
-        }
-    };
-    let persist = effective == "accept" || effective == "retire";
+        };
+    let persist = matches!(effective, ReviewDecision::Accept | ReviewDecision::Retire);
     Ok(obj! {
         "ok" => true,
         "schema_version" => REVIEW_SCHEMA_VERSION,
         "status" => status,
-        "requested_decision" => decision,
-        "effective_decision" => effective,
+        "requested_decision" => decision.as_str(),
+        "effective_decision" => effective.as_str(),
         "guard_passed" => guard_passed,
         "review" => obj! {
             "reviewer_ref" => reviewer_ref,
@@ -771,20 +795,9 @@ pub fn fixture_adapter(case: CandidateCase) -> FieldResult<Map> {
     }
 }
 
-/// The wire name of a review decision.
-pub fn decision_name(decision: ReviewDecision) -> &'static str {
-    match decision {
-        ReviewDecision::Accept => "accept",
-        ReviewDecision::Edit => "edit",
-        ReviewDecision::Reject => "reject",
-        ReviewDecision::Retire => "retire",
-        ReviewDecision::NoWrite => "no_write",
-    }
-}
-
 /// The fixture review request the CLI applies for `decision`.
 pub fn fixture_review(decision: ReviewDecision) -> Map {
-    let name = decision_name(decision);
+    let name = decision.as_str();
     let mut review = obj! {
         "decision" => name,
         "reviewer_ref" => "github:user:maintainer",
@@ -802,7 +815,10 @@ pub fn fixture_review(decision: ReviewDecision) -> Map {
 
 /// The `candidate-review` packet: the fixture candidate reviewed with `decision`
 /// (`retire` first accepts it), with the adapter packet appended as `adapter`.
-pub fn candidate_review_packet(case: CandidateCase, decision: ReviewDecision) -> FieldResult<Map> {
+pub fn candidate_review_packet(
+    case: CandidateCase,
+    decision: ReviewDecision,
+) -> Result<Map, CandidateError> {
     let adapter = fixture_adapter(case)?;
     let mut target = adapter
         .get("shared_candidate")

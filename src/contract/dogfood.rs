@@ -8,8 +8,7 @@
 //! limits, double-count checks and readiness. Operator control receipts are validated by
 //! [`crate::contract::operator`]; the Stage-4 gate comes from [`crate::contract::evaluation`]. Writes nothing.
 
-use crate::contract::operator::{self, ControlAction};
-use crate::error::Error;
+use crate::contract::operator::{self, OperatorAction};
 use crate::obj;
 use crate::utility::observation::{self as utility_observation, Observation};
 use crate::wire::digest;
@@ -29,6 +28,15 @@ pub const MAX_RECEIPTS: usize = 24;
 pub const MAX_OPERATOR_CONTROLS: usize = 8;
 /// Every disposition, sorted (readiness needs each one).
 pub const DISPOSITIONS: [&str; 3] = ["applied", "not_applied", "refuted"];
+
+/// Why a dogfood batch could not be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DogfoodError {
+    /// An observation, a receipt, a control or the batch is invalid; the message is the
+    /// reference's.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
 
 fn fail(message: &str) -> FieldError {
     FieldError::new(message)
@@ -576,7 +584,7 @@ pub fn build_batch(
     for d in DISPOSITIONS.into_iter().filter(|d| !present(d)) {
         reasons.push(format!("application_disposition_missing:{d}"));
     }
-    for a in [ControlAction::Edit, ControlAction::Retire].map(ControlAction::as_str) {
+    for a in OperatorAction::ALL.iter().map(|a| a.as_str()) {
         if !control_actions.contains(&a) {
             reasons.push(format!("operator_control_missing:{a}"));
         }
@@ -644,7 +652,10 @@ fn objects<'a>(items: &'a [Value], message: &str) -> FieldResult<Vec<&'a Map>> {
 
 /// The command on an already parsed input; `stage4_ready` runs the Stage-4 gate once
 /// every receipt has been built.
-pub fn evaluate_input(source: &Value, stage4_ready: impl FnOnce() -> bool) -> Result<Value, Error> {
+pub fn evaluate_input(
+    source: &Value,
+    stage4_ready: impl FnOnce() -> bool,
+) -> Result<Value, DogfoodError> {
     let observations = list(source, "observations")?;
     let controls = list(source, "operator_controls")?;
     let observations = objects(observations, "each observation must be an object")?;

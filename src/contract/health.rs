@@ -6,17 +6,45 @@
 //! inventory, retrieval and use states apart and never grants write or patch authority.
 //! Pure: no I/O.
 
-use crate::cli::HealthCase;
 use crate::contract::registry::{normalize_corpus, reference_corpus};
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr_strip;
 use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, optional_token, token};
 
+crate::choice! {
+    /// A built-in fixture case of `health-check`: the `retrieval-verified` observation
+    /// with the case's overrides ([`fixture_observation`]).
+    pub enum HealthCase {
+        Unavailable => "unavailable",
+        Empty => "empty",
+        Stale => "stale",
+        WrongProject => "wrong-project",
+        WrongSurface => "wrong-surface",
+        IndexUnavailable => "index-unavailable",
+        RetrievalFailed => "retrieval-failed",
+        ReadbackUnverified => "readback-unverified",
+        RetrievalVerified => "retrieval-verified",
+        AppliedVerified => "applied-verified",
+    }
+}
+
 /// Schema of the health packet.
 pub const HEALTH_SCHEMA_VERSION: &str = "reward_memory_corpus_health_v0";
 /// The reference corpus every fixture case is classified against.
 pub const FIXTURE_CORPUS_ID: &str = "distilled_experiences";
+
+/// Why a health packet could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HealthError {
+    /// The corpus or the observation is invalid; the message is the reference's.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// The reference corpus the fixture cases are classified against is not in the
+    /// built-in registry (a build error, not a request error).
+    #[error("reference corpus {0} is missing")]
+    MissingReferenceCorpus(&'static str),
+}
 
 fn fail(message: impl Into<String>) -> FieldError {
     FieldError::new(message)
@@ -210,7 +238,7 @@ pub fn classify(corpus: &Map, o: &HealthObservation) -> HealthClassification {
 
 /// Normalizes `corpus`, validates `observation` and returns the
 /// `reward_memory_corpus_health_v0` packet.
-pub fn health_packet(corpus: &Value, observation: &Map) -> FieldResult<Map> {
+pub fn health_packet(corpus: &Value, observation: &Map) -> Result<Map, HealthError> {
     let item = normalize_corpus(corpus)?;
     let o = HealthObservation::from_map(observation)?;
     let c = classify(&item, &o);
@@ -302,13 +330,12 @@ pub fn fixture_observation(case: HealthCase) -> Map {
 }
 
 /// The health packet of one built-in fixture case.
-pub fn fixture_packet(case: HealthCase) -> FieldResult<Map> {
+pub fn fixture_packet(case: HealthCase) -> Result<Map, HealthError> {
     let corpus = reference_corpus(FIXTURE_CORPUS_ID)
-        .ok_or_else(|| fail("reference corpus distilled_experiences is missing"))?;
+        .ok_or(HealthError::MissingReferenceCorpus(FIXTURE_CORPUS_ID))?;
     health_packet(&Value::Object(corpus.clone()), &fixture_observation(case))
 }
 
-/// Runs the subcommand.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -543,7 +570,9 @@ mod tests {
     fn invalid_corpus_fails_before_the_observation() {
         let corpus = Value::Object(corpus_with("scope", "project_ref", "".into()));
         assert_eq!(
-            health_packet(&corpus, &Map::new()).expect_err("corpus").0,
+            health_packet(&corpus, &Map::new())
+                .expect_err("corpus")
+                .to_string(),
             "scope.project_ref must be a compact public-safe token"
         );
     }

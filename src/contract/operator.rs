@@ -10,10 +10,8 @@
 //! bounds ([`crate::contract::candidate::check_record_bounds`]). Pure: [`control_input`]
 //! takes the parsed input, which the `operator-control` handler of the shell reads.
 
-use crate::cli::OperatorAction;
 use crate::contract::candidate::{self, REVIEW_SCHEMA_VERSION};
 use crate::contract::registry;
-use crate::error::Error;
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
@@ -27,53 +25,37 @@ pub const EDIT_NEXT_STEP: &str = "review_replacement_then_owner_write_and_exact_
 /// `receipt.next_step` of a retirement.
 pub const RETIRE_NEXT_STEP: &str = "owner_write_retirement_then_exact_readback";
 
-/// The two operator controls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ControlAction {
-    Edit,
-    Retire,
+crate::choice! {
+    /// The two operator controls.
+    pub enum OperatorAction {
+        Edit => "edit",
+        Retire => "retire",
+    }
 }
 
-impl ControlAction {
-    /// The wire name (`edit` / `retire`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ControlAction::Edit => "edit",
-            ControlAction::Retire => "retire",
-        }
-    }
-
+impl OperatorAction {
     /// The lifecycle state of the decision record after this control.
     pub fn result_state(self) -> &'static str {
         match self {
-            ControlAction::Edit => "candidate",
-            ControlAction::Retire => "retired",
-        }
-    }
-
-    /// Parses a wire name; anything else is not an operator action.
-    pub fn parse(name: &str) -> Option<ControlAction> {
-        match name {
-            "edit" => Some(ControlAction::Edit),
-            "retire" => Some(ControlAction::Retire),
-            _ => None,
+            OperatorAction::Edit => "candidate",
+            OperatorAction::Retire => "retired",
         }
     }
 }
 
-impl From<OperatorAction> for ControlAction {
-    fn from(action: OperatorAction) -> Self {
-        match action {
-            OperatorAction::Edit => ControlAction::Edit,
-            OperatorAction::Retire => ControlAction::Retire,
-        }
-    }
+/// Why an operator control could not be prepared.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperatorError {
+    /// The input, the corpus, the record or the checkpoint is invalid; the message is the
+    /// reference's.
+    #[error(transparent)]
+    Field(#[from] FieldError),
 }
 
 /// What the operator asks for: the action and the operator-authored texts.
 #[derive(Debug, Clone)]
 pub struct ControlRequest<'a> {
-    pub action: ControlAction,
+    pub action: OperatorAction,
     pub control_ref: &'a str,
     pub reasoning_summary: &'a str,
     /// Required (compact, ≤500) for an edit; ignored for a retirement.
@@ -187,7 +169,7 @@ struct OperatorAuthority {
 fn operator_authority(
     checkpoint: &Map,
     corpus: &Map,
-    action: ControlAction,
+    action: OperatorAction,
 ) -> FieldResult<OperatorAuthority> {
     if !strict_bool(checkpoint.get("verified"), "verified")? {
         return Err(fail("operator authority checkpoint must be verified"));
@@ -209,8 +191,8 @@ fn operator_authority(
         return Err(fail("operator authority action does not match"));
     }
     let expected = match action {
-        ControlAction::Edit => corpus_str(corpus, &["owner_ref"]),
-        ControlAction::Retire => corpus_str(corpus, &["maintenance", "retirement_authority"]),
+        OperatorAction::Edit => corpus_str(corpus, &["owner_ref"]),
+        OperatorAction::Retire => corpus_str(corpus, &["maintenance", "retirement_authority"]),
     };
     if authority_ref != expected {
         return Err(fail(
@@ -236,20 +218,20 @@ pub fn build_operator_control(
     corpus: &Value,
     checkpoint: &Map,
     request: &ControlRequest<'_>,
-) -> FieldResult<Map> {
+) -> Result<Map, OperatorError> {
     let corpus = registry::normalize_corpus(corpus)?;
     let action = request.action;
     if corpus_str(&corpus, &["lifecycle", "state"]) != "active" {
-        return Err(fail("operator control corpus must be active"));
+        return Err(fail("operator control corpus must be active").into());
     }
     if corpus_str(&corpus, &["write_authority"]) == "read_only" {
-        return Err(fail("operator control corpus is read-only"));
+        return Err(fail("operator control corpus is read-only").into());
     }
     let record = active_record(reviewed_record, &corpus)?;
     let authority = operator_authority(checkpoint, &corpus, action)?;
 
     let mut target = reviewed_record.clone();
-    if action == ControlAction::Edit {
+    if action == OperatorAction::Edit {
         let old_ref = token(record.get("candidate_ref"), "candidate_ref")?;
         if let Some(Value::Object(target_record)) = target.get_mut("record") {
             target_record.insert(
@@ -270,7 +252,7 @@ pub fn build_operator_control(
         "review_ref" => control_ref.clone(),
         "reasoning_summary" => reasoning_summary.clone(),
     };
-    if action == ControlAction::Edit {
+    if action == OperatorAction::Edit {
         let edited = compact(
             request.edited_content_summary.map(Value::from).as_ref(),
             "edited_content_summary",
@@ -309,8 +291,8 @@ pub fn build_operator_control(
         "provider_write_performed" => false,
         "readback_verified" => false,
         "next_step" => match action {
-            ControlAction::Edit => EDIT_NEXT_STEP,
-            ControlAction::Retire => RETIRE_NEXT_STEP,
+            OperatorAction::Edit => EDIT_NEXT_STEP,
+            OperatorAction::Retire => RETIRE_NEXT_STEP,
         },
         "grants_new_action_authority" => false,
         "raw_content_captured" => false,
@@ -328,11 +310,11 @@ pub fn build_operator_control(
 /// Validates one operator control receipt as a dogfood batch counts it (extra keys are
 /// allowed) and returns its action. A valid receipt is exactly the `receipt` object of
 /// an `operator-control` packet.
-pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
+pub fn validate_control_receipt(raw: &Map) -> FieldResult<OperatorAction> {
     if !str_eq(raw.get("schema_version"), OPERATOR_CONTROL_SCHEMA_VERSION) {
         return Err(fail("operator control receipt schema is invalid"));
     }
-    let action = ControlAction::parse(&pystr_strip(raw.get("action")))
+    let action = OperatorAction::from_name(&pystr_strip(raw.get("action")))
         .ok_or_else(|| fail("operator control receipt action is invalid"))?;
     if !strict_bool(raw.get("authority_verified"), "authority_verified")? {
         return Err(fail("operator control authority must be verified"));
@@ -382,7 +364,7 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<ControlAction> {
 }
 
 /// The command on an already parsed `{reviewed_record, corpus, operator_checkpoint}`.
-pub fn control_input(source: &Value, request: &ControlRequest<'_>) -> Result<Value, Error> {
+pub fn control_input(source: &Value, request: &ControlRequest<'_>) -> Result<Value, OperatorError> {
     let reviewed_record = object(source.get("reviewed_record"), "reviewed_record")?;
     let corpus = source
         .get("corpus")
@@ -421,14 +403,14 @@ mod tests {
 
     fn edit_request() -> ControlRequest<'static> {
         ControlRequest {
-            action: ControlAction::Edit,
+            action: OperatorAction::Edit,
             control_ref: "control:cli:edit",
             reasoning_summary: "The owner narrowed the preference.",
             edited_content_summary: Some("Prefer a focused current-artifact-verified change."),
         }
     }
 
-    fn run(source: &Map, request: &ControlRequest<'_>) -> FieldResult<Map> {
+    fn run(source: &Map, request: &ControlRequest<'_>) -> Result<Map, OperatorError> {
         let (record, corpus, checkpoint) = parts(source);
         build_operator_control(&record, &corpus, &checkpoint, request)
     }
@@ -448,7 +430,7 @@ mod tests {
         let receipt_map = receipt.as_object().expect("object");
         assert_eq!(
             validate_control_receipt(receipt_map),
-            Ok(ControlAction::Edit)
+            Ok(OperatorAction::Edit)
         );
     }
 
@@ -461,7 +443,9 @@ mod tests {
             record.remove("source");
         }
         assert_eq!(
-            run(&source, &edit_request()).expect_err("missing source").0,
+            run(&source, &edit_request())
+                .expect_err("missing source")
+                .to_string(),
             "candidate record is missing source"
         );
     }
@@ -481,7 +465,9 @@ mod tests {
                 scope.insert("surface_ids", bad);
             }
             assert_eq!(
-                run(&source, &edit_request()).expect_err("scope").0,
+                run(&source, &edit_request())
+                    .expect_err("scope")
+                    .to_string(),
                 "operator control corpus scope does not match"
             );
         }

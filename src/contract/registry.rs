@@ -2,9 +2,10 @@
 //!
 //! Owns the corpus record contract (ids, class, authorities, scope, freshness, lifecycle,
 //! retrieval, maintenance, privacy), its error strings and the seven built-in reference
-//! corpora printed by `corpus-registry`. Normalization is idempotent and pure; it is
-//! reused by `health-check`, `ingest-event`, recall, experiment config and operator
-//! control.
+//! corpora printed by `corpus-registry`. Normalization is idempotent and pure; one
+//! corpus's ([`normalize_corpus`], a field validator returning the wire layer's
+//! [`FieldError`]) is reused by `health-check`, `ingest-event`, recall, experiment config
+//! and operator control; a list's ([`normalize_corpora`]) fails with a [`RegistryError`].
 
 use std::sync::LazyLock;
 
@@ -291,10 +292,30 @@ pub fn normalize_corpus(value: &Value) -> FieldResult<Map> {
     Ok(out)
 }
 
+/// Why a list of corpora is not a registry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// The list is empty or longer than 50.
+    #[error("corpora must contain between 1 and 50 items")]
+    Size,
+    /// One corpus is invalid; the message is the reference's.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// Two corpora have the same id.
+    #[error("corpus_id values must be unique")]
+    DuplicateId,
+    /// A corpus supersedes itself or is superseded by itself.
+    #[error("corpus lifecycle must not reference itself")]
+    SelfReference,
+    /// A lifecycle names a corpus that is not in the list.
+    #[error("corpus lifecycle references an unknown corpus_id")]
+    UnknownReference,
+}
+
 /// Normalizes a list of corpora and checks ids and lifecycle references.
-pub fn normalize_corpora(corpora: &[Value]) -> FieldResult<Vec<Map>> {
+pub fn normalize_corpora(corpora: &[Value]) -> Result<Vec<Map>, RegistryError> {
     if corpora.is_empty() || corpora.len() > 50 {
-        return Err(fail("corpora must contain between 1 and 50 items"));
+        return Err(RegistryError::Size);
     }
     let normalized: Vec<Map> = corpora
         .iter()
@@ -305,7 +326,7 @@ pub fn normalize_corpora(corpora: &[Value]) -> FieldResult<Vec<Map>> {
     unique.sort_unstable();
     unique.dedup();
     if unique.len() != ids.len() {
-        return Err(fail("corpus_id values must be unique"));
+        return Err(RegistryError::DuplicateId);
     }
     for corpus in &normalized {
         let own = corpus_id_of(corpus);
@@ -326,10 +347,10 @@ pub fn normalize_corpora(corpora: &[Value]) -> FieldResult<Vec<Map>> {
             refs.push(by.to_owned());
         }
         if refs.contains(&own) {
-            return Err(fail("corpus lifecycle must not reference itself"));
+            return Err(RegistryError::SelfReference);
         }
         if refs.iter().any(|r| !ids.contains(r)) {
-            return Err(fail("corpus lifecycle references an unknown corpus_id"));
+            return Err(RegistryError::UnknownReference);
         }
     }
     Ok(normalized)
@@ -438,6 +459,25 @@ mod tests {
         corpus.insert("corpus_id", "ok_id");
         let err = normalize_corpus(&Value::Object(corpus)).expect_err("invalid class");
         assert_eq!(err.0, "class_id is not a Stage-0 reward-memory class");
+    }
+
+    #[test]
+    fn a_list_of_corpora_is_checked_as_a_whole() {
+        let first = Value::Object(REFERENCE_CORPORA[0].clone());
+        assert_eq!(normalize_corpora(&[]), Err(RegistryError::Size));
+        assert_eq!(
+            normalize_corpora(&[first.clone(), first.clone()]),
+            Err(RegistryError::DuplicateId)
+        );
+        let mut superseded = REFERENCE_CORPORA[0].clone();
+        let id = corpus_id_of(&superseded);
+        let lifecycle = obj! {"state" => "superseded", "superseded_by" => id.as_str()};
+        superseded.insert("lifecycle", lifecycle);
+        let err = normalize_corpora(&[Value::Object(superseded)]).expect_err("itself");
+        assert_eq!(
+            err.to_string(),
+            "corpus lifecycle must not reference itself"
+        );
     }
 
     #[test]

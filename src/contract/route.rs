@@ -1,12 +1,13 @@
 //! The pilot/meta route guard (`reward_memory_pilot_meta_route_v0`) and `route-check`.
 //!
 //! Owns the deterministic fixture guard that sends an issue-fix observation to a pilot
-//! fix, an evidence hold or a meta design gate, the PR #3237 regression observation and
-//! the guard's reason codes. It is a guard fixture, not the live reasoner: it grants no
-//! memory or write authority. Pure: no I/O.
+//! fix, an evidence hold or a meta design gate, the PR #3237 regression observation, the
+//! observation's closed value sets ([`BehaviorStatus`], [`Complexity`]) and the guard's
+//! reason codes. It is a guard fixture, not the live reasoner: it grants no memory or
+//! write authority. Pure: no I/O.
 
-use crate::cli::{BehaviorStatus, Complexity};
 use crate::obj;
+use crate::wire::choice::Choice;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::{pystr, pystr_strip};
 use crate::wire::text::{FieldError, FieldResult, public_safe_text};
@@ -18,8 +19,40 @@ pub const MANUAL_CASE_REF: &str = "manual_observation";
 /// `case_ref` of the PR #3237 regression observation.
 pub const PR_3237_CASE_REF: &str = "https://github.com/volcengine/OpenViking/pull/3237";
 
-const BEHAVIOR_STATUSES: &[&str] = &["bug_confirmed", "by_design", "uncertain"];
-const COMPLEXITIES: &[&str] = &["high", "low", "medium"];
+crate::choice! {
+    /// A recorded regression observation `route-check` can replay instead of flags.
+    pub enum RouteCase {
+        /// [`pr_3237_observation`].
+        Pr3237 => "pr-3237",
+    }
+}
+
+crate::choice! {
+    /// Whether the observed behaviour is a confirmed bug (`behavior_status`).
+    pub enum BehaviorStatus {
+        BugConfirmed => "bug_confirmed",
+        ByDesign => "by_design",
+        Uncertain => "uncertain",
+    }
+}
+
+crate::choice! {
+    /// Edge-case complexity of a change (`edge_case_complexity`).
+    pub enum Complexity {
+        Low => "low",
+        Medium => "medium",
+        High => "high",
+    }
+}
+
+/// Why a route packet could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RouteError {
+    /// The observation is invalid; the message is the reference's.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+}
+
 const FLAG_KEYS: [&str; 11] = [
     "semantic_contract_change",
     "generic_boundary_for_specific_policy",
@@ -39,8 +72,7 @@ const FLAG_KEYS: [&str; 11] = [
 pub struct RouteObservation {
     /// Public-safe, at most 240 characters.
     pub case_ref: String,
-    /// `bug_confirmed`, `by_design` or `uncertain`.
-    pub behavior_status: String,
+    pub behavior_status: BehaviorStatus,
     /// 1..=20.
     pub surface_count: i64,
     pub semantic_contract_change: bool,
@@ -48,8 +80,7 @@ pub struct RouteObservation {
     pub user_visible_behavior_change: bool,
     pub hot_path_or_storage_change: bool,
     pub retrieval_or_memory_quality_claim: bool,
-    /// `low`, `medium` or `high`.
-    pub edge_case_complexity: String,
+    pub edge_case_complexity: Complexity,
     pub named_reproduction: bool,
     pub named_validation: bool,
     pub effect_evidence: bool,
@@ -62,9 +93,15 @@ fn fail(message: impl Into<String>) -> FieldError {
     FieldError::new(message)
 }
 
-fn list_repr(items: &[&str]) -> String {
-    let quoted: Vec<String> = items.iter().map(|s| format!("'{s}'")).collect();
-    format!("[{}]", quoted.join(", "))
+/// The value of `key` as one of `T`'s spellings (surrounding whitespace stripped), else
+/// the reference's error naming the sorted spellings as a Python list.
+fn member<T: Choice>(observation: &Map, key: &str) -> FieldResult<T> {
+    T::from_name(&pystr_strip(observation.get(key))).ok_or_else(|| {
+        let mut names = T::names();
+        names.sort_unstable();
+        let quoted: Vec<String> = names.iter().map(|s| format!("'{s}'")).collect();
+        fail(format!("{key} must be one of [{}]", quoted.join(", ")))
+    })
 }
 
 /// `str(v or "manual_observation")`, refused when it starts like a local path, then
@@ -85,20 +122,8 @@ impl RouteObservation {
     /// Validates a JSON observation in the reference order (behavior status, complexity,
     /// surface count, the eleven strict booleans, then `case_ref`).
     pub fn from_map(observation: &Map) -> FieldResult<RouteObservation> {
-        let behavior_status = pystr_strip(observation.get("behavior_status"));
-        if !BEHAVIOR_STATUSES.contains(&behavior_status.as_str()) {
-            return Err(fail(format!(
-                "behavior_status must be one of {}",
-                list_repr(BEHAVIOR_STATUSES)
-            )));
-        }
-        let complexity = pystr_strip(observation.get("edge_case_complexity"));
-        if !COMPLEXITIES.contains(&complexity.as_str()) {
-            return Err(fail(format!(
-                "edge_case_complexity must be one of {}",
-                list_repr(COMPLEXITIES)
-            )));
-        }
+        let behavior_status = member(observation, "behavior_status")?;
+        let complexity = member(observation, "edge_case_complexity")?;
         let surface_count = match observation.get("surface_count") {
             Some(Value::Int(n)) => *n,
             // Out of any i64 range, so certainly outside 1..=20.
@@ -206,7 +231,7 @@ pub struct RouteDecision {
 /// Decides the route of a validated observation.
 pub fn decide(o: &RouteObservation) -> RouteDecision {
     let mut meta: Vec<String> = Vec::new();
-    if o.behavior_status != "bug_confirmed" {
+    if o.behavior_status != BehaviorStatus::BugConfirmed {
         meta.push(format!("semantics_{}", o.behavior_status));
     }
     if o.semantic_contract_change {
@@ -218,7 +243,7 @@ pub fn decide(o: &RouteObservation) -> RouteDecision {
     if o.generic_boundary_for_specific_policy {
         meta.push("generic_boundary_for_specific_policy".into());
     }
-    if o.edge_case_complexity == "high" {
+    if o.edge_case_complexity == Complexity::High {
         meta.push("high_edge_case_complexity".into());
     }
     let evidence = [
@@ -307,26 +332,8 @@ pub fn decide_route(o: &RouteObservation) -> Map {
 }
 
 /// Validates a JSON observation and returns its route packet.
-pub fn route_packet(observation: &Map) -> FieldResult<Map> {
-    RouteObservation::from_map(observation).map(|o| decide_route(&o))
-}
-
-/// The observation's `behavior_status` value of a `--behavior-status`.
-pub fn behavior_name(b: BehaviorStatus) -> &'static str {
-    match b {
-        BehaviorStatus::BugConfirmed => "bug_confirmed",
-        BehaviorStatus::ByDesign => "by_design",
-        BehaviorStatus::Uncertain => "uncertain",
-    }
-}
-
-/// The observation's `edge_case_complexity` value of an `--edge-case-complexity`.
-pub fn complexity_name(c: Complexity) -> &'static str {
-    match c {
-        Complexity::Low => "low",
-        Complexity::Medium => "medium",
-        Complexity::High => "high",
-    }
+pub fn route_packet(observation: &Map) -> Result<Map, RouteError> {
+    Ok(decide_route(&RouteObservation::from_map(observation)?))
 }
 
 #[cfg(test)]
@@ -528,7 +535,9 @@ mod tests {
         ];
         for (overrides, message) in rows {
             assert_eq!(
-                route_packet(&observation(&overrides)).expect_err(message).0,
+                route_packet(&observation(&overrides))
+                    .expect_err(message)
+                    .to_string(),
                 message
             );
         }

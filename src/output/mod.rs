@@ -13,14 +13,23 @@
 //! 4. with `--detail`, the kind's report ([`report`]) under all of that.
 //!
 //! [`refusal`] is the one-line stderr message of an exit-2 packet in markdown mode. The
-//! JSON output never changes. Nothing is coloured.
+//! JSON output never changes. Nothing is coloured. [`Format`] names the two outputs.
 
 pub mod report;
 pub mod views;
 
-use crate::cli::Format;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt;
+
+crate::choice! {
+    /// Output format of a packet.
+    pub enum Format {
+        /// The markdown view: the summary, and with `--detail` the report.
+        Markdown => "markdown",
+        /// The exact JSON packet.
+        Json => "json",
+    }
+}
 
 /// Facts about a run that the packet does not carry (it must stay byte-compatible) but a
 /// person reading `--detail` needs, e.g. where the embedded store is. Never printed in
@@ -40,6 +49,17 @@ pub struct Notes {
     /// the fix. Printed on stderr as `reward-memory: warning: ...`, whatever the format;
     /// the packet carries only public-safe codes.
     pub warnings: Vec<String>,
+}
+
+/// The `reward_memory_error_v0` packet for a request error; a message over
+/// [`crate::wire::keys::MAX_ERROR_BYTES`] is cut ([`crate::wire::keys::bound`]).
+pub fn error_packet(message: &str) -> Value {
+    Value::Object(crate::obj! {
+        "ok" => false,
+        "schema_version" => "reward_memory_error_v0",
+        "status" => "invalid_request",
+        "error" => crate::wire::keys::bound(message).as_ref(),
+    })
 }
 
 /// Prints `packet` in `format`, including the trailing newline(s).
@@ -238,7 +258,7 @@ mod tests {
 
     #[test]
     fn a_request_error_shows_its_error_line() {
-        let packet = crate::commands::error_packet("surface_count must be between 1 and 20");
+        let packet = error_packet("surface_count must be between 1 and 20");
         assert_eq!(
             markdown(&packet),
             "# Reward Memory\n\n- status: `invalid_request`\n\
@@ -253,7 +273,7 @@ mod tests {
     #[test]
     fn a_long_request_error_is_cut_to_one_kib_in_the_packet_markdown_and_refusal() {
         let message = format!("bad input: {}", "é".repeat(100_000));
-        let packet = crate::commands::error_packet(&message);
+        let packet = error_packet(&message);
         let error = packet
             .get("error")
             .and_then(Value::as_str)
@@ -283,7 +303,7 @@ mod tests {
 
     #[test]
     fn json_is_unchanged_by_detail() {
-        let packet = crate::commands::error_packet("x");
+        let packet = error_packet("x");
         assert_eq!(
             render_view(&packet, &Notes::default(), Format::Json, true),
             render(&packet, Format::Json)

@@ -9,6 +9,7 @@
 
 pub mod fixtures;
 
+use crate::contract::route::RouteError;
 use crate::obj;
 use crate::recall::RecallError;
 use crate::wire::digest;
@@ -54,6 +55,8 @@ pub enum EvaluationError {
     Field(#[from] FieldError),
     #[error(transparent)]
     Recall(#[from] RecallError),
+    #[error(transparent)]
+    Route(#[from] RouteError),
     #[error("fixture is inconsistent: {0}")]
     Fixture(&'static str),
 }
@@ -63,9 +66,9 @@ impl EvaluationError {
     /// reference reports the exception class; a field error is its `ValueError`).
     pub fn kind(&self) -> &'static str {
         match self {
-            EvaluationError::Field(_) | EvaluationError::Recall(RecallError::Field(_)) => {
-                "ValueError"
-            }
+            EvaluationError::Field(_)
+            | EvaluationError::Recall(RecallError::Field(_))
+            | EvaluationError::Route(RouteError::Field(_)) => "ValueError",
             EvaluationError::Recall(RecallError::Provider(_)) => "ProviderError",
             EvaluationError::Fixture(_) => "FixtureError",
         }

@@ -9,6 +9,7 @@ use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{self, FieldError};
 
+use super::IngestError;
 use super::core::{self, Preparation, Prepared};
 use super::policy::normalize_standing_policy;
 
@@ -67,7 +68,7 @@ const SCOPED_EVENT_FIELDS: &[&str] = &[
 /// write and returns the finished receipt (see [`core::execute`]).
 pub enum Mode<'a> {
     DryRun,
-    Execute(&'a dyn Fn(&Prepared) -> Result<Map, crate::error::Error>),
+    Execute(&'a dyn Fn(&Prepared) -> Result<Map, IngestError>),
 }
 
 /// The inputs every adapter takes besides its event.
@@ -110,7 +111,7 @@ fn run_core(
     route: &Route<'_>,
     policy: &Map,
     mode: &Mode<'_>,
-) -> Result<Map, crate::error::Error> {
+) -> Result<Map, IngestError> {
     let policy = Value::Object(policy.clone());
     match core::prepare(
         candidate_packet,
@@ -136,7 +137,7 @@ pub fn ingest_issue_fix_event(
     event: &Value,
     route: &Route<'_>,
     mode: &Mode<'_>,
-) -> Result<Map, crate::error::Error> {
+) -> Result<Map, IngestError> {
     let raw = text::strict_object(Some(event), "issue_fix_event", ISSUE_FIX_EVENT_FIELDS)?;
     if raw.get("schema_version").and_then(Value::as_str) != Some(ISSUE_FIX_EVENT_SCHEMA_VERSION) {
         return Err(FieldError::new("event must use issue_fix_reward_memory_event_v0").into());
@@ -176,7 +177,7 @@ pub fn ingest_scoped_feedback_event(
     event: &Value,
     route: &Route<'_>,
     mode: &Mode<'_>,
-) -> Result<Map, crate::error::Error> {
+) -> Result<Map, IngestError> {
     let policy = normalize_standing_policy(route.standing_policy)?;
     let empty = Map::new();
     let event_map = event.as_object().unwrap_or(&empty);

@@ -651,7 +651,7 @@ mod tests {
             provider_binding: &binding,
             observed_at: "2026-07-16T00:30:00+00:00",
         };
-        let write = |prepared: &Prepared| -> Result<Map, crate::error::Error> {
+        let write = |prepared: &Prepared| -> Result<Map, crate::contract::ingest::IngestError> {
             Ok(execute(prepared, Ok(provider as &dyn ContextProvider))?)
         };
         let event = input.get("event").expect("event");
