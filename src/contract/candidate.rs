@@ -13,7 +13,9 @@ use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::{pystr, pystr_strip};
-use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, compact, optional_token, token};
+use crate::wire::text::{
+    FieldError, FieldResult, SURFACE_RE, compact, object, optional_token, strict_bool, token,
+};
 use crate::wire::timestamp;
 
 /// Schema of a candidate packet and of the candidate record inside it.
@@ -87,10 +89,7 @@ fn fail(message: impl Into<String>) -> FieldError {
 
 /// A value that must be a JSON boolean; the label is the bare key.
 fn boolean(map: &Map, key: &str) -> FieldResult<bool> {
-    match map.get(key) {
-        Some(Value::Bool(b)) => Ok(*b),
-        _ => Err(fail(format!("{key} must be a boolean"))),
-    }
+    strict_bool(map.get(key), key)
 }
 
 /// Stripped `str(v or "")` that must be one of `allowed`.
@@ -137,9 +136,7 @@ fn optional_timestamp(v: Option<&Value>, label: &str) -> FieldResult<Option<Stri
 }
 
 fn scope(raw: Option<&Value>) -> FieldResult<Map> {
-    let Some(Value::Object(raw)) = raw else {
-        return Err(fail("scope must be an object"));
-    };
+    let raw = object(raw, "scope")?;
     let surfaces = bounded_tokens(raw.get("surface_ids"), "scope.surface_ids", MAX_SURFACES)?;
     if surfaces.is_empty() || surfaces.iter().any(|s| !SURFACE_RE.is_match(s)) {
         return Err(fail(
@@ -161,9 +158,7 @@ fn scope(raw: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn source(raw: Option<&Value>) -> FieldResult<Map> {
-    let Some(Value::Object(raw)) = raw else {
-        return Err(fail("source must be an object"));
-    };
+    let raw = object(raw, "source")?;
     Ok(obj! {
         "source_kind" => token(raw.get("source_kind"), "source.source_kind")?,
         "source_ref" => compact(raw.get("source_ref"), "source.source_ref", 240)?,
@@ -173,9 +168,7 @@ fn source(raw: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn reasoning(raw: Option<&Value>) -> FieldResult<Map> {
-    let Some(Value::Object(raw)) = raw else {
-        return Err(fail("reasoning must be an object"));
-    };
+    let raw = object(raw, "reasoning")?;
     let confidence = member(
         raw.get("confidence"),
         CONFIDENCE_LEVELS,
@@ -188,9 +181,7 @@ fn reasoning(raw: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn guard_context(raw: Option<&Value>) -> FieldResult<Map> {
-    let Some(Value::Object(raw)) = raw else {
-        return Err(fail("guard_context must be an object"));
-    };
+    let raw = object(raw, "guard_context")?;
     let freshness = member(
         raw.get("source_freshness"),
         SOURCE_FRESHNESS_STATES,
@@ -260,12 +251,7 @@ impl AuthorityCheckpoint {
 }
 
 fn str_at<'a>(map: &'a Map, path: &[&str]) -> Option<&'a str> {
-    let (last, parents) = path.split_last()?;
-    let mut current = map;
-    for key in parents {
-        current = current.get(key)?.as_object()?;
-    }
-    current.get(last)?.as_str()
+    map.at(path)?.as_str()
 }
 
 fn str_items(v: Option<&Value>) -> Vec<String> {
@@ -845,15 +831,15 @@ mod tests {
 
     fn fixture_candidate() -> Map {
         let adapter = fixture_adapter(CandidateCase::IssueFixVerifiedContributor).expect("fixture");
-        adapter.at("shared_candidate").clone()
+        adapter.object("shared_candidate").clone()
     }
 
     trait At {
-        fn at(&self, key: &str) -> &Map;
+        fn object(&self, key: &str) -> &Map;
     }
 
     impl At for Map {
-        fn at(&self, key: &str) -> &Map {
+        fn object(&self, key: &str) -> &Map {
             self.get(key)
                 .and_then(Value::as_object)
                 .expect("object key")
@@ -871,7 +857,7 @@ mod tests {
     fn base_proposal() -> Map {
         let candidate = fixture_candidate();
         candidate
-            .at("candidate")
+            .object("candidate")
             .clone()
             .with("raw_content_captured", false)
     }
@@ -879,7 +865,7 @@ mod tests {
     #[test]
     fn fixture_candidate_ref_matches_the_worked_example() {
         let packet = fixture_candidate();
-        let record = &packet.at("candidate");
+        let record = &packet.object("candidate");
         let identity: Map = IDENTITY_FIELDS
             .iter()
             .map(|k| ((*k).to_owned(), record.get(k).cloned().expect("field")))
@@ -900,7 +886,7 @@ mod tests {
         let p = base_proposal().with("content_summary", "Keep it — 中文 summary ✓");
         let packet = build_candidate(&p, None).expect("valid");
         assert_eq!(
-            packet.at("candidate").get("candidate_ref"),
+            packet.object("candidate").get("candidate_ref"),
             Some(&Value::from("candidate:832247940beb2db359f2"))
         );
     }
@@ -910,7 +896,7 @@ mod tests {
         let packet = build_candidate(&base_proposal(), None).expect("valid");
         assert_eq!(packet.get("status"), Some(&Value::from("guard_blocked")));
         assert_eq!(
-            packet.at("guard").get("reason_codes"),
+            packet.object("guard").get("reason_codes"),
             Some(&Value::from(vec![
                 "authority_checkpoint_unverified",
                 "authority_actor_mismatch",
@@ -920,7 +906,7 @@ mod tests {
             ]))
         );
         assert_eq!(
-            packet.at("authority_checkpoint").get("action_scopes"),
+            packet.object("authority_checkpoint").get("action_scopes"),
             Some(&Value::Array(Box::default()))
         );
     }
@@ -934,7 +920,7 @@ mod tests {
         );
         let packet = build_candidate(&p, None).expect("valid");
         assert_eq!(
-            packet.at("guard").get("reason_codes"),
+            packet.object("guard").get("reason_codes"),
             Some(&Value::from(vec![
                 "source_freshness_not_current",
                 "unresolved_higher_authority_conflict",
@@ -982,7 +968,7 @@ mod tests {
     fn token_lists_are_bounded_unique_and_module_qualified() {
         let with_surfaces = |v: Value| {
             let mut p = base_proposal();
-            let scope = p.at("scope").clone().with("surface_ids", v);
+            let scope = p.object("scope").clone().with("surface_ids", v);
             p.insert("scope", scope);
             build_candidate(&p, None)
                 .map(|_| ())
@@ -1019,13 +1005,13 @@ mod tests {
     fn identity_scope_fields_appear_only_when_present() {
         let mut p = base_proposal();
         let scope = p
-            .at("scope")
+            .object("scope")
             .clone()
             .with("session_ref", "session:x")
             .with("user_ref", "");
         p.insert("scope", scope);
         let packet = build_candidate(&p, None).expect("valid");
-        let keys: Vec<&str> = packet.at("candidate").at("scope").keys().collect();
+        let keys: Vec<&str> = packet.object("candidate").object("scope").keys().collect();
         assert_eq!(
             keys,
             [
@@ -1065,7 +1051,7 @@ mod tests {
                 "{decision}"
             );
             assert_eq!(
-                packet.at("record").at("lifecycle").get("state"),
+                packet.object("record").object("lifecycle").get("state"),
                 Some(&Value::from(state)),
                 "{decision}"
             );
@@ -1083,13 +1069,13 @@ mod tests {
             ReviewDecision::Edit,
         )
         .expect("edit");
-        let record = &packet.at("record");
+        let record = &packet.object("record");
         assert_eq!(
             record.get("candidate_ref"),
             Some(&Value::from("candidate:3dbad6ddf5caa1ed814f"))
         );
         assert_eq!(
-            record.at("lifecycle").get("supersedes_refs"),
+            record.object("lifecycle").get("supersedes_refs"),
             Some(&Value::from(vec!["candidate:0e073f348a2a6c3ffc3c"]))
         );
     }
@@ -1113,7 +1099,10 @@ mod tests {
         let retired = review_candidate(&accepted, &review("retire")).expect("retire");
         assert_eq!(retired.get("status"), Some(&Value::from("retired")));
         assert_eq!(
-            retired.at("record").at("lifecycle").get("retired_reason"),
+            retired
+                .object("record")
+                .object("lifecycle")
+                .get("retired_reason"),
             Some(&Value::from("reviewed_retirement"))
         );
     }
@@ -1131,7 +1120,7 @@ mod tests {
             packet.get("persistence_next_step"),
             Some(&Value::from("none"))
         );
-        assert_eq!(packet.at("record"), blocked.at("candidate"));
+        assert_eq!(packet.object("record"), blocked.object("candidate"));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::contract::registry::{normalize_corpus, reference_corpus};
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr_strip;
-use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, optional_token, token};
+use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, optional_token, strict_bool, token};
 
 crate::choice! {
     /// A built-in fixture case of `health-check`: the `retrieval-verified` observation
@@ -68,10 +68,7 @@ pub struct HealthObservation {
 }
 
 fn boolean(map: &Map, key: &str) -> FieldResult<bool> {
-    match map.get(key) {
-        Some(Value::Bool(b)) => Ok(*b),
-        _ => Err(fail(format!("{key} must be a boolean"))),
-    }
+    strict_bool(map.get(key), key)
 }
 
 impl HealthObservation {
@@ -157,11 +154,11 @@ impl HealthClassification {
 }
 
 fn str_at<'a>(map: &'a Map, outer: &str, inner: &str) -> Option<&'a str> {
-    map.get(outer)?.get(inner)?.as_str()
+    map.at(&[outer, inner])?.as_str()
 }
 
 fn bool_at(map: &Map, outer: &str, inner: &str) -> bool {
-    map.get(outer).and_then(|m| m.get(inner)) == Some(&Value::Bool(true))
+    map.at(&[outer, inner]) == Some(&Value::Bool(true))
 }
 
 /// Classifies an observation against a **normalized** corpus; the first matching rule

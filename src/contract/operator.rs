@@ -72,11 +72,7 @@ fn str_eq(v: Option<&Value>, expected: &str) -> bool {
 
 /// The normalized corpus field at `path` as text (normalization guarantees it exists).
 fn corpus_str<'a>(corpus: &'a Map, path: &[&str]) -> &'a str {
-    let mut current = corpus.get(path[0]);
-    for key in &path[1..] {
-        current = current.and_then(|v| v.get(key));
-    }
-    current.and_then(Value::as_str).unwrap_or_default()
+    corpus.at(path).and_then(Value::as_str).unwrap_or_default()
 }
 
 /// True when every `surface_ids` entry of the record is a surface of the corpus.

@@ -46,10 +46,7 @@ fn fail(message: impl Into<String>) -> FieldError {
 }
 
 fn normalize_scope(v: Option<&Value>) -> FieldResult<Map> {
-    let scope = match v {
-        Some(Value::Object(m)) => m,
-        _ => return Err(fail("corpus scope must be an object")),
-    };
+    let scope = text::object(v, "corpus scope")?;
     let surfaces = match scope.get("surface_ids") {
         Some(Value::Array(items)) if items.len() <= 20 => items,
         _ => return Err(fail("scope.surface_ids must be a bounded list")),
@@ -87,10 +84,7 @@ fn normalize_scope(v: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn normalize_freshness(v: Option<&Value>) -> FieldResult<Map> {
-    let freshness = match v {
-        Some(Value::Object(m)) => m,
-        _ => return Err(fail("corpus freshness must be an object")),
-    };
+    let freshness = text::object(v, "corpus freshness")?;
     let mode = text::one_of(
         freshness.get("mode"),
         FRESHNESS_MODES,
@@ -122,10 +116,7 @@ fn normalize_freshness(v: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn normalize_lifecycle(v: Option<&Value>) -> FieldResult<Map> {
-    let lifecycle = match v {
-        Some(Value::Object(m)) => m,
-        _ => return Err(fail("corpus lifecycle must be an object")),
-    };
+    let lifecycle = text::object(v, "corpus lifecycle")?;
     let state = text::one_of(
         lifecycle.get("state"),
         LIFECYCLE_STATES,
@@ -166,10 +157,7 @@ fn normalize_lifecycle(v: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn normalize_retrieval(v: Option<&Value>) -> FieldResult<Map> {
-    let retrieval = match v {
-        Some(Value::Object(m)) => m,
-        _ => return Err(fail("corpus retrieval must be an object")),
-    };
+    let retrieval = text::object(v, "corpus retrieval")?;
     let mut out = Map::new();
     for key in [
         "index_required",
@@ -182,10 +170,7 @@ fn normalize_retrieval(v: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn normalize_maintenance(v: Option<&Value>) -> FieldResult<Map> {
-    let maintenance = match v {
-        Some(Value::Object(m)) => m,
-        _ => return Err(fail("corpus maintenance must be an object")),
-    };
+    let maintenance = text::object(v, "corpus maintenance")?;
     let triggers = text::token_list(
         maintenance.get("writeback_triggers"),
         "maintenance.writeback_triggers",
@@ -209,10 +194,7 @@ fn normalize_maintenance(v: Option<&Value>) -> FieldResult<Map> {
 }
 
 fn normalize_privacy(v: Option<&Value>) -> FieldResult<Map> {
-    let privacy = match v {
-        Some(Value::Object(m)) => m,
-        _ => return Err(fail("corpus privacy must be an object")),
-    };
+    let privacy = text::object(v, "corpus privacy")?;
     let visibility = text::one_of(
         privacy.get("visibility"),
         VISIBILITIES,

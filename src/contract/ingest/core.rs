@@ -29,11 +29,6 @@ const POLICY_RULE: &str = "standing_policy_checks_exact_owner_class_source_actor
 const READBACK_QUERY_SUMMARY: &str = "Verify the just-activated reward-memory record.";
 const ACCEPT_SUMMARY: &str = "Standing exact-scope policy accepted this compact candidate.";
 
-fn get<'a>(m: &'a Map, path: &[&str]) -> Option<&'a Value> {
-    let (first, rest) = path.split_first()?;
-    rest.iter().try_fold(m.get(first)?, |v, k| v.get(k))
-}
-
 fn str_set(v: Option<&Value>) -> Vec<Value> {
     match v {
         Some(Value::Array(items)) => items.to_vec(),
@@ -47,6 +42,19 @@ fn subset(a: &[Value], b: &[Value]) -> bool {
 
 fn or_null(v: Option<&Value>) -> Value {
     v.cloned().unwrap_or(Value::Null)
+}
+
+/// `{who}_{field}_{against}_mismatch` for each scope field where `scope` and `other`
+/// differ: `workspace`, `project`, then the identity fields (`user_ref`, ...); a missing
+/// field is `null`.
+fn scope_mismatches(scope: &Map, other: &Map, who: &str, against: &str) -> Vec<String> {
+    let fields = [("workspace_ref", "workspace"), ("project_ref", "project")]
+        .into_iter()
+        .chain(IDENTITY_SCOPE_FIELDS.iter().map(|f| (*f, *f)));
+    fields
+        .filter(|(key, _)| or_null(scope.get(key)) != or_null(other.get(key)))
+        .map(|(_, name)| format!("{who}_{name}_{against}_mismatch"))
+        .collect()
 }
 
 /// The standing-policy guard (§9.6 step 5): sorted, de-duplicated reason codes.
@@ -94,26 +102,17 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let field = |m: &Map, k: &str| or_null(m.get(k));
     let mut candidate_surfaces = str_set(scope.get("surface_ids").filter(|v| v.is_truthy()));
     candidate_surfaces.dedup();
     let policy_surfaces = str_set(policy_scope.get("surface_ids"));
     let corpus_surfaces = str_set(corpus_scope.get("surface_ids"));
-    if field(&policy_scope, "workspace_ref") != field(&corpus_scope, "workspace_ref") {
-        push("standing_policy_workspace_corpus_mismatch");
-    }
-    if field(&policy_scope, "project_ref") != field(&corpus_scope, "project_ref") {
-        push("standing_policy_project_corpus_mismatch");
-    }
-    for f in IDENTITY_SCOPE_FIELDS {
-        if field(&policy_scope, f) != field(&corpus_scope, f) {
-            push(&format!("standing_policy_{f}_corpus_mismatch"));
-        }
+    for code in scope_mismatches(&policy_scope, &corpus_scope, "standing_policy", "corpus") {
+        push(&code);
     }
     if !subset(&policy_surfaces, &corpus_surfaces) {
         push("standing_policy_surface_exceeds_corpus");
     }
-    if get(corpus, &["lifecycle", "state"]).and_then(Value::as_str) != Some("active") {
+    if corpus.at(&["lifecycle", "state"]).and_then(Value::as_str) != Some("active") {
         push("corpus_not_active");
     }
     if matches!(
@@ -122,7 +121,7 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
     ) {
         push("corpus_write_authority_not_durable");
     }
-    if get(corpus, &["retrieval", "readback_required"]) != Some(&Value::Bool(true)) {
+    if corpus.at(&["retrieval", "readback_required"]) != Some(&Value::Bool(true)) {
         push("corpus_exact_readback_not_required");
     }
     let target_class = or_null(candidate.get("target_class"));
@@ -143,16 +142,8 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
     if !str_set(policy.get("allowed_actor_roles")).contains(&or_null(source.get("actor_role"))) {
         push("candidate_actor_role_not_allowed");
     }
-    if field(scope, "workspace_ref") != field(&policy_scope, "workspace_ref") {
-        push("candidate_workspace_policy_mismatch");
-    }
-    if field(scope, "project_ref") != field(&policy_scope, "project_ref") {
-        push("candidate_project_policy_mismatch");
-    }
-    for f in IDENTITY_SCOPE_FIELDS {
-        if field(scope, f) != field(&policy_scope, f) {
-            push(&format!("candidate_{f}_policy_mismatch"));
-        }
+    for code in scope_mismatches(scope, &policy_scope, "candidate", "policy") {
+        push(&code);
     }
     if candidate_surfaces.len() != 1 {
         push("candidate_surface_count_not_one");
@@ -160,22 +151,15 @@ pub fn policy_guard(candidate_packet: &Map, corpus: &Map, policy: &Map) -> Field
     if !subset(&candidate_surfaces, &policy_surfaces) {
         push("candidate_surface_not_allowed");
     }
-    if field(scope, "workspace_ref") != field(&corpus_scope, "workspace_ref") {
-        push("candidate_workspace_corpus_mismatch");
-    }
-    if field(scope, "project_ref") != field(&corpus_scope, "project_ref") {
-        push("candidate_project_corpus_mismatch");
-    }
-    for f in IDENTITY_SCOPE_FIELDS {
-        if field(scope, f) != field(&corpus_scope, f) {
-            push(&format!("candidate_{f}_corpus_mismatch"));
-        }
+    for code in scope_mismatches(scope, &corpus_scope, "candidate", "corpus") {
+        push(&code);
     }
     if !subset(&candidate_surfaces, &corpus_surfaces) {
         push("candidate_surface_corpus_mismatch");
     }
-    if get(corpus, &["freshness", "mode"]).and_then(Value::as_str) == Some("revision_bound")
-        && field(scope, "revision_ref") != or_null(get(corpus, &["freshness", "source_revision"]))
+    if corpus.at(&["freshness", "mode"]).and_then(Value::as_str) == Some("revision_bound")
+        && or_null(scope.get("revision_ref"))
+            != or_null(corpus.at(&["freshness", "source_revision"]))
     {
         push("candidate_revision_corpus_mismatch");
     }
@@ -459,7 +443,9 @@ pub fn readback(
         .cloned()
         .unwrap_or_default();
     let corpus = &prepared.corpus;
-    let surface_id = get(&prepared.candidate, &["scope", "surface_ids"])
+    let surface_id = prepared
+        .candidate
+        .at(&["scope", "surface_ids"])
         .and_then(Value::as_array)
         .and_then(|a| a.first())
         .map(crate::wire::pyfmt::py_str_value)
@@ -468,7 +454,7 @@ pub fn readback(
     let revision = scope.get("revision_ref").filter(|v| v.is_truthy()).cloned();
     let source_revision = revision
         .clone()
-        .unwrap_or_else(|| or_null(get(corpus, &["freshness", "source_revision"])));
+        .unwrap_or_else(|| or_null(corpus.at(&["freshness", "source_revision"])));
     let mut request = obj! {
         "workspace_ref" => or_null(scope.get("workspace_ref")),
         "project_ref" => or_null(scope.get("project_ref")),
@@ -799,6 +785,24 @@ mod tests {
             )),
             "the recall itself verified a record; only the digest differs"
         );
+    }
+
+    #[test]
+    fn scope_mismatches_name_the_field_and_both_sides() {
+        let scope = crate::obj! {
+            "workspace_ref" => "w",
+            "project_ref" => "p",
+            "user_ref" => "u",
+        };
+        let other = crate::obj! {"workspace_ref" => "w", "project_ref" => "q"};
+        assert_eq!(
+            scope_mismatches(&scope, &other, "candidate", "policy"),
+            [
+                "candidate_project_policy_mismatch",
+                "candidate_user_ref_policy_mismatch"
+            ]
+        );
+        assert!(scope_mismatches(&scope, &scope, "candidate", "corpus").is_empty());
     }
 
     #[test]

@@ -172,6 +172,13 @@ impl Map {
         }
     }
 
+    /// The value at a path of keys through nested objects (`["scope", "project_ref"]`);
+    /// `None` when a key is missing or a value on the way is not an object.
+    pub fn at(&self, path: &[&str]) -> Option<&Value> {
+        let (first, rest) = path.split_first()?;
+        rest.iter().try_fold(self.get(first)?, |v, k| v.get(k))
+    }
+
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         match &mut self.repr {
             Repr::Small(entries) => entries.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v),

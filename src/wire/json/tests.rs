@@ -45,6 +45,18 @@ fn items_print_as_the_list_they_stand_for() {
     ));
 }
 
+#[test]
+fn a_path_reaches_through_nested_objects_only() {
+    let value = parse(r#"{"scope": {"project_ref": "p", "ids": [1]}, "n": 1}"#).expect("json");
+    let map = value.as_object().expect("object");
+    assert_eq!(map.at(&["scope", "project_ref"]), Some(&Value::from("p")));
+    assert_eq!(map.at(&["n"]), Some(&Value::Int(1)));
+    assert_eq!(map.at(&["n", "x"]), None);
+    assert_eq!(map.at(&["scope", "ids", "0"]), None);
+    assert_eq!(map.at(&["scope", "missing"]), None);
+    assert_eq!(map.at(&[]), None);
+}
+
 fn roundtrip(text: &str) -> String {
     dumps(&parse(text).expect("valid"), DumpOptions::PRETTY)
 }
