@@ -13,7 +13,8 @@
 //! 4. with `--detail`, the kind's report ([`report`]) under all of that.
 //!
 //! [`refusal`] is the one-line stderr message of an exit-2 packet in markdown mode. The
-//! JSON output never changes. Nothing is coloured. [`Format`] names the two outputs.
+//! JSON output never changes. Nothing is coloured. [`Format`] names the two outputs;
+//! [`error_packet`] is the packet of a request error.
 
 pub mod report;
 pub mod views;
