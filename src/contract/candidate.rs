@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use crate::obj;
 use crate::wire::digest;
-use crate::wire::json::{Map, Value};
+use crate::wire::json::{Map, Value, str_items};
 use crate::wire::pyfmt::{pystr, pystr_strip};
 use crate::wire::text::{
     FieldError, FieldResult, SURFACE_RE, compact, object, optional_token, strict_bool, token,
@@ -252,17 +252,6 @@ impl AuthorityCheckpoint {
 
 fn str_at<'a>(map: &'a Map, path: &[&str]) -> Option<&'a str> {
     map.at(path)?.as_str()
-}
-
-fn str_items(v: Option<&Value>) -> Vec<String> {
-    v.and_then(Value::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|i| i.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The deterministic guard's reason codes for a freshly built candidate, in the

@@ -313,15 +313,7 @@ pub fn normalize_corpora(corpora: &[Value]) -> Result<Vec<Map>, RegistryError> {
     for corpus in &normalized {
         let own = corpus_id_of(corpus);
         let lifecycle = corpus.get("lifecycle");
-        let mut refs: Vec<String> = lifecycle
-            .and_then(|l| l.get("supersedes"))
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut refs = json::str_items(lifecycle.and_then(|l| l.get("supersedes")));
         if let Some(by) = lifecycle
             .and_then(|l| l.get("superseded_by"))
             .and_then(Value::as_str)

@@ -10,7 +10,7 @@ use crate::obj;
 use crate::wire::choice::Choice;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::{pystr, pystr_strip};
-use crate::wire::text::{FieldError, FieldResult, public_safe_text};
+use crate::wire::text::{FieldError, FieldResult, public_safe_text, strict_bool};
 
 /// Schema of the route packet.
 pub const ROUTE_SCHEMA_VERSION: &str = "reward_memory_pilot_meta_route_v0";
@@ -52,20 +52,6 @@ pub enum RouteError {
     #[error(transparent)]
     Field(#[from] FieldError),
 }
-
-const FLAG_KEYS: [&str; 11] = [
-    "semantic_contract_change",
-    "generic_boundary_for_specific_policy",
-    "user_visible_behavior_change",
-    "hot_path_or_storage_change",
-    "retrieval_or_memory_quality_claim",
-    "named_reproduction",
-    "named_validation",
-    "effect_evidence",
-    "ux_evidence",
-    "benchmark_evidence",
-    "performance_evidence",
-];
 
 /// A validated route observation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,42 +119,24 @@ impl RouteObservation {
         if !(1..=20).contains(&surface_count) {
             return Err(fail("surface_count must be between 1 and 20"));
         }
-        let mut flags = [false; 11];
-        for (slot, key) in flags.iter_mut().zip(FLAG_KEYS) {
-            *slot = match observation.get(key) {
-                Some(Value::Bool(b)) => *b,
-                _ => return Err(fail(format!("{key} must be a boolean"))),
-            };
-        }
-        let [
-            semantic_contract_change,
-            generic_boundary_for_specific_policy,
-            user_visible_behavior_change,
-            hot_path_or_storage_change,
-            retrieval_or_memory_quality_claim,
-            named_reproduction,
-            named_validation,
-            effect_evidence,
-            ux_evidence,
-            benchmark_evidence,
-            performance_evidence,
-        ] = flags;
+        let flag = |key: &str| strict_bool(observation.get(key), key);
+        // Written in the reference's order: a struct literal evaluates in source order.
         Ok(RouteObservation {
-            case_ref: case_ref(observation.get("case_ref"))?,
             behavior_status,
-            surface_count,
-            semantic_contract_change,
-            generic_boundary_for_specific_policy,
-            user_visible_behavior_change,
-            hot_path_or_storage_change,
-            retrieval_or_memory_quality_claim,
             edge_case_complexity: complexity,
-            named_reproduction,
-            named_validation,
-            effect_evidence,
-            ux_evidence,
-            benchmark_evidence,
-            performance_evidence,
+            surface_count,
+            semantic_contract_change: flag("semantic_contract_change")?,
+            generic_boundary_for_specific_policy: flag("generic_boundary_for_specific_policy")?,
+            user_visible_behavior_change: flag("user_visible_behavior_change")?,
+            hot_path_or_storage_change: flag("hot_path_or_storage_change")?,
+            retrieval_or_memory_quality_claim: flag("retrieval_or_memory_quality_claim")?,
+            named_reproduction: flag("named_reproduction")?,
+            named_validation: flag("named_validation")?,
+            effect_evidence: flag("effect_evidence")?,
+            ux_evidence: flag("ux_evidence")?,
+            benchmark_evidence: flag("benchmark_evidence")?,
+            performance_evidence: flag("performance_evidence")?,
+            case_ref: case_ref(observation.get("case_ref"))?,
         })
     }
 
@@ -341,6 +309,21 @@ mod tests {
     use super::*;
     use crate::wire::json::parse;
 
+    /// The eleven strict booleans of an observation, in the order they are checked.
+    const FLAG_KEYS: [&str; 11] = [
+        "semantic_contract_change",
+        "generic_boundary_for_specific_policy",
+        "user_visible_behavior_change",
+        "hot_path_or_storage_change",
+        "retrieval_or_memory_quality_claim",
+        "named_reproduction",
+        "named_validation",
+        "effect_evidence",
+        "ux_evidence",
+        "benchmark_evidence",
+        "performance_evidence",
+    ];
+
     fn observation(overrides: &[(&str, Value)]) -> Map {
         let mut base = obj! {
             "behavior_status" => "bug_confirmed",
@@ -363,15 +346,7 @@ mod tests {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let codes = packet
-            .get("reason_codes")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let codes = crate::wire::json::str_items(packet.get("reason_codes"));
         (decision, codes)
     }
 
@@ -531,6 +506,29 @@ mod tests {
             (
                 vec![("case_ref", "see /tmp/x".into())],
                 "case_ref must be compact and public-safe",
+            ),
+            // Several invalid fields: the first in the reference's order is reported.
+            (
+                vec![
+                    ("named_reproduction", 1.into()),
+                    ("semantic_contract_change", 1.into()),
+                ],
+                "semantic_contract_change must be a boolean",
+            ),
+            (
+                vec![
+                    ("performance_evidence", 1.into()),
+                    ("named_validation", 1.into()),
+                ],
+                "named_validation must be a boolean",
+            ),
+            (
+                vec![("case_ref", "~/x".into()), ("ux_evidence", 1.into())],
+                "ux_evidence must be a boolean",
+            ),
+            (
+                vec![("ux_evidence", 1.into()), ("surface_count", 0.into())],
+                "surface_count must be between 1 and 20",
             ),
         ];
         for (overrides, message) in rows {

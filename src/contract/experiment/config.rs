@@ -12,7 +12,7 @@ use crate::contract::ingest::policy::normalize_standing_policy;
 use crate::contract::registry::normalize_corpus;
 use crate::obj;
 use crate::recall::normalize_binding;
-use crate::wire::json::{Map, Value};
+use crate::wire::json::{Map, Value, str_items};
 use crate::wire::pyfmt::{pystr, pystr_strip};
 use crate::wire::text::{self, FieldError, FieldResult, strict_bool};
 
@@ -129,15 +129,7 @@ fn scope_field<'a>(map: &'a Map, key: &str) -> Option<&'a Value> {
 }
 
 fn surface_list(map: &Map) -> Vec<String> {
-    scope_field(map, "surface_ids")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
+    str_items(scope_field(map, "surface_ids"))
 }
 
 fn policy_matches_corpus(policy: &Map, corpus: &Map) -> bool {

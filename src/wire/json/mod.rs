@@ -436,6 +436,19 @@ macro_rules! obj {
     };
 }
 
+/// The strings of a JSON list, in order (other items skipped); nothing when `v` is not a
+/// list. The reverse of [`str_list`].
+pub fn str_items(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Builds a [`Value::Array`] of strings.
 pub fn str_list<S: AsRef<str>>(items: &[S]) -> Value {
     Value::Array(

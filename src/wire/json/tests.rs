@@ -57,6 +57,15 @@ fn a_path_reaches_through_nested_objects_only() {
     assert_eq!(map.at(&[]), None);
 }
 
+#[test]
+fn str_items_keeps_the_strings_of_a_list() {
+    let value = parse(r#"{"l": ["a", 1, "b", null], "s": "a"}"#).expect("json");
+    assert_eq!(str_items(value.get("l")), ["a", "b"]);
+    assert!(str_items(value.get("s")).is_empty());
+    assert!(str_items(None).is_empty());
+    assert_eq!(str_items(Some(&str_list(&["x", "y"]))), ["x", "y"]);
+}
+
 fn roundtrip(text: &str) -> String {
     dumps(&parse(text).expect("valid"), DumpOptions::PRETTY)
 }
