@@ -1112,6 +1112,16 @@ pub fn parse_python_int(raw: &str) -> Result<i64, String> {
     Ok(if negative { -value } else { value })
 }
 
+/// The subcommand of `reward-memory ARGS...`, for tests of what a command line asks for.
+#[cfg(test)]
+pub(crate) fn parse_command(args: &[&str]) -> Command {
+    let argv = std::iter::once("reward-memory").chain(args.iter().copied());
+    match Cli::try_parse_from(argv) {
+        Ok(cli) => cli.command,
+        Err(err) => panic!("{args:?} does not parse: {err}"),
+    }
+}
+
 /// The value of a non-ASCII Unicode decimal digit (Nd blocks laid out as 0-9 runs).
 fn unicode_decimal(c: char) -> Option<u32> {
     const ZEROS: &[u32] = &[

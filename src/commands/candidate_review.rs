@@ -35,21 +35,14 @@ pub fn run(request: &CandidateReviewRequest, _: &Context) -> Result<Outcome, Err
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     #[test]
     fn the_command_line_and_json_give_the_same_request() {
-        let cli = Cli::try_parse_from([
-            "reward-memory",
-            "candidate-review",
-            "--decision",
-            "no_write",
-        ])
-        .expect("parses");
-        let Command::CandidateReview(args) = cli.command else {
+        let Command::CandidateReview(args) =
+            parse_command(&["candidate-review", "--decision", "no_write"])
+        else {
             panic!("candidate-review");
         };
         let json: CandidateReviewRequest = serde_json::from_str(

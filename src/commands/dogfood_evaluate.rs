@@ -38,17 +38,14 @@ pub fn run(request: &DogfoodEvaluateRequest, ctx: &Context) -> Result<Outcome, E
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     #[test]
     fn the_command_line_and_json_give_the_same_request() {
-        let cli =
-            Cli::try_parse_from(["reward-memory", "dogfood-evaluate", "--input", "batch.json"])
-                .expect("parses");
-        let Command::DogfoodEvaluate(args) = cli.command else {
+        let Command::DogfoodEvaluate(args) =
+            parse_command(&["dogfood-evaluate", "--input", "batch.json"])
+        else {
             panic!("dogfood-evaluate");
         };
         let json: DogfoodEvaluateRequest =

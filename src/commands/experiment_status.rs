@@ -41,23 +41,19 @@ pub fn run(request: &ExperimentStatusRequest, ctx: &Context) -> Result<Outcome, 
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     #[test]
     fn the_command_line_and_json_give_the_same_request() {
         let argv = [
-            "reward-memory",
             "experiment-status",
             "--goal-id",
             "g1",
             "--agent-id",
             "pilot",
         ];
-        let cli = Cli::try_parse_from(argv).expect("parses");
-        let Command::ExperimentStatus(args) = cli.command else {
+        let Command::ExperimentStatus(args) = parse_command(&argv) else {
             panic!("experiment-status");
         };
         let json: ExperimentStatusRequest =

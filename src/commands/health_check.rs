@@ -30,16 +30,14 @@ pub fn run(request: &HealthCheckRequest, _: &Context) -> Result<Outcome, Error> 
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     #[test]
     fn the_command_line_and_json_give_the_same_request() {
-        let cli = Cli::try_parse_from(["reward-memory", "health-check", "--case", "wrong-surface"])
-            .expect("parses");
-        let Command::HealthCheck(args) = cli.command else {
+        let Command::HealthCheck(args) =
+            parse_command(&["health-check", "--case", "wrong-surface"])
+        else {
             panic!("health-check");
         };
         let json: HealthCheckRequest =

@@ -99,15 +99,12 @@ pub fn run(request: &IngestEventRequest, ctx: &Context) -> Result<Outcome, Error
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     fn from_argv(extra: &[&str]) -> IngestEventRequest {
-        let argv = ["reward-memory", "ingest-event"].iter().chain(extra);
-        let cli = Cli::try_parse_from(argv).expect("parses");
-        let Command::IngestEvent(args) = cli.command else {
+        let argv: Vec<&str> = ["ingest-event"].iter().chain(extra).copied().collect();
+        let Command::IngestEvent(args) = parse_command(&argv) else {
             panic!("ingest-event");
         };
         IngestEventRequest::from(&args)

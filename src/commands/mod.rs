@@ -8,7 +8,8 @@
 //! attribution loop with typed values and returns the packet; the shell is the only code
 //! besides [`crate::cli`] and `main.rs` that knows clap. The handlers of the Stage 0–5
 //! contracts take a plain request (`<Sub>Request`, serde-deserializable, converted from
-//! the clap arguments in the handler's file) and the [`Context`], so that another front
+//! the clap arguments in the handler's file; [`NoArguments`] for the three commands that
+//! take none) and the [`Context`], so that another front
 //! end can call them with the same results; the others still take the clap argument
 //! structs of [`crate::cli`].
 
@@ -96,6 +97,18 @@ impl Outcome {
 }
 
 pub use crate::output::Notes;
+
+/// The request of a subcommand that takes no arguments (`architecture`,
+/// `corpus-registry`, `evaluate`): an empty object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArguments {}
+
+impl From<&cli::FormatArg> for NoArguments {
+    fn from(_: &cli::FormatArg) -> NoArguments {
+        NoArguments {}
+    }
+}
 
 /// Global options and the environment, resolved once before any command runs.
 #[derive(Debug, Clone)]

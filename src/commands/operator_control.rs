@@ -55,15 +55,12 @@ pub fn run(request: &OperatorControlRequest, ctx: &Context) -> Result<Outcome, E
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     #[test]
     fn the_command_line_and_json_give_the_same_request() {
         let argv = [
-            "reward-memory",
             "operator-control",
             "--input",
             "control.json",
@@ -74,8 +71,7 @@ mod tests {
             "--reasoning-summary",
             "Outdated.",
         ];
-        let cli = Cli::try_parse_from(argv).expect("parses");
-        let Command::OperatorControl(args) = cli.command else {
+        let Command::OperatorControl(args) = parse_command(&argv) else {
             panic!("operator-control");
         };
         let json: OperatorControlRequest = serde_json::from_str(

@@ -111,15 +111,12 @@ pub fn run(request: &RouteCheckRequest, _: &Context) -> Result<Outcome, Error> {
 
 #[cfg(test)]
 mod tests {
-    use clap::Parser as _;
-
     use super::*;
-    use crate::cli::{Cli, Command};
+    use crate::cli::{Command, parse_command};
 
     fn from_argv(extra: &[&str]) -> RouteCheckRequest {
-        let argv = ["reward-memory", "route-check"].iter().chain(extra);
-        let cli = Cli::try_parse_from(argv).expect("parses");
-        let Command::RouteCheck(args) = cli.command else {
+        let argv: Vec<&str> = ["route-check"].iter().chain(extra).copied().collect();
+        let Command::RouteCheck(args) = parse_command(&argv) else {
             panic!("route-check");
         };
         RouteCheckRequest::from(&args)
