@@ -25,6 +25,7 @@
 //! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
 //! otherwise.
 
+pub mod bounds;
 pub mod observation;
 pub mod reducer;
 pub mod scan;

@@ -13,14 +13,15 @@ use std::fmt::Display;
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
+use super::bounds::{
+    MAX_CONFLICT_FINGERPRINTS, MAX_HISTORY, MAX_HISTORY_EVIDENCE_REFS, MAX_OBSERVATIONS,
+    MAX_REJECTIONS, MAX_REVIEW_REASON_CODES, MAX_SUBJECTS, UTILITY_MAX, UTILITY_MIN,
+};
 use super::observation::{
     AttributionLevel, EvidenceBasis, Observation, UtilityLabel, validate_observation_fields,
 };
-use super::reducer::{
-    self, MAX_CONFLICT_FINGERPRINTS, MAX_HISTORY, MAX_HISTORY_EVIDENCE_REFS, MAX_OBSERVATIONS,
-    MAX_REJECTIONS, MAX_REVIEW_REASON_CODES, MAX_SUBJECTS, PROJECTION_SCHEMA_VERSION,
-    ReducerContext, UTILITY_MAX, UTILITY_MIN,
-};
+use super::reducer::context::{PROJECTION_SCHEMA_VERSION, ReducerContext, reason};
+use super::reducer::subject;
 use super::strict::{
     bounded, check_memory_digests, check_opaque_refs, enum_str, exact_fields, finite_float,
     is_fingerprint, memory_digests, non_negative_int, object, observation_ref, opaque_refs, py_eq,
@@ -727,22 +728,64 @@ fn counter(raw: &Map, key: &str) -> i128 {
     non_negative_int(get(raw, key)).unwrap_or(0)
 }
 
-/// The rules of [`validate_projection`] that need no observation history: the exact
-/// fields, schema version, status and boundary flags, the reducer identity of the scope,
-/// snapshot pair and reducer version, and each subject's own rules (fields, digests,
-/// bounds, and label, estimate, confidence and review against its evidence summary).
-/// For readers of a projection, such as the rank prior, that must not pay for
-/// re-deriving the history; `utility-validate` runs the full readback.
-pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
-    let raw = object(value, "projection")?;
+/// Whether [`check_header`] also requires the packet's four booleans to be booleans (the
+/// full readback does; the subject-only readback never looked at them).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Booleans {
+    Checked,
+    Unchecked,
+}
+
+/// What the header rules of a projection packet yield.
+struct Header<'a> {
+    status: &'a str,
+    context: ReducerContext,
+}
+
+/// The header rules of a `memory_utility_projection_v0` packet, in the reference's order:
+/// the exact fields, the schema version, the status, (with [`Booleans::Checked`]) the
+/// four booleans, `read_only`, the boundary flags, the strict context and its reducer
+/// identity.
+fn check_header(raw: &Map, booleans: Booleans) -> FieldResult<Header<'_>> {
     exact_fields(raw, &PROJECTION_FIELDS, "projection")?;
     if get(raw, "schema_version").as_str() != Some(PROJECTION_SCHEMA_VERSION) {
         return fail("projection.schema_version mismatch");
     }
-    enum_str(get(raw, "status"), &STATUSES, "projection.status")?;
+    let status = enum_str(get(raw, "status"), &STATUSES, "projection.status")?;
+    if booleans == Booleans::Checked {
+        check_booleans(
+            raw,
+            &[
+                "ok",
+                "projection_ready",
+                "observation_history_truncated",
+                "read_only",
+            ],
+        )?;
+    }
     if !is_true(get(raw, "read_only")) {
         return fail("projection.read_only must be true");
     }
+    check_boundary_flags(raw)?;
+    let context = packet_context(raw)?;
+    if get(raw, "reducer_identity").as_str() != Some(context.identity().as_str()) {
+        return fail("projection.reducer_identity is invalid");
+    }
+    Ok(Header { status, context })
+}
+
+/// `projection.{key} must be a boolean` for the first of `keys` that is not one.
+pub(crate) fn check_booleans(raw: &Map, keys: &[&str]) -> FieldResult<()> {
+    match keys.iter().find(|key| get(raw, key).as_bool().is_none()) {
+        Some(key) => fail(format!("projection.{key} must be a boolean")),
+        None => Ok(()),
+    }
+}
+
+/// `projection.{key} must be false` for the first of the four boundary flags of a
+/// projection packet (`grants_new_action_authority`, `provider_write_performed`,
+/// `external_writes_performed`, `raw_content_captured`) that is not `false`.
+pub(crate) fn check_boundary_flags(raw: &Map) -> FieldResult<()> {
     for key in [
         "grants_new_action_authority",
         "provider_write_performed",
@@ -753,15 +796,29 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
             return fail(format!("projection.{key} must be false"));
         }
     }
-    let context = ReducerContext::strict(
+    Ok(())
+}
+
+/// The strict reducer context of a projection packet's `scope`, snapshot pair and
+/// `reducer_version`.
+pub(crate) fn packet_context(raw: &Map) -> FieldResult<ReducerContext> {
+    ReducerContext::strict(
         get(raw, "scope"),
         get(raw, "retrieval_snapshot_ref"),
         get(raw, "policy_snapshot_ref"),
         get(raw, "reducer_version"),
-    )?;
-    if get(raw, "reducer_identity").as_str() != Some(context.identity().as_str()) {
-        return fail("projection.reducer_identity is invalid");
-    }
+    )
+}
+
+/// The rules of [`validate_projection`] that need no observation history: the exact
+/// fields, schema version, status and boundary flags, the reducer identity of the scope,
+/// snapshot pair and reducer version, and each subject's own rules (fields, digests,
+/// bounds, and label, estimate, confidence and review against its evidence summary).
+/// For readers of a projection, such as the rank prior, that must not pay for
+/// re-deriving the history; `utility-validate` runs the full readback.
+pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
+    let raw = object(value, "projection")?;
+    check_header(raw, Booleans::Unchecked)?;
     let subjects = match get(raw, "subjects") {
         Value::Array(items) if items.len() <= MAX_SUBJECTS => items,
         _ => return fail("projection.subjects must be a bounded list"),
@@ -779,43 +836,7 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
 /// rule, worded as the reference words it.
 pub fn validate_projection(value: &Value) -> FieldResult<()> {
     let raw = object(value, "projection")?;
-    exact_fields(raw, &PROJECTION_FIELDS, "projection")?;
-    if get(raw, "schema_version").as_str() != Some(PROJECTION_SCHEMA_VERSION) {
-        return fail("projection.schema_version mismatch");
-    }
-    let status = enum_str(get(raw, "status"), &STATUSES, "projection.status")?;
-    for key in [
-        "ok",
-        "projection_ready",
-        "observation_history_truncated",
-        "read_only",
-    ] {
-        if get(raw, key).as_bool().is_none() {
-            return fail(format!("projection.{key} must be a boolean"));
-        }
-    }
-    if !is_true(get(raw, "read_only")) {
-        return fail("projection.read_only must be true");
-    }
-    for key in [
-        "grants_new_action_authority",
-        "provider_write_performed",
-        "external_writes_performed",
-        "raw_content_captured",
-    ] {
-        if !is_false(get(raw, key)) {
-            return fail(format!("projection.{key} must be false"));
-        }
-    }
-    let context = ReducerContext::strict(
-        get(raw, "scope"),
-        get(raw, "retrieval_snapshot_ref"),
-        get(raw, "policy_snapshot_ref"),
-        get(raw, "reducer_version"),
-    )?;
-    if get(raw, "reducer_identity").as_str() != Some(context.identity().as_str()) {
-        return fail("projection.reducer_identity is invalid");
-    }
+    let Header { status, context } = check_header(raw, Booleans::Checked)?;
     for key in COUNTERS {
         if non_negative_int(get(raw, key)).is_none() {
             return fail(format!("projection.{key} must be a non-negative integer"));
@@ -963,7 +984,7 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
                 "projection.observation_history[{index}].observation_fingerprint is invalid"
             ));
         }
-        let expected_subject = reducer::subject_id(&observation);
+        let expected_subject = subject::subject_id(&observation);
         if get(entry, "subject_id").as_str() != Some(expected_subject.as_str()) {
             return fail(format!(
                 "projection.observation_history[{index}].subject_id is invalid"
@@ -1036,10 +1057,10 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
             }
         }
         if !truncated {
-            let expected = reducer::reduce_subject(id, subject.level, &subject.digests, &members);
+            let expected = subject::reduce_subject(id, subject.level, &subject.digests, &members);
             check_reduced_fields(id, subject.raw, &expected.to_value())?;
         }
-        let last = reducer::latest(&members);
+        let last = subject::latest(&members);
         if get(subject.raw, "last_observed_at").as_str() != last.map(|o| o.created_at.as_str())
             || get(subject.raw, "last_observation_id").as_str()
                 != last.map(|o| o.observation_id.as_str())
@@ -1050,7 +1071,7 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
         }
     }
     let all: Vec<&Observation> = observations.iter().collect();
-    if let Some(last) = reducer::latest(&all) {
+    if let Some(last) = subject::latest(&all) {
         if last_at.as_str() != Some(last.created_at.as_str())
             || last_id.as_str() != Some(last.observation_id.as_str())
         {
@@ -1100,11 +1121,7 @@ pub(crate) fn validate_rejections(
             1,
             MAX_REVIEW_REASON_CODES,
         )?;
-        if conflicting != 0
-            && !reasons
-                .iter()
-                .any(|r| r == reducer::reason::CONFLICTING_DELIVERY)
-        {
+        if conflicting != 0 && !reasons.iter().any(|r| r == reason::CONFLICTING_DELIVERY) {
             return fail("conflicting rejection reason is missing");
         }
         let mut delivery_count = None;
