@@ -18,7 +18,10 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::recall::decision::ApplyOutcome;
 
 /// The `-V` text (also the man page's): crate version and the commit it was built from
 /// (`unknown` outside a git checkout; see `build.rs`).
@@ -714,14 +717,6 @@ pub struct LedgerAppendArgs {
     pub format: FormatArg,
 }
 
-/// Outcome of an application decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApplyOutcome {
-    Applied,
-    Ignored,
-    Refuted,
-}
-
 // `apply`: §10.5 with the agent's decision about the results of one `recall`.
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
@@ -740,7 +735,11 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "REF", required_unless_present = "input")]
     pub artifact_ref: Option<String>,
     /// What the agent did with the recalled memories
-    #[arg(long, value_enum, required_unless_present = "input")]
+    #[arg(
+        long,
+        value_parser = choice(&ApplyOutcome::ALL, ApplyOutcome::as_str),
+        required_unless_present = "input"
+    )]
     pub outcome: Option<ApplyOutcome>,
     /// An opaque `memory_ref` from the recall's results (repeatable; at least one for
     /// applied)
@@ -900,6 +899,21 @@ pub struct LedgerVerifyArgs {
     pub location: LedgerLocationArg,
     #[command(flatten)]
     pub format: FormatArg,
+}
+
+/// The value parser of a domain enum offered as a fixed set of values: `all` in help
+/// order, each spelled by `name` (the possible values, help and argument errors are
+/// those of a `ValueEnum` with the same names).
+fn choice<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+) -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(all.iter().map(|v| name(*v))).try_map(move |text: String| {
+        all.iter()
+            .copied()
+            .find(|v| name(*v) == text)
+            .ok_or("not one of the possible values")
+    })
 }
 
 /// A one-line description of an argument error: what was wrong, which flag, the allowed

@@ -26,6 +26,9 @@ pub enum Error {
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),
+    /// An `apply` decision is malformed or names refs its session did not return.
+    #[error(transparent)]
+    Apply(#[from] crate::recall::decision::ApplyError),
     /// A recall session could not be created, found or used.
     #[error(transparent)]
     Session(#[from] crate::recall::SessionError),

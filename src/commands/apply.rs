@@ -5,28 +5,15 @@
 //! [`super::recall`]'s session store. A ref the recall did not return, an unknown,
 //! expired, untrusted or modified session are request errors.
 
-use crate::cli::{ApplyArgs, ApplyOutcome};
+use crate::cli::ApplyArgs;
 use crate::error::Error;
 use crate::io;
-use crate::recall::decision::{self, Decision};
-use crate::wire::text::FieldError;
+use crate::recall::decision::{self, ApplyError, Decision};
 
 use super::{Context, Outcome};
 
-fn request_error(message: impl Into<String>) -> Error {
-    Error::from(FieldError(message.into()))
-}
-
-fn outcome_name(outcome: ApplyOutcome) -> &'static str {
-    match outcome {
-        ApplyOutcome::Applied => "applied",
-        ApplyOutcome::Ignored => "ignored",
-        ApplyOutcome::Refuted => "refuted",
-    }
-}
-
-fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, Error> {
-    let missing = |flag: &str| request_error(format!("apply needs {flag} (or --input)"));
+fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, ApplyError> {
+    let missing = ApplyError::MissingFlag;
     Ok(Decision {
         session_ref: args
             .recall_session
@@ -40,7 +27,7 @@ fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, Error> {
             .artifact_ref
             .clone()
             .ok_or_else(|| missing("--artifact-ref"))?,
-        outcome: outcome_name(args.outcome.ok_or_else(|| missing("--outcome"))?),
+        outcome: args.outcome.ok_or_else(|| missing("--outcome"))?,
         memory_refs: args.memory_ref.clone(),
         reasoning_summary: args
             .reasoning_summary
@@ -62,5 +49,5 @@ pub fn run(args: &ApplyArgs, ctx: &Context) -> Result<Outcome, Error> {
     };
     let summary = decision::check_decision(&decision)?;
     let stored = super::recall::load_session(&decision.session_ref, ctx)?;
-    decision::application(&decision, &summary, &stored).map(Outcome::success)
+    Ok(decision::application(&decision, &summary, &stored).map(Outcome::success)?)
 }

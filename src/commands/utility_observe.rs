@@ -11,5 +11,5 @@ use super::{Context, Outcome};
 /// Runs `utility-observe`: the observation, exit 0.
 pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
-    utility::observe_input(&input).map(Outcome::success)
+    Ok(utility::observe_input(&input).map(Outcome::success)?)
 }

@@ -8,7 +8,7 @@
 use crate::cli::{Format, InputArgs};
 use crate::error::Error;
 use crate::io;
-use crate::utility::{field_error, project_input, scan};
+use crate::utility::{UtilityError, project_input, scan};
 
 use super::{Context, Outcome};
 
@@ -25,9 +25,11 @@ pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
             drop(input);
             let projection = request.project();
             io::leave_to_exit(request);
-            return projection.map(Outcome::by_ok).map_err(field_error);
+            return Ok(projection
+                .map(Outcome::by_ok)
+                .map_err(UtilityError::Projection)?);
         }
-        let projection = request.project_typed().map_err(field_error)?;
+        let projection = request.project_typed().map_err(UtilityError::Projection)?;
         // JSON is printed from the typed packet into the input's buffer: its pages are
         // in memory already, and the packet needs no value tree.
         let mut out = input.into_output();
@@ -44,5 +46,5 @@ pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let parsed = io::parse_input_object(input.as_bytes())?;
     let projection = project_input(&parsed);
     io::leave_to_exit((input, parsed));
-    projection.map(Outcome::by_ok)
+    Ok(projection.map(Outcome::by_ok)?)
 }

@@ -13,13 +13,13 @@ pub mod ledger;
 pub mod rank_evaluate;
 pub mod recall;
 pub mod stage45;
+pub mod types;
 pub mod utility;
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::{JsonSchema, Schema};
 
 pub use check::check;
+pub use types::{AlwaysFalse, AlwaysTrue, Nullable};
 
 /// One committed schema file.
 pub struct SchemaFile {
@@ -87,60 +87,4 @@ pub fn all() -> Vec<SchemaFile> {
 pub fn render(schema: &Schema) -> String {
     let value = crate::wire::json::from_serde(schema.as_value().clone());
     crate::wire::json::to_pretty_line(&value)
-}
-
-/// A boolean that is always `false` in the packet.
-pub struct AlwaysFalse;
-
-impl JsonSchema for AlwaysFalse {
-    fn schema_name() -> Cow<'static, str> {
-        "AlwaysFalse".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "boolean", "const": false})
-    }
-}
-
-/// A boolean that is always `true` in the packet.
-pub struct AlwaysTrue;
-
-impl JsonSchema for AlwaysTrue {
-    fn schema_name() -> Cow<'static, str> {
-        "AlwaysTrue".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "boolean", "const": true})
-    }
-}
-
-/// A key that is always present and may be `null`.
-pub struct Nullable<T>(std::marker::PhantomData<T>);
-
-impl<T: JsonSchema> JsonSchema for Nullable<T> {
-    fn schema_name() -> Cow<'static, str> {
-        format!("Nullable_{}", T::schema_name()).into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        json_schema!({"anyOf": [generator.subschema_for::<T>(), {"type": "null"}]})
-    }
-}
-
-/// Declares a string type whose schema is one constant.
-#[macro_export]
-macro_rules! const_string {
-    ($name:ident, $value:expr) => {
-        #[doc = concat!("The constant `", $value, "`.")]
-        pub struct $name;
-        impl schemars::JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({"type": "string", "const": $value})
-            }
-        }
-    };
 }

@@ -32,7 +32,6 @@ pub mod scan;
 pub(crate) mod strict;
 pub mod validate;
 
-use crate::error::Error;
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
@@ -50,11 +49,23 @@ pub use validate::validate_projection;
 pub const VALIDATION_SCHEMA_VERSION: &str = "memory_utility_projection_validation_v0";
 
 /// A request error of the utility commands; the text is what the error packet prints.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UtilityError {
-    /// A shape rule of the command input, or a rule of the observation contract.
+    /// The `utility-project` input does not have the §7.1 shape: a key is missing or
+    /// unsupported, or a key's value has the wrong type.
+    #[error("{0}")]
+    ProjectionInput(String),
+    /// The `utility-observe` input is missing one of its five keys or has another one.
+    #[error("{0}")]
+    ObserveInput(String),
+    /// The observation built from the `utility-observe` inputs breaks a rule of the
+    /// observation contract (or this port's credential rule).
     #[error(transparent)]
-    Field(#[from] FieldError),
+    Observation(FieldError),
+    /// The reducer's finished packet failed its own readback validation, which the
+    /// reference also reports as a request error.
+    #[error(transparent)]
+    Projection(FieldError),
 }
 
 fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Option<String> {
@@ -79,17 +90,12 @@ fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Opt
     None
 }
 
-/// A rule of the observation contract or the reducer, as the command's error.
-pub fn field_error(error: FieldError) -> Error {
-    Error::from(UtilityError::Field(error))
-}
-
-fn request_error(message: impl Into<String>) -> Error {
-    field_error(FieldError(message.into()))
+fn input_error(message: impl Into<String>) -> UtilityError {
+    UtilityError::ProjectionInput(message.into())
 }
 
 /// `utility-project` on an already parsed input.
-pub fn project_input(input: &Value) -> Result<Value, Error> {
+pub fn project_input(input: &Value) -> Result<Value, UtilityError> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     if let Some(message) = key_error(
@@ -103,34 +109,34 @@ pub fn project_input(input: &Value) -> Result<Value, Error> {
         &["reducer_version", "previous_projection"],
         "utility projection input",
     ) {
-        return Err(request_error(message));
+        return Err(input_error(message));
     }
     let Some(Value::Array(observations)) = map.get("observations") else {
-        return Err(request_error("observations must be a list"));
+        return Err(input_error("observations must be a list"));
     };
     let scope = map.get("scope").unwrap_or(&Value::Null);
     if scope.as_object().is_none() {
-        return Err(request_error("scope must be an object"));
+        return Err(input_error("scope must be an object"));
     }
     let retrieval = map.get("retrieval_snapshot_ref").unwrap_or(&Value::Null);
     if retrieval.as_str().is_none() {
-        return Err(request_error("retrieval_snapshot_ref must be a string"));
+        return Err(input_error("retrieval_snapshot_ref must be a string"));
     }
     let policy = map.get("policy_snapshot_ref").unwrap_or(&Value::Null);
     if policy.as_str().is_none() {
-        return Err(request_error("policy_snapshot_ref must be a string"));
+        return Err(input_error("policy_snapshot_ref must be a string"));
     }
     let previous = match map.get("previous_projection") {
         None | Some(Value::Null) => None,
         Some(v @ Value::Object(_)) => Some(v),
-        Some(_) => return Err(request_error("previous_projection must be an object")),
+        Some(_) => return Err(input_error("previous_projection must be an object")),
     };
     let default_version = Value::from(reducer::DEFAULT_REDUCER_VERSION);
     let reducer_version = match map.get("reducer_version") {
         None => &default_version,
         Some(v @ Value::Str(s)) if !pyfmt::py_strip(s).is_empty() => v,
         Some(_) => {
-            return Err(request_error(
+            return Err(input_error(
                 "reducer_version must be a non-empty string when provided",
             ));
         }
@@ -143,11 +149,11 @@ pub fn project_input(input: &Value) -> Result<Value, Error> {
         reducer_version,
         previous_projection: previous,
     };
-    reduce(&request).map_err(field_error)
+    reduce(&request).map_err(UtilityError::Projection)
 }
 
 /// `utility-observe` on an already parsed input.
-pub fn observe_input(input: &Value) -> Result<Value, Error> {
+pub fn observe_input(input: &Value) -> Result<Value, UtilityError> {
     let empty = Map::new();
     let map = input.as_object().unwrap_or(&empty);
     let keys = [
@@ -158,7 +164,7 @@ pub fn observe_input(input: &Value) -> Result<Value, Error> {
         "created_at",
     ];
     if let Some(message) = key_error(map, &keys, &[], "utility observation input") {
-        return Err(request_error(message));
+        return Err(UtilityError::ObserveInput(message));
     }
     let field = |k: &str| map.get(k).unwrap_or(&Value::Null);
     let observation = build_observation(
@@ -168,10 +174,10 @@ pub fn observe_input(input: &Value) -> Result<Value, Error> {
         field("evaluator_proposal"),
         field("created_at"),
     )
-    .map_err(field_error)?;
+    .map_err(UtilityError::Observation)?;
     observation
         .credential_free("observation")
-        .map_err(field_error)?;
+        .map_err(UtilityError::Observation)?;
     Ok(observation.to_value())
 }
 
