@@ -152,7 +152,10 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::UtilityValidate(args) => utility_validate::run(&args, ctx),
         Command::Recall(args) => recall::run(&args, &ctx.with_route(&args.route)),
         Command::Apply(args) => apply::run(&args, &ctx.with_route(&args.route)),
-        Command::RankPrior(args) => rank_prior::run(&args, &ctx.with_route(&args.route)),
+        Command::RankPrior(args) => rank_prior::run(
+            &rank_prior::RankPriorRequest::from(&args),
+            &ctx.with_route(&args.route),
+        ),
         Command::RankEvaluate(args) => rank_evaluate::run(&args, ctx),
         Command::UtilityLedger(args) => utility_ledger::run(&args, ctx),
         // Text commands print no packet; `run` answers them before dispatching.

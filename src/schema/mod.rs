@@ -18,6 +18,8 @@ pub mod utility;
 
 use schemars::{JsonSchema, Schema};
 
+use crate::ranking::prior;
+
 pub use check::check;
 pub use types::{AlwaysFalse, AlwaysTrue, Nullable};
 
@@ -66,10 +68,10 @@ pub fn all() -> Vec<SchemaFile> {
         file::<recall::RecallInput>("reward_memory_recall_input"),
         file::<recall::ApplicationPacket>("reward_memory_application_v0"),
         file::<recall::ApplyInput>("reward_memory_apply_input"),
-        file::<recall::RankPriorPacket>("memory_utility_rank_prior_v0"),
-        file::<recall::RankPriorProfile>("memory_utility_rank_prior_profile_v0"),
-        file::<recall::RankPriorInput>("memory_utility_rank_prior_input"),
-        file::<recall::RankPriorEffectPacket>("memory_utility_rank_prior_effect_v0"),
+        file::<prior::RankPriorPacket>("memory_utility_rank_prior_v0"),
+        file::<prior::Profile>("memory_utility_rank_prior_profile_v0"),
+        file::<prior::request::RankPriorInput>("memory_utility_rank_prior_input"),
+        file::<prior::request::EffectPacket>("memory_utility_rank_prior_effect_v0"),
         file::<rank_evaluate::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
         file::<rank_evaluate::RankingEpisode>("memory_utility_ranking_episode_v0"),
         file::<rank_evaluate::RankingEvaluationProfile>(

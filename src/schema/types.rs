@@ -63,6 +63,13 @@ impl<T: JsonSchema> JsonSchema for Nullable<T> {
     }
 }
 
+/// The schema of a string enum: `{"type": "string", "enum": names, "description"}`, for
+/// an enum whose wire spellings come from its own table rather than a derive.
+pub fn string_enum<'a>(description: &str, names: impl IntoIterator<Item = &'a str>) -> Schema {
+    let names: Vec<&str> = names.into_iter().collect();
+    json_schema!({"type": "string", "enum": names, "description": description})
+}
+
 /// Declares a string type whose schema is one constant and whose value serializes as it
 /// (`Name::VALUE`).
 #[macro_export]

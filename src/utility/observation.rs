@@ -140,6 +140,26 @@ macro_rules! string_enum {
                 self as usize
             }
         }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+/// The JSON Schema of one of the string enums above: its wire spellings in `names`.
+macro_rules! enum_schema {
+    ($name:ident, $description:literal, $names:expr) => {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                crate::schema::types::string_enum($description, $names)
+            }
+        }
     };
 }
 
@@ -171,6 +191,22 @@ string_enum!(
         ControlledReplay => "controlled_replay",
         OwnerCorrection => "owner_correction",
     }
+);
+
+enum_schema!(
+    UtilityLabel,
+    "`helpful`, `harmful`, `neutral` or `unknown`.",
+    UtilityLabel::NAMES.iter().copied()
+);
+enum_schema!(
+    AttributionLevel,
+    "`item`, `set` or `none`.",
+    AttributionLevel::NAMES.iter().copied()
+);
+enum_schema!(
+    EvidenceBasis,
+    "Evidence tiers, strongest first: owner correction, controlled replay, deterministic\neffect, evaluator inference, insufficient.",
+    EvidenceBasis::NAMES.iter().rev().copied()
 );
 
 impl UtilityLabel {

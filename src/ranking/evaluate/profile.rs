@@ -15,6 +15,7 @@ use crate::wire::keys;
 use crate::wire::text::FieldError;
 
 use super::RankEvaluateError;
+use crate::ranking::prior::profile::ProfileVersion;
 use crate::ranking::prior::{PROFILE_SCHEMA_VERSION, Profile};
 use crate::utility::observation::EvidenceBasis;
 
@@ -488,11 +489,11 @@ fn unreachable_default() -> EvaluationProfile {
     EvaluationProfile {
         seed: DEFAULT_SEED,
         rank_prior: Profile {
+            schema_version: ProfileVersion,
             profile_id: "profile:rank-evaluate-default".to_owned(),
             semantic_floor: 0.05,
             candidate_pool: 8,
-            lower: 0.5,
-            upper: 2.0,
+            modifier_bounds: [0.5, 2.0],
             min_evidence_basis: EvidenceBasis::EvaluatorInference,
             allow_evaluator_inference: true,
             min_support: 1,
