@@ -10,7 +10,6 @@ mod check;
 pub mod core;
 pub mod ingest;
 pub mod ledger;
-pub mod rank_evaluate;
 pub mod recall;
 pub mod stage45;
 pub mod types;
@@ -18,7 +17,7 @@ pub mod utility;
 
 use schemars::{JsonSchema, Schema};
 
-use crate::ranking::prior;
+use crate::ranking::{evaluate, prior};
 
 pub use check::check;
 pub use types::{AlwaysFalse, AlwaysTrue, Nullable};
@@ -61,7 +60,7 @@ pub fn all() -> Vec<SchemaFile> {
         file::<ingest::IngestReceiptPacket>("reward_memory_ingest_receipt_v0"),
         file::<utility::ObservationPacket>("memory_utility_observation_v0"),
         file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
-        file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
+        file::<crate::utility::ValidationPacket>("memory_utility_projection_validation_v0"),
         file::<utility::ProjectionInput>("memory_utility_projection_input"),
         file::<utility::ObserveInput>("memory_utility_observe_input"),
         file::<recall::RecallPacket>("reward_memory_recall_v0"),
@@ -72,9 +71,9 @@ pub fn all() -> Vec<SchemaFile> {
         file::<prior::Profile>("memory_utility_rank_prior_profile_v0"),
         file::<prior::request::RankPriorInput>("memory_utility_rank_prior_input"),
         file::<prior::request::EffectPacket>("memory_utility_rank_prior_effect_v0"),
-        file::<rank_evaluate::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
-        file::<rank_evaluate::RankingEpisode>("memory_utility_ranking_episode_v0"),
-        file::<rank_evaluate::RankingEvaluationProfile>(
+        file::<evaluate::packet::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
+        file::<evaluate::episodes::Episode>("memory_utility_ranking_episode_v0"),
+        file::<evaluate::profile::EvaluationProfile>(
             "memory_utility_ranking_evaluation_profile_v0",
         ),
         file::<ledger::AppendReceipt>("memory_utility_ledger_append_v0"),

@@ -12,7 +12,6 @@ use crate::const_string;
 
 const_string!(ObservationVersion, "memory_utility_observation_v0");
 const_string!(ProjectionVersion, "memory_utility_projection_v0");
-const_string!(ValidationVersion, "memory_utility_projection_validation_v0");
 
 /// `helpful`, `harmful`, `neutral` or `unknown`.
 #[derive(JsonSchema)]
@@ -233,18 +232,6 @@ pub struct ProjectionPacket {
     pub provider_write_performed: AlwaysFalse,
     pub external_writes_performed: AlwaysFalse,
     pub raw_content_captured: AlwaysFalse,
-}
-
-/// `utility-validate`: the readback validator's verdict on a projection.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ValidationPacket {
-    pub ok: bool,
-    pub schema_version: ValidationVersion,
-    /// `valid` or `invalid`.
-    pub status: String,
-    /// The first violated rule, `null` when valid.
-    pub error: Nullable<String>,
 }
 
 /// `utility-project --input`: one complete observation stream and its context.

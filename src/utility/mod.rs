@@ -32,7 +32,9 @@ pub mod scan;
 pub(crate) mod strict;
 pub mod validate;
 
-use crate::obj;
+use crate::const_string;
+use crate::schema::types::Nullable;
+use crate::wire;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::pyfmt;
@@ -46,7 +48,7 @@ pub use reducer::{ProjectionRequest, reduce};
 pub use validate::validate_projection;
 
 /// Schema version of the `utility-validate` packet.
-pub const VALIDATION_SCHEMA_VERSION: &str = "memory_utility_projection_validation_v0";
+pub const VALIDATION_SCHEMA_VERSION: &str = ValidationVersion::VALUE;
 
 /// A request error of the utility commands; the text is what the error packet prints.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -181,18 +183,46 @@ pub fn observe_input(input: &Value) -> Result<Value, UtilityError> {
     Ok(observation.to_value())
 }
 
+const_string!(ValidationVersion, "memory_utility_projection_validation_v0");
+
+/// `utility-validate`: the readback validator's verdict on a projection.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ValidationPacket {
+    pub ok: bool,
+    pub schema_version: ValidationVersion,
+    /// `valid` or `invalid`.
+    pub status: &'static str,
+    /// The first violated rule, `null` when valid.
+    #[schemars(with = "Nullable<String>")]
+    pub error: Option<String>,
+}
+
+impl ValidationPacket {
+    /// The packet of a validation result (an error text is bounded, [`keys::bound`]).
+    pub fn new(result: &Result<(), FieldError>) -> ValidationPacket {
+        let (ok, status, error) = match result {
+            Ok(()) => (true, "valid", None),
+            Err(err) => (false, "invalid", Some(keys::bound(&err.0).into_owned())),
+        };
+        ValidationPacket {
+            ok,
+            schema_version: ValidationVersion,
+            status,
+            error,
+        }
+    }
+
+    /// The packet as an ordered value.
+    pub fn to_value(&self) -> Value {
+        // Serializing a struct of strings and a boolean cannot fail.
+        wire::json::to_value(self).unwrap_or_default()
+    }
+}
+
 /// The `utility-validate` packet for a validation result.
 pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
-    let (ok, status, error) = match result {
-        Ok(()) => (true, "valid", Value::Null),
-        Err(err) => (false, "invalid", Value::from(keys::bound(&err.0).as_ref())),
-    };
-    Value::Object(obj! {
-        "ok" => ok,
-        "schema_version" => VALIDATION_SCHEMA_VERSION,
-        "status" => status,
-        "error" => error,
-    })
+    ValidationPacket::new(result).to_value()
 }
 
 /// `utility-validate` on an already parsed input: the packet, whose `ok` says whether the

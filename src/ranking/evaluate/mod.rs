@@ -23,6 +23,7 @@ pub mod dataset;
 pub mod episodes;
 pub mod ledger;
 pub mod metrics;
+pub mod packet;
 pub mod plot;
 pub mod profile;
 pub mod report;

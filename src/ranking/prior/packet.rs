@@ -16,7 +16,7 @@ use super::profile::{ModifierVersion, Profile};
 use super::rank::Ranking;
 
 /// Schema version of the rank-prior packet.
-pub const RANK_PRIOR_SCHEMA_VERSION: &str = "memory_utility_rank_prior_v0";
+pub const RANK_PRIOR_SCHEMA_VERSION: &str = RankPriorVersion::VALUE;
 
 const_string!(RankPriorVersion, "memory_utility_rank_prior_v0");
 

@@ -17,9 +17,9 @@ use super::candidate::MAX_CANDIDATES;
 use super::error::{RankPriorError, field};
 
 /// Schema version of a rank-prior profile (optional in the profile object).
-pub const PROFILE_SCHEMA_VERSION: &str = "memory_utility_rank_prior_profile_v0";
+pub const PROFILE_SCHEMA_VERSION: &str = ProfileVersion::VALUE;
 /// Version of the modifier function ([`super::modifier()`]); part of every profile digest.
-pub const MODIFIER_VERSION: &str = "memory_utility_rank_prior_modifier_v0";
+pub const MODIFIER_VERSION: &str = ModifierVersion::VALUE;
 /// The largest accepted upper modifier bound.
 pub const MAX_UPPER_BOUND: f64 = 1e6;
 /// The largest accepted `min_support`.

@@ -33,7 +33,7 @@ use super::rank::{check_partition, modifier_table, rank};
 use super::view::UtilityView;
 
 /// Schema version of the effect receipt.
-pub const EFFECT_SCHEMA_VERSION: &str = "memory_utility_rank_prior_effect_v0";
+pub const EFFECT_SCHEMA_VERSION: &str = EffectVersion::VALUE;
 /// Schema version of the stored modifier table.
 pub const EFFECT_TABLE_SCHEMA_VERSION: &str = "memory_utility_rank_prior_effect_table_v0";
 /// Why a provider without a rank-prior contract gets no effect.
