@@ -23,6 +23,10 @@ pub enum Error {
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),
+    /// The `recall` command's request does not fit (input keys, queries, limit,
+    /// surface, the rank prior's partition).
+    #[error(transparent)]
+    RecallCommand(#[from] crate::recall::command::RecallCommandError),
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),

@@ -150,8 +150,14 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::UtilityProject(args) => utility_project::run(&args, ctx),
         Command::UtilityObserve(args) => utility_observe::run(&args, ctx),
         Command::UtilityValidate(args) => utility_validate::run(&args, ctx),
-        Command::Recall(args) => recall::run(&args, &ctx.with_route(&args.route)),
-        Command::Apply(args) => apply::run(&args, &ctx.with_route(&args.route)),
+        Command::Recall(args) => recall::run(
+            &recall::RecallRequest::from(&args),
+            &ctx.with_route(&args.route),
+        ),
+        Command::Apply(args) => apply::run(
+            &apply::ApplyRequest::from(&args),
+            &ctx.with_route(&args.route),
+        ),
         Command::RankPrior(args) => rank_prior::run(
             &rank_prior::RankPriorRequest::from(&args),
             &ctx.with_route(&args.route),

@@ -41,8 +41,7 @@ fn field_error(message: impl Into<String>) -> ApplyError {
     ApplyError::Field(FieldError(message.into()))
 }
 
-/// What the agent did with the recalled memories (`apply --outcome`, the `outcome` of
-/// `apply --input`).
+/// What the agent did with the recalled memories: `applied`, `ignored` or `refuted`.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
 )]
@@ -82,15 +81,26 @@ impl FromStr for ApplyOutcome {
     }
 }
 
-/// The agent's decision, from flags or `--input`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `apply --input`: the agent's decision about an earlier recall, the same fields as
+/// `apply`'s flags.
+#[derive(Debug, Clone, PartialEq, Eq, schemars::JsonSchema)]
+#[schemars(rename = "ApplyInput", deny_unknown_fields)]
 pub struct Decision {
+    /// The `recall_session_ref` printed by recall.
+    #[serde(rename = "recall_session_ref")]
     pub session_ref: String,
+    /// Public-safe token naming this application (part of the receipt id).
     pub application_id: String,
+    /// Public-safe token of the artifact the memory was applied to.
     pub artifact_ref: String,
     pub outcome: ApplyOutcome,
+    /// Opaque `memory_ref`s of the recall's results (at least one for `applied`).
+    #[schemars(with = "Option<Vec<String>>")]
     pub memory_refs: Vec<String>,
+    /// Compact public-safe reason for the decision (at most 500 characters).
     pub reasoning_summary: String,
+    /// The current artifact was verified after applying (required for `applied`).
+    #[schemars(with = "Option<bool>")]
     pub current_artifact_verified: bool,
 }
 

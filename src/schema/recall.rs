@@ -89,22 +89,6 @@ pub struct RecallPacket {
     pub rank_prior: Option<RankPriorPacket>,
 }
 
-/// `recall --input`: the explicit form.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RecallInput {
-    /// A corpus (§4.2 shape).
-    pub corpus: serde_json::Map<String, serde_json::Value>,
-    /// The §10.2 request: `workspace_ref`, `project_ref`, `surface_id`, `revision_ref`,
-    /// `mode`, `queries`, `limit`, `observed_at`, `conflict_state`, identity refs,
-    /// `query_kind`, `freshness_context`, `raw_content_captured`.
-    pub request: serde_json::Map<String, serde_json::Value>,
-    /// The read-authority checkpoint (§10.2).
-    pub read_authority_checkpoint: serde_json::Map<String, serde_json::Value>,
-    /// The provider binding (§10.1).
-    pub provider_binding: serde_json::Map<String, serde_json::Value>,
-}
-
 /// `reward-memory apply`: the §10.5 application packet, its receipt id and the session.
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -121,19 +105,4 @@ pub struct ApplicationPacket {
     /// `rma_` + 64 hex of the receipt's canonical JSON (§10.6).
     pub application_receipt_id: String,
     pub recall_session_ref: String,
-}
-
-/// `apply --input`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ApplyInput {
-    pub recall_session_ref: String,
-    pub application_id: String,
-    pub artifact_ref: String,
-    /// `applied`, `ignored` or `refuted`.
-    pub outcome: String,
-    /// Opaque `memory_ref`s of the recall's results.
-    pub memory_refs: Option<Vec<String>>,
-    pub reasoning_summary: String,
-    pub current_artifact_verified: Option<bool>,
 }
