@@ -6,8 +6,11 @@
 //!
 //! A handler reads its input (through [`crate::io`]), calls the contracts and the
 //! attribution loop with typed values and returns the packet; the shell is the only code
-//! besides [`crate::cli`] and `main.rs` that knows clap. Handlers still take the clap
-//! argument structs of [`crate::cli`].
+//! besides [`crate::cli`] and `main.rs` that knows clap. The attribution loop's handlers
+//! (recall, apply, rank-prior, rank-evaluate, utility-project/observe/validate) take
+//! plain typed requests that `dispatch` builds from the clap arguments (`From<&…Args>`),
+//! so another front end can call them with the same results; the others still take the
+//! clap argument structs of [`crate::cli`].
 
 pub mod apply;
 pub mod architecture;
@@ -147,9 +150,15 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::Evaluate(_) => evaluate::run(),
         Command::DogfoodEvaluate(args) => dogfood_evaluate::run(&args, ctx),
         Command::OperatorControl(args) => operator_control::run(&args, ctx),
-        Command::UtilityProject(args) => utility_project::run(&args, ctx),
-        Command::UtilityObserve(args) => utility_observe::run(&args, ctx),
-        Command::UtilityValidate(args) => utility_validate::run(&args, ctx),
+        Command::UtilityProject(args) => {
+            utility_project::run(&utility_project::UtilityProjectRequest::from(&args), ctx)
+        }
+        Command::UtilityObserve(args) => {
+            utility_observe::run(&utility_observe::UtilityObserveRequest::from(&args), ctx)
+        }
+        Command::UtilityValidate(args) => {
+            utility_validate::run(&utility_validate::UtilityValidateRequest::from(&args), ctx)
+        }
         Command::Recall(args) => recall::run(
             &recall::RecallRequest::from(&args),
             &ctx.with_route(&args.route),
@@ -162,7 +171,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
             &rank_prior::RankPriorRequest::from(&args),
             &ctx.with_route(&args.route),
         ),
-        Command::RankEvaluate(args) => rank_evaluate::run(&args, ctx),
+        Command::RankEvaluate(args) => {
+            rank_evaluate::run(&rank_evaluate::RankEvaluateRequest::from(&args), ctx)
+        }
         Command::UtilityLedger(args) => utility_ledger::run(&args, ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),

@@ -12,9 +12,27 @@ use crate::utility::{UtilityError, project_input, scan};
 
 use super::{Context, Outcome};
 
+/// What `utility-project` is asked to read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct UtilityProjectRequest {
+    /// The JSON input file; `-` reads standard input.
+    pub input: String,
+    /// Largest JSON input accepted, in bytes.
+    pub max_input_bytes: u64,
+}
+
+impl From<&InputArgs> for UtilityProjectRequest {
+    fn from(args: &InputArgs) -> UtilityProjectRequest {
+        UtilityProjectRequest {
+            input: args.input.clone(),
+            max_input_bytes: args.input_limit.max_input_bytes,
+        }
+    }
+}
+
 /// Runs `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
-pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_buffer(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+pub fn run(request: &UtilityProjectRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let input = io::read_buffer(&ctx.env, &request.input, request.max_input_bytes)?;
     // The common shape is reduced straight from the text; anything else is parsed.
     if let Some(request) = std::str::from_utf8(input.as_bytes())
         .ok()

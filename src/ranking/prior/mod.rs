@@ -6,9 +6,9 @@
 //! `memory_utility_rank_prior_profile_v0` and its digest ([`profile`]), the per-subject
 //! utility view built from a `memory_utility_projection_v0` packet or from any other
 //! source of reduced subject state such as a ledger ([`view`]), the modifier function
-//! `memory_utility_rank_prior_modifier_v0` with its reason codes ([`modifier`]), the
-//! two-stage ranking ([`rank`]), the evaluation gate a verdict opens ([`verdict`]), the
-//! `memory_utility_rank_prior_v0` packet ([`packet`]) and the `rank-prior` request with
+//! `memory_utility_rank_prior_modifier_v0` with its reason codes ([`mod@modifier`]), the
+//! two-stage ranking ([`mod@rank`]), the evaluation gate a verdict opens ([`verdict`]), the
+//! `memory_utility_rank_prior_v0` packet ([`mod@packet`]) and the `rank-prior` request with
 //! its effect receipt ([`request`]). The inputs, the packet and the receipt are typed
 //! structs that are also their JSON Schemas. Pure: no I/O, no clock, no hash-map order;
 //! every error is a [`RankPriorError`].
