@@ -4,7 +4,7 @@
 use crate::wire::json::{Text, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
-use super::super::strict::exact_fields;
+use crate::utility::strict::exact_fields;
 
 use super::facts::{
     ApplicationReceipt, AttributionContext, VerifiedOutcome, application_receipt,

@@ -12,7 +12,7 @@ use crate::wire::keys;
 use crate::wire::pyfmt::pystr_strip;
 use crate::wire::text::{self, FieldError, FieldResult};
 
-use super::super::strict::exact_fields;
+use crate::utility::strict::exact_fields;
 
 use super::kinds::{AttributionLevel, Scope};
 use super::rules::{

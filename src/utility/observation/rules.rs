@@ -7,7 +7,7 @@ use crate::wire::pyfmt::{self, pystr_strip_cow};
 use crate::wire::text::{FieldError, FieldResult, is_ref, is_token};
 use crate::wire::timestamp::{self, Instant};
 
-use super::super::strict::{SCOPE_KEYS, exact_fields, is_memory_digest};
+use crate::utility::strict::{SCOPE_KEYS, exact_fields, is_memory_digest};
 
 use super::kinds::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
 use super::{MAX_EVIDENCE_REFS, MAX_MEMORY_DIGESTS, MAX_REASON_CODES};

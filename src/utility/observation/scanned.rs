@@ -6,7 +6,7 @@ use crate::wire::json::{Text, Value};
 use crate::wire::pyfmt::{self};
 use crate::wire::timestamp::{self};
 
-use super::super::strict::is_memory_digest;
+use crate::utility::strict::is_memory_digest;
 
 use super::kinds::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
 use super::rules::{confidence, judgment_rules, sorted_unique, text_ref};
