@@ -1,8 +1,12 @@
-//! JSON Schemas of the packets, generated with schemars from schema-only wire types.
+//! JSON Schemas of the packets, generated with schemars.
 //!
-//! The packets themselves are built as ordered [`crate::wire::json::Value`]s so that their bytes
-//! match the reference; the types here describe them for consumers. Field order is key
-//! order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
+//! Our own packets and inputs are typed structs that the packets are built from (or the
+//! inputs parsed into) and that derive their schema: the rank prior's, the ranking
+//! evaluation's, `utility-validate`'s, `recall --input` and `apply --input` come from
+//! [`crate::ranking`], [`crate::utility`] and [`crate::recall`]. The packets of LoopX's
+//! contracts are built as ordered [`crate::wire::json::Value`]s so that their bytes match
+//! the reference; the schema-only types in the submodules describe them for consumers.
+//! Field order is key order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
 //! packet against a schema (types, constants, required and unknown keys, key order), so
 //! the tests can prove that the printed packets match what the schemas promise.
 

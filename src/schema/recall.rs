@@ -1,7 +1,12 @@
-//! Schema-only wire types of the Stage-3 commands: the `recall` packet (with the
-//! command's relevance, rank, session and rank-prior fields), the `apply` packet, the
-//! rank-prior profile, request and packet, and the rank-prior effect receipt; plus the
-//! `recall --input` and `apply --input` shapes.
+//! Schema-only wire types of the Stage-3 packets: the `recall` packet (with the command's
+//! relevance, rank, session and rank-prior fields) and the `apply` packet.
+//!
+//! Both embed LoopX's §10 packets (`reward_memory_recall_v0`, the application and its
+//! receipt) byte for byte: [`crate::recall`] builds them as ordered values from the
+//! reference's own packet, so no serde type builds them and the structs here only
+//! describe them (hence `dead_code`). Their rank-prior part is the typed
+//! [`crate::ranking::prior::RankPriorPacket`]; the inputs (`recall --input`, `apply
+//! --input`) are typed in [`crate::recall`].
 
 #![allow(dead_code)]
 

@@ -4,6 +4,7 @@
 //! * [`reducer`]: reducing a complete observation stream into a read-only
 //!   `memory_utility_projection_v0`;
 //! * [`validate`]: the readback validator every projection passes through;
+//! * [`bounds`]: the v0 caps both of them enforce;
 //! * [`scan`]: `utility-project`'s direct reading of the common input shape from its text.
 //!
 //! The bounded rank prior (Stage 3) and the held-out ranking evaluation (Stage 4) are
@@ -11,7 +12,10 @@
 //!
 //! This module also owns the pure cores of the `utility-*` commands on an already parsed
 //! input ([`project_input`], [`observe_input`], [`validate_input`]); their handlers in
-//! the shell read the input. Nothing here writes memory content or grants authority.
+//! the shell read the input. Their request errors are [`UtilityError`]s. The observation
+//! and the projection are LoopX's packets (built to the reference's bytes, see
+//! [`crate::schema::utility`]); the `utility-validate` packet is ours and typed
+//! ([`ValidationPacket`]). Nothing here writes memory content or grants authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
