@@ -42,6 +42,7 @@ use crate::wire;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::pyfmt;
+use crate::wire::text;
 use crate::wire::text::FieldError;
 
 pub use observation::{
@@ -74,26 +75,14 @@ pub enum UtilityError {
     Projection(FieldError),
 }
 
+/// The missing keys of `map` among `required`, else its keys outside `required` and
+/// `optional`, as the message of the command's input error.
 fn key_error(map: &Map, required: &[&str], optional: &[&str], what: &str) -> Option<String> {
-    let missing: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|k| !map.contains_key(k))
-        .collect();
-    if !missing.is_empty() {
-        return Some(format!("{what} is missing: {}", keys::list(missing)));
-    }
-    let extra: Vec<&str> = map
-        .keys()
-        .filter(|k| !required.contains(k) && !optional.contains(k))
-        .collect();
-    if !extra.is_empty() {
-        return Some(format!(
-            "{what} contains unsupported fields: {}",
-            keys::list(extra)
-        ));
-    }
-    None
+    let allowed: Vec<&str> = required.iter().chain(optional).copied().collect();
+    strict::reject_missing(map, what, required)
+        .and_then(|()| text::reject_unknown(map, what, &allowed))
+        .err()
+        .map(|e| e.0)
 }
 
 fn input_error(message: impl Into<String>) -> UtilityError {
