@@ -175,3 +175,27 @@ fn command_on(request: &RankPriorRequest, ctx: &Context, input: &Value) -> Resul
     };
     Ok(Outcome::success(rank_request(&parsed)?).with_notes(notes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Another front end (the planned MCP server) sends the request as JSON.
+    #[test]
+    fn a_request_reads_from_json_with_its_defaults() {
+        let request: RankPriorRequest =
+            serde_json::from_str(r#"{"input": "request.json", "max_input_bytes": 1024}"#)
+                .expect("request");
+        assert_eq!(
+            request,
+            RankPriorRequest {
+                input: "request.json".into(),
+                execute: false,
+                goal_id: None,
+                agent_id: None,
+                ledger: None,
+                max_input_bytes: 1024,
+            }
+        );
+    }
+}

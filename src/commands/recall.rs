@@ -393,3 +393,22 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
     };
     Ok(Outcome::success(finish_packet(session, fields)).with_notes(notes))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Another front end (the planned MCP server) sends the request as JSON.
+    #[test]
+    fn a_request_reads_from_json_with_its_defaults() {
+        let request: RecallRequest = serde_json::from_str(
+            r#"{"goal_id": "goal:g", "agent_id": "agent:a", "query": ["q"],
+                "query_summary": ["s"], "session_ttl": 60, "max_input_bytes": 1024}"#,
+        )
+        .expect("request");
+        assert_eq!(request.query, ["q"]);
+        assert_eq!(request.input, None);
+        assert_eq!(request.rank_prior, None);
+        assert_eq!(request.session_ttl, 60);
+    }
+}

@@ -249,3 +249,27 @@ pub fn apply_input(input: &Value, stored: &StoredSession) -> Result<Value, Apply
     }
     application(&decision, &summary, stored)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_parse_their_own_spelling_only() {
+        for outcome in ApplyOutcome::ALL {
+            assert_eq!(outcome.as_str().parse::<ApplyOutcome>(), Ok(outcome));
+        }
+        assert_eq!(
+            "Applied".parse::<ApplyOutcome>().map_err(|e| e.to_string()),
+            Err("outcome must be applied, ignored or refuted".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_decision_without_a_flag_names_the_flag() {
+        assert_eq!(
+            ApplyError::MissingFlag("--outcome").to_string(),
+            "apply needs --outcome (or --input)"
+        );
+    }
+}

@@ -97,3 +97,33 @@ macro_rules! const_string {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::json::{self, Value};
+
+    crate::const_string!(Example, "example_v0");
+
+    #[test]
+    fn kinds_serialize_as_what_their_schema_promises() {
+        assert_eq!(json::to_value(&AlwaysTrue).ok(), Some(Value::Bool(true)));
+        assert_eq!(json::to_value(&AlwaysFalse).ok(), Some(Value::Bool(false)));
+        assert_eq!(
+            json::to_value(&Example).ok(),
+            Some(Value::from("example_v0"))
+        );
+        assert_eq!(Example::VALUE, "example_v0");
+        let schema = schemars::schema_for!(Example);
+        assert_eq!(schema.get("const"), Some(&serde_json::json!("example_v0")));
+    }
+
+    #[test]
+    fn a_string_enum_schema_lists_its_names_in_order() {
+        let schema = string_enum("Two values.", ["b", "a"]);
+        assert_eq!(
+            schema.as_value(),
+            &serde_json::json!({"type": "string", "enum": ["b", "a"], "description": "Two values."})
+        );
+    }
+}

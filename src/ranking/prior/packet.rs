@@ -182,3 +182,62 @@ impl RankPriorPacket {
 pub fn packet(ranking: &Ranking, partition: &Partition, profile: &Profile) -> Value {
     RankPriorPacket::new(ranking, partition, profile).to_value()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ranking::prior::{Candidate, UtilityView, rank};
+    use crate::utility::observation::Scope;
+    use crate::wire::json::to_pretty_line;
+
+    fn partition() -> Partition {
+        Partition {
+            scope: Scope {
+                agent_id: "agent:a".into(),
+                project_id: "project:p".into(),
+                corpus_id: "corpus_c".into(),
+                surface_id: "surface.s".into(),
+            },
+            retrieval_snapshot_ref: "retrieval:1".into(),
+            policy_snapshot_ref: "policy:1".into(),
+            reducer_version: "memory_utility_reducer_v0".into(),
+        }
+    }
+
+    /// The typed packet prints as the `obj!` tree it replaced: integral floats stay
+    /// floats (`1.0`, `2.0`), counts and ranks are integers, the scope is sorted.
+    #[test]
+    fn the_typed_packet_prints_floats_as_floats_and_counts_as_integers() {
+        let profile = Profile::from_value(
+            &crate::wire::json::parse(
+                r#"{"profile_id": "profile:p", "semantic_floor": 0, "candidate_pool": 2,
+                "modifier_bounds": [1, 2], "min_evidence_basis": "owner_correction",
+                "min_support": 1}"#,
+            )
+            .expect("JSON"),
+        )
+        .expect("profile");
+        let candidates = [
+            Candidate::new("0123456789abcdef", 1.0).expect("candidate"),
+            Candidate::new("fedcba9876543210", 0.5).expect("candidate"),
+        ];
+        let view = UtilityView::empty(partition());
+        let ranking = rank(&candidates, &view, &partition(), &profile).expect("ranking");
+        let value = packet(&ranking, &partition(), &profile);
+        let text = to_pretty_line(&value);
+        assert!(text.contains("\"semantic_floor\": 0.0,"), "{text}");
+        assert!(
+            text.contains("\"modifier_bounds\": [\n    1.0,\n    2.0\n  ],"),
+            "{text}"
+        );
+        assert!(text.contains("\"modifier\": 1.0,"), "{text}");
+        assert!(text.contains("\"final_rank\": 2,"), "{text}");
+        assert!(text.contains("\"candidate_pool\": 2,"), "{text}");
+        let scope: Vec<&str> = value
+            .get("scope")
+            .and_then(Value::as_object)
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(scope, ["agent_id", "corpus_id", "project_id", "surface_id"]);
+    }
+}
