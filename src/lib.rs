@@ -22,10 +22,10 @@
 //!   digests and text guards; it uses nothing above it.
 //!
 //! Not every arrow points down yet: the contracts take their domain enums from [`cli`],
-//! and several contracts (and parts of the attribution loop) return [`error::Error`],
-//! which wraps their errors; [`io`] carries the ledger's PostgreSQL
-//! settings; [`contract`] and [`recall`] use each other, as do [`utility`], [`ledger`] and
-//! [`ranking`].
+//! and several contracts return [`error::Error`], which wraps their errors; [`io`]
+//! carries the ledger's PostgreSQL settings; [`contract`] and [`recall`] use each other,
+//! as do [`utility`], [`ledger`] and [`ranking`]. The attribution loop's modules return
+//! their own errors and do not import the shell.
 
 pub mod cli;
 pub mod commands;
