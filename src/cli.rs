@@ -21,7 +21,7 @@
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::contract::candidate::{CandidateCase, ReviewDecision};
 use crate::contract::health::HealthCase;
@@ -29,6 +29,7 @@ use crate::contract::operator::OperatorAction;
 use crate::contract::route::{BehaviorStatus, Complexity, RouteCase};
 /// The output format the `--format` options parse into (declared by [`crate::output`]).
 pub use crate::output::Format;
+use crate::recall::decision::ApplyOutcome;
 use crate::wire::choice::Choice;
 
 /// The `-V` text (also the man page's): crate version and the commit it was built from
@@ -169,7 +170,7 @@ pub struct FormatArg {
 /// The value parser of an option whose values are a domain enum ([`Choice`]): the
 /// enum's spellings, in [`Choice::ALL`] order, are the possible values that `--help`,
 /// the man page and completions list, and any other value is clap's `invalid value`
-/// error naming them (with a `similar value` tip), exactly as for a [`ValueEnum`].
+/// error naming them (with a `similar value` tip), exactly as for a [`clap::ValueEnum`].
 #[derive(Clone)]
 pub struct ChoiceParser<T> {
     /// The description of each value, shown by `--help`.
@@ -727,14 +728,6 @@ pub struct LedgerAppendArgs {
     pub format: FormatArg,
 }
 
-/// Outcome of an application decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ApplyOutcome {
-    Applied,
-    Ignored,
-    Refuted,
-}
-
 // `apply`: §10.5 with the agent's decision about the results of one `recall`.
 #[derive(Debug, Clone, Args)]
 pub struct ApplyArgs {
@@ -753,7 +746,11 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "REF", required_unless_present = "input")]
     pub artifact_ref: Option<String>,
     /// What the agent did with the recalled memories
-    #[arg(long, value_enum, required_unless_present = "input")]
+    #[arg(
+        long,
+        value_parser = choice::<ApplyOutcome>(),
+        required_unless_present = "input"
+    )]
     pub outcome: Option<ApplyOutcome>,
     /// An opaque `memory_ref` from the recall's results (repeatable; at least one for
     /// applied)

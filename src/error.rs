@@ -49,9 +49,16 @@ pub enum Error {
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),
+    /// The `recall` command's request does not fit (input keys, queries, limit,
+    /// surface, the rank prior's partition).
+    #[error(transparent)]
+    RecallCommand(#[from] crate::recall::command::RecallCommandError),
     /// A utility observation, projection or validation request failed.
     #[error(transparent)]
     Utility(#[from] crate::utility::UtilityError),
+    /// An `apply` decision is malformed or names refs its session did not return.
+    #[error(transparent)]
+    Apply(#[from] crate::recall::decision::ApplyError),
     /// A recall session could not be created, found or used.
     #[error(transparent)]
     Session(#[from] crate::recall::SessionError),

@@ -21,11 +21,10 @@
 //! * the wire layer, [`wire`]: Python-compatible JSON, float formatting, timestamps,
 //!   digests and text guards; it uses nothing above it.
 //!
-//! Not every arrow points down yet: parts of the attribution loop return [`error::Error`],
-//! which wraps their errors; [`io`] carries the ledger's PostgreSQL
-//! settings; [`contract`] and [`recall`] use each other, as do [`utility`], [`ledger`] and
-//! [`ranking`]. The contracts declare their own domain enums and errors and use nothing
-//! of the shell.
+//! The contracts and the attribution loop declare their own domain enums and errors and
+//! use nothing of the shell; [`error`] wraps their errors. Not every arrow points down
+//! yet: [`io`] carries the ledger's PostgreSQL settings; [`contract`] and [`recall`] use
+//! each other, as do [`utility`], [`ledger`] and [`ranking`].
 
 pub mod cli;
 pub mod commands;

@@ -5,7 +5,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reward_memory::error::Error;
 use reward_memory::utility::scan::{project_text, scan_request};
 use reward_memory::utility::{UtilityError, project_input};
 use reward_memory::wire::json;
@@ -31,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(printed, json::to_pretty_line(&a));
         }
         (Err(a), Err(b)) => {
-            let a = Error::from(UtilityError::Field(a));
+            let a = UtilityError::Projection(a);
             assert_eq!(format!("{a:?} / {a}"), format!("{b:?} / {b}"));
         }
         (a, b) => panic!("the paths disagree: {a:?} vs {b:?}"),

@@ -1,66 +1,98 @@
 //! `apply`: records the agent's decision about an earlier recall (§10.5) as an
-//! application receipt. The decision comes from the flags or from `--input`
-//! ([`crate::recall::decision`]); the opaque refs are mapped back through the recall
-//! session that `recall` stored under the runtime root, read back and checked by
-//! [`super::recall`]'s session store. A ref the recall did not return, an unknown,
-//! expired, untrusted or modified session are request errors.
+//! application receipt. The decision comes from the request's fields or from its
+//! `--input` object ([`crate::recall::decision`]); the opaque refs are mapped back through
+//! the recall session that `recall` stored under the runtime root, read back and checked
+//! by the session store ([`crate::io::sessions`]). A ref the recall did not return, an
+//! unknown, expired, untrusted or modified session are request errors.
+//!
+//! The handler takes a plain [`ApplyRequest`]; the input file and the session are read
+//! before the decision is recorded.
 
-use crate::cli::{ApplyArgs, ApplyOutcome};
+use crate::cli::ApplyArgs;
 use crate::error::Error;
 use crate::io;
-use crate::recall::decision::{self, Decision};
-use crate::wire::text::FieldError;
+use crate::recall::decision::{self, ApplyError, ApplyOutcome, Decision};
 
-use super::{Context, Outcome};
+use super::{Context, Outcome, resolve};
 
-fn request_error(message: impl Into<String>) -> Error {
-    Error::from(FieldError(message.into()))
+/// What `apply` is asked to record: the decision's fields, or an `input` file holding
+/// them as one object.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct ApplyRequest {
+    /// All the fields below as one JSON object file; `-` reads standard input.
+    pub input: Option<String>,
+    /// The `recall_session_ref` printed by recall.
+    pub recall_session: Option<String>,
+    /// Public-safe token naming this application (part of the receipt id).
+    pub application_id: Option<String>,
+    /// Public-safe token of the artifact the memory was applied to.
+    pub artifact_ref: Option<String>,
+    /// What the agent did with the recalled memories.
+    pub outcome: Option<ApplyOutcome>,
+    /// Opaque `memory_ref`s from the recall's results.
+    #[serde(default)]
+    pub memory_ref: Vec<String>,
+    /// Compact public-safe reason for the decision (at most 500 characters).
+    pub reasoning_summary: Option<String>,
+    /// The current artifact was verified after applying (required for applied).
+    #[serde(default)]
+    pub current_artifact_verified: bool,
+    /// Largest JSON input accepted, in bytes.
+    pub max_input_bytes: u64,
 }
 
-fn outcome_name(outcome: ApplyOutcome) -> &'static str {
-    match outcome {
-        ApplyOutcome::Applied => "applied",
-        ApplyOutcome::Ignored => "ignored",
-        ApplyOutcome::Refuted => "refuted",
+impl From<&ApplyArgs> for ApplyRequest {
+    fn from(args: &ApplyArgs) -> ApplyRequest {
+        ApplyRequest {
+            input: args.input.clone(),
+            recall_session: args.recall_session.clone(),
+            application_id: args.application_id.clone(),
+            artifact_ref: args.artifact_ref.clone(),
+            outcome: args.outcome,
+            memory_ref: args.memory_ref.clone(),
+            reasoning_summary: args.reasoning_summary.clone(),
+            current_artifact_verified: args.current_artifact_verified,
+            max_input_bytes: args.input_limit.max_input_bytes,
+        }
     }
 }
 
-fn decision_from_flags(args: &ApplyArgs) -> Result<Decision, Error> {
-    let missing = |flag: &str| request_error(format!("apply needs {flag} (or --input)"));
+fn decision_from_fields(request: &ApplyRequest) -> Result<Decision, ApplyError> {
+    let missing = ApplyError::MissingFlag;
     Ok(Decision {
-        session_ref: args
+        session_ref: request
             .recall_session
             .clone()
             .ok_or_else(|| missing("--recall-session"))?,
-        application_id: args
+        application_id: request
             .application_id
             .clone()
             .ok_or_else(|| missing("--application-id"))?,
-        artifact_ref: args
+        artifact_ref: request
             .artifact_ref
             .clone()
             .ok_or_else(|| missing("--artifact-ref"))?,
-        outcome: outcome_name(args.outcome.ok_or_else(|| missing("--outcome"))?),
-        memory_refs: args.memory_ref.clone(),
-        reasoning_summary: args
+        outcome: request.outcome.ok_or_else(|| missing("--outcome"))?,
+        memory_refs: request.memory_ref.clone(),
+        reasoning_summary: request
             .reasoning_summary
             .clone()
             .ok_or_else(|| missing("--reasoning-summary"))?,
-        current_artifact_verified: args.current_artifact_verified,
+        current_artifact_verified: request.current_artifact_verified,
     })
 }
 
 /// Runs `apply` on the context with its route applied: the application packet, exit 0.
-pub fn run(args: &ApplyArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let decision = match &args.input {
+pub fn run(request: &ApplyRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let decision = match &request.input {
         Some(spec) => decision::decision_from_value(&io::read_input_object(
             &ctx.env,
             spec,
-            args.input_limit.max_input_bytes,
+            request.max_input_bytes,
         )?)?,
-        None => decision_from_flags(args)?,
+        None => decision_from_fields(request)?,
     };
     let summary = decision::check_decision(&decision)?;
-    let stored = super::recall::load_session(&decision.session_ref, ctx)?;
-    decision::application(&decision, &summary, &stored).map(Outcome::success)
+    let stored = io::sessions::load(&resolve::runtime_root(ctx), &decision.session_ref)?;
+    Ok(decision::application(&decision, &summary, &stored).map(Outcome::success)?)
 }

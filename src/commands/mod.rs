@@ -6,12 +6,10 @@
 //!
 //! A handler reads its input (through [`crate::io`]), calls the contracts and the
 //! attribution loop with typed values and returns the packet; the shell is the only code
-//! besides [`crate::cli`] and `main.rs` that knows clap. The handlers of the Stage 0–5
-//! contracts take a plain request (`<Sub>Request`, serde-deserializable, converted from
-//! the clap arguments in the handler's file; [`NoArguments`] for the three commands that
-//! take none) and the [`Context`], so that another front
-//! end can call them with the same results; the others still take the clap argument
-//! structs of [`crate::cli`].
+//! besides [`crate::cli`] and `main.rs` that knows clap. Every handler takes a plain
+//! request (`<Sub>Request`, serde-deserializable, converted from the clap arguments in the
+//! handler's file; [`NoArguments`] for the three commands that take none) and the
+//! [`Context`], so that another front end can call them with the same results.
 
 pub mod apply;
 pub mod architecture;
@@ -156,13 +154,13 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::Evaluate(args) => evaluate::run(&(&args).into(), ctx),
         Command::DogfoodEvaluate(args) => dogfood_evaluate::run(&(&args).into(), ctx),
         Command::OperatorControl(args) => operator_control::run(&(&args).into(), ctx),
-        Command::UtilityProject(args) => utility_project::run(&args, ctx),
-        Command::UtilityObserve(args) => utility_observe::run(&args, ctx),
-        Command::UtilityValidate(args) => utility_validate::run(&args, ctx),
-        Command::Recall(args) => recall::run(&args, &ctx.with_route(&args.route)),
-        Command::Apply(args) => apply::run(&args, &ctx.with_route(&args.route)),
-        Command::RankPrior(args) => rank_prior::run(&args, &ctx.with_route(&args.route)),
-        Command::RankEvaluate(args) => rank_evaluate::run(&args, ctx),
+        Command::UtilityProject(args) => utility_project::run(&(&args).into(), ctx),
+        Command::UtilityObserve(args) => utility_observe::run(&(&args).into(), ctx),
+        Command::UtilityValidate(args) => utility_validate::run(&(&args).into(), ctx),
+        Command::Recall(args) => recall::run(&(&args).into(), &ctx.with_route(&args.route)),
+        Command::Apply(args) => apply::run(&(&args).into(), &ctx.with_route(&args.route)),
+        Command::RankPrior(args) => rank_prior::run(&(&args).into(), &ctx.with_route(&args.route)),
+        Command::RankEvaluate(args) => rank_evaluate::run(&(&args).into(), ctx),
         Command::UtilityLedger(args) => utility_ledger::run(&args, ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),

@@ -1,7 +1,10 @@
 //! `rank-evaluate`: reads the evaluation profile and the held-out episodes (or simulates
 //! them), runs the held-out ranking evaluation ([`crate::ranking::evaluate`]) on training
 //! ledgers in a private temporary directory, optionally writes the SVG chart, and prints
-//! the verdict (exit 0 `qualified`, 2 `hold`).
+//! the verdict (exit 0 `qualified`, 2 `hold`). The handler takes a plain
+//! [`RankEvaluateRequest`]; the profile and the episodes are read before the evaluation.
+
+use std::path::PathBuf;
 
 use crate::cli::RankEvaluateArgs;
 use crate::error::Error;
@@ -13,30 +16,68 @@ use crate::ranking::evaluate::{RankEvaluateError, episodes, evaluate, plot, simu
 
 use super::{Context, Outcome};
 
+/// What `rank-evaluate` is asked to run: held-out episodes from a file, or the
+/// simulator, with an optional profile, seed, sweep and chart.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct RankEvaluateRequest {
+    /// `EPISODES.jsonl`; `-` reads standard input.
+    pub input: Option<String>,
+    /// Generate the episodes with the deterministic simulator instead.
+    #[serde(default)]
+    pub simulate: bool,
+    /// Seed of the simulator and of the bootstrap resamples.
+    pub seed: Option<u64>,
+    /// With `simulate`: the training episodes to simulate.
+    pub episodes: Option<u64>,
+    /// The `memory_utility_ranking_evaluation_profile_v0` file.
+    pub profile: Option<String>,
+    /// With `simulate`, `NAME=V1,V2,...`: rerun once per value of one parameter.
+    pub sweep: Option<String>,
+    /// Also write an SVG chart of nDCG@k to this file.
+    pub plot: Option<PathBuf>,
+    /// Largest JSON input accepted, in bytes.
+    pub max_input_bytes: u64,
+}
+
+impl From<&RankEvaluateArgs> for RankEvaluateRequest {
+    fn from(args: &RankEvaluateArgs) -> RankEvaluateRequest {
+        RankEvaluateRequest {
+            input: args.input.clone(),
+            simulate: args.simulate,
+            seed: args.seed,
+            episodes: args.episodes,
+            profile: args.profile.clone(),
+            sweep: args.sweep.clone(),
+            plot: args.plot.clone(),
+            max_input_bytes: args.input_limit.max_input_bytes,
+        }
+    }
+}
+
 /// `rank-evaluate`: reads the profile and the episodes (or simulates them), evaluates,
 /// optionally writes the chart, and prints the verdict (exit 0 `qualified`, 2 `hold`).
-pub fn run(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error> {
-    if !args.simulate && (args.episodes.is_some() || args.sweep.is_some()) {
+pub fn run(request: &RankEvaluateRequest, ctx: &Context) -> Result<Outcome, Error> {
+    if !request.simulate && (request.episodes.is_some() || request.sweep.is_some()) {
         return Err(RankEvaluateError::Sweep(
             "--episodes and --sweep change the simulator: use them with --simulate".to_owned(),
         )
         .into());
     }
-    let mut profile = match &args.profile {
+    let mut profile = match &request.profile {
         Some(path) => EvaluationProfile::from_value(&io::read_input_object(
             &ctx.env,
             path,
-            args.input_limit.max_input_bytes,
+            request.max_input_bytes,
         )?)?,
         None => EvaluationProfile::defaults(),
     };
-    if let Some(seed) = args.seed {
+    if let Some(seed) = request.seed {
         if seed > MAX_SEED {
             return Err(RankEvaluateError::Seed.into());
         }
         profile.seed = seed;
     }
-    if let Some(episodes) = args.episodes {
+    if let Some(episodes) = request.episodes {
         profile
             .set_param("training_episodes", episodes as f64)
             .map_err(|_| {
@@ -45,10 +86,10 @@ pub fn run(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error> {
                 )
             })?;
     }
-    let sweep = args.sweep.as_deref().map(parse_sweep).transpose()?;
-    let (dataset, source) = match (&args.input, args.simulate) {
+    let sweep = request.sweep.as_deref().map(parse_sweep).transpose()?;
+    let (dataset, source) = match (&request.input, request.simulate) {
         (Some(input), false) => {
-            let bytes = io::read_bytes(&ctx.env, input, args.input_limit.max_input_bytes)?;
+            let bytes = io::read_bytes(&ctx.env, input, request.max_input_bytes)?;
             let parsed = episodes::parse(&bytes)?;
             let source = Source::Episodes {
                 input_sha256: sha256_hex_bytes(&bytes),
@@ -67,7 +108,7 @@ pub fn run(args: &RankEvaluateArgs, ctx: &Context) -> Result<Outcome, Error> {
     })?;
     let opener = SqliteOpener::new(dir.path().to_path_buf());
     let packet = evaluate(&dataset, &profile, &source, sweep.as_ref(), &opener)?;
-    if let Some(path) = &args.plot {
+    if let Some(path) = &request.plot {
         let svg = plot::render(&packet)?;
         io::write_file(path, svg.as_bytes()).map_err(|e| RankEvaluateError::PlotWrite {
             path: path.to_string_lossy().into_owned(),

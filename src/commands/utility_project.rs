@@ -8,13 +8,31 @@
 use crate::cli::{Format, InputArgs};
 use crate::error::Error;
 use crate::io;
-use crate::utility::{field_error, project_input, scan};
+use crate::utility::{UtilityError, project_input, scan};
 
 use super::{Context, Outcome};
 
+/// What `utility-project` is asked to read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct UtilityProjectRequest {
+    /// The JSON input file; `-` reads standard input.
+    pub input: String,
+    /// Largest JSON input accepted, in bytes.
+    pub max_input_bytes: u64,
+}
+
+impl From<&InputArgs> for UtilityProjectRequest {
+    fn from(args: &InputArgs) -> UtilityProjectRequest {
+        UtilityProjectRequest {
+            input: args.input.clone(),
+            max_input_bytes: args.input_limit.max_input_bytes,
+        }
+    }
+}
+
 /// Runs `utility-project` / `utility-reduce`: the §7.1 input rules, then the reducer.
-pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_buffer(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+pub fn run(request: &UtilityProjectRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let input = io::read_buffer(&ctx.env, &request.input, request.max_input_bytes)?;
     // The common shape is reduced straight from the text; anything else is parsed.
     if let Some(request) = std::str::from_utf8(input.as_bytes())
         .ok()
@@ -25,9 +43,11 @@ pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
             drop(input);
             let projection = request.project();
             io::leave_to_exit(request);
-            return projection.map(Outcome::by_ok).map_err(field_error);
+            return Ok(projection
+                .map(Outcome::by_ok)
+                .map_err(UtilityError::Projection)?);
         }
-        let projection = request.project_typed().map_err(field_error)?;
+        let projection = request.project_typed().map_err(UtilityError::Projection)?;
         // JSON is printed from the typed packet into the input's buffer: its pages are
         // in memory already, and the packet needs no value tree.
         let mut out = input.into_output();
@@ -44,5 +64,5 @@ pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
     let parsed = io::parse_input_object(input.as_bytes())?;
     let projection = project_input(&parsed);
     io::leave_to_exit((input, parsed));
-    projection.map(Outcome::by_ok)
+    Ok(projection.map(Outcome::by_ok)?)
 }

@@ -8,8 +8,26 @@ use crate::utility;
 
 use super::{Context, Outcome};
 
+/// What `utility-validate` is asked to read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+pub struct UtilityValidateRequest {
+    /// The JSON input file; `-` reads standard input.
+    pub input: String,
+    /// Largest JSON input accepted, in bytes.
+    pub max_input_bytes: u64,
+}
+
+impl From<&InputArgs> for UtilityValidateRequest {
+    fn from(args: &InputArgs) -> UtilityValidateRequest {
+        UtilityValidateRequest {
+            input: args.input.clone(),
+            max_input_bytes: args.input_limit.max_input_bytes,
+        }
+    }
+}
+
 /// Runs `utility-validate`: the validation packet, exit 2 when the projection is invalid.
-pub fn run(args: &InputArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let input = io::read_input_object(&ctx.env, &args.input, args.input_limit.max_input_bytes)?;
+pub fn run(request: &UtilityValidateRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let input = io::read_input_object(&ctx.env, &request.input, request.max_input_bytes)?;
     Ok(Outcome::by_ok(utility::validate_input(&input)))
 }

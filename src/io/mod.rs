@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use crate::wire::json::{self, Value};
 use crate::wire::pyfmt;
 
+pub mod sessions;
 pub mod trust;
 
 /// Failure to read or parse an input document; the text is the reference's.

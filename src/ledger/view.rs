@@ -160,11 +160,11 @@ mod tests {
                     EvidenceBasis::OwnerCorrection,
                 ][basis];
                 Profile {
+                    schema_version: Default::default(),
                     profile_id: "profile:ledger-view".into(),
                     semantic_floor: 0.0,
                     candidate_pool: 16,
-                    lower,
-                    upper,
+                    modifier_bounds: [lower, upper],
                     min_evidence_basis: min,
                     allow_evaluator_inference: inference
                         || min == EvidenceBasis::EvaluatorInference,

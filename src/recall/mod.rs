@@ -15,12 +15,22 @@
 //! | the agent's `apply` decision (§10.5) | [`decision::apply_input`] |
 //! | receipt id (§10.6) | [`application_receipt_id`] |
 //! | Issue Fix execution evidence (§10.7) | [`execution_evidence`] |
+//! | the `recall` command's input, configured request and printed packet | [`command`] |
+//! | `recall --rank-prior`: the setup and the re-ordering | [`prior`] |
+//! | the private recall session document | [`session`] |
+//!
+//! The packets of §10 are LoopX's and stay ordered values built to the reference's
+//! bytes; the inputs of our own commands (`recall --input`, `apply --input`) are typed
+//! structs that are also their JSON Schemas ([`command::RecallInput`],
+//! [`decision::Decision`]).
 
 mod application;
 mod binding;
+pub mod command;
 pub mod decision;
 mod evidence;
 mod execute;
+pub mod prior;
 mod record;
 mod request;
 pub mod session;
@@ -32,6 +42,7 @@ pub use application::{
     contains_non_finite,
 };
 pub use binding::{normalize_binding, timeout_seconds};
+pub use decision::{ApplyError, ApplyOutcome};
 pub use evidence::{EXECUTION_EVIDENCE_SCHEMA_VERSION, execution_evidence};
 pub use execute::{
     ProviderSource, RECALL_SCHEMA_VERSION, RecallError, RecallItem, RecallSession, active_item,

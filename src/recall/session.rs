@@ -7,8 +7,9 @@
 //! expiry, which file names in the session directory are ours to sweep
 //! ([`is_session_file_name`], [`temporary_pid`]) and the document's integrity tag. Pure:
 //! the caller supplies the random bytes, the clock reading and the key, and stores the
-//! bytes (mode 0600) through [`crate::io`]. It must not widen what `apply` accepts: only
-//! refs this recall returned map back, from a document nobody changed since.
+//! bytes (mode 0600) through [`crate::io::sessions`]. It must not widen what `apply`
+//! accepts: only refs this recall returned map back, from a document nobody changed
+//! since.
 //!
 //! **Integrity.** The document's last member, `integrity`, is `hmac-sha256:` + the
 //! HMAC-SHA256 of the J3 text (sorted keys, compact) of the rest of the document under

@@ -1,8 +1,12 @@
-//! JSON Schemas of the packets, generated with schemars from schema-only wire types.
+//! JSON Schemas of the packets, generated with schemars.
 //!
-//! The packets themselves are built as ordered [`crate::wire::json::Value`]s so that their bytes
-//! match the reference; the types here describe them for consumers. Field order is key
-//! order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
+//! Our own packets and inputs are typed structs that the packets are built from (or the
+//! inputs parsed into) and that derive their schema: the rank prior's, the ranking
+//! evaluation's, `utility-validate`'s, `recall --input` and `apply --input` come from
+//! [`crate::ranking`], [`crate::utility`] and [`crate::recall`]. The packets of LoopX's
+//! contracts are built as ordered [`crate::wire::json::Value`]s so that their bytes match
+//! the reference; the schema-only types in the submodules describe them for consumers.
+//! Field order is key order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
 //! packet against a schema (types, constants, required and unknown keys, key order), so
 //! the tests can prove that the printed packets match what the schemas promise.
 
@@ -10,16 +14,17 @@ mod check;
 pub mod core;
 pub mod ingest;
 pub mod ledger;
-pub mod rank_evaluate;
 pub mod recall;
 pub mod stage45;
+pub mod types;
 pub mod utility;
 
-use std::borrow::Cow;
+use schemars::{JsonSchema, Schema};
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use crate::ranking::{evaluate, prior};
 
 pub use check::check;
+pub use types::{AlwaysFalse, AlwaysTrue, Nullable};
 
 /// One committed schema file.
 pub struct SchemaFile {
@@ -59,20 +64,20 @@ pub fn all() -> Vec<SchemaFile> {
         file::<ingest::IngestReceiptPacket>("reward_memory_ingest_receipt_v0"),
         file::<utility::ObservationPacket>("memory_utility_observation_v0"),
         file::<utility::ProjectionPacket>("memory_utility_projection_v0"),
-        file::<utility::ValidationPacket>("memory_utility_projection_validation_v0"),
+        file::<crate::utility::ValidationPacket>("memory_utility_projection_validation_v0"),
         file::<utility::ProjectionInput>("memory_utility_projection_input"),
         file::<utility::ObserveInput>("memory_utility_observe_input"),
         file::<recall::RecallPacket>("reward_memory_recall_v0"),
-        file::<recall::RecallInput>("reward_memory_recall_input"),
+        file::<crate::recall::command::RecallInput>("reward_memory_recall_input"),
         file::<recall::ApplicationPacket>("reward_memory_application_v0"),
-        file::<recall::ApplyInput>("reward_memory_apply_input"),
-        file::<recall::RankPriorPacket>("memory_utility_rank_prior_v0"),
-        file::<recall::RankPriorProfile>("memory_utility_rank_prior_profile_v0"),
-        file::<recall::RankPriorInput>("memory_utility_rank_prior_input"),
-        file::<recall::RankPriorEffectPacket>("memory_utility_rank_prior_effect_v0"),
-        file::<rank_evaluate::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
-        file::<rank_evaluate::RankingEpisode>("memory_utility_ranking_episode_v0"),
-        file::<rank_evaluate::RankingEvaluationProfile>(
+        file::<crate::recall::decision::Decision>("reward_memory_apply_input"),
+        file::<prior::RankPriorPacket>("memory_utility_rank_prior_v0"),
+        file::<prior::Profile>("memory_utility_rank_prior_profile_v0"),
+        file::<prior::request::RankPriorInput>("memory_utility_rank_prior_input"),
+        file::<prior::request::EffectPacket>("memory_utility_rank_prior_effect_v0"),
+        file::<evaluate::packet::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v0"),
+        file::<evaluate::episodes::Episode>("memory_utility_ranking_episode_v0"),
+        file::<evaluate::profile::EvaluationProfile>(
             "memory_utility_ranking_evaluation_profile_v0",
         ),
         file::<ledger::AppendReceipt>("memory_utility_ledger_append_v0"),
@@ -87,60 +92,4 @@ pub fn all() -> Vec<SchemaFile> {
 pub fn render(schema: &Schema) -> String {
     let value = crate::wire::json::from_serde(schema.as_value().clone());
     crate::wire::json::to_pretty_line(&value)
-}
-
-/// A boolean that is always `false` in the packet.
-pub struct AlwaysFalse;
-
-impl JsonSchema for AlwaysFalse {
-    fn schema_name() -> Cow<'static, str> {
-        "AlwaysFalse".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "boolean", "const": false})
-    }
-}
-
-/// A boolean that is always `true` in the packet.
-pub struct AlwaysTrue;
-
-impl JsonSchema for AlwaysTrue {
-    fn schema_name() -> Cow<'static, str> {
-        "AlwaysTrue".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "boolean", "const": true})
-    }
-}
-
-/// A key that is always present and may be `null`.
-pub struct Nullable<T>(std::marker::PhantomData<T>);
-
-impl<T: JsonSchema> JsonSchema for Nullable<T> {
-    fn schema_name() -> Cow<'static, str> {
-        format!("Nullable_{}", T::schema_name()).into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        json_schema!({"anyOf": [generator.subschema_for::<T>(), {"type": "null"}]})
-    }
-}
-
-/// Declares a string type whose schema is one constant.
-#[macro_export]
-macro_rules! const_string {
-    ($name:ident, $value:expr) => {
-        #[doc = concat!("The constant `", $value, "`.")]
-        pub struct $name;
-        impl schemars::JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({"type": "string", "const": $value})
-            }
-        }
-    };
 }

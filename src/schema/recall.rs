@@ -1,7 +1,12 @@
-//! Schema-only wire types of the Stage-3 commands: the `recall` packet (with the
-//! command's relevance, rank, session and rank-prior fields), the `apply` packet, the
-//! rank-prior profile, request and packet, and the rank-prior effect receipt; plus the
-//! `recall --input` and `apply --input` shapes.
+//! Schema-only wire types of the Stage-3 packets: the `recall` packet (with the command's
+//! relevance, rank, session and rank-prior fields) and the `apply` packet.
+//!
+//! Both embed LoopX's §10 packets (`reward_memory_recall_v0`, the application and its
+//! receipt) byte for byte: [`crate::recall`] builds them as ordered values from the
+//! reference's own packet, so no serde type builds them and the structs here only
+//! describe them (hence `dead_code`). Their rank-prior part is the typed
+//! [`crate::ranking::prior::RankPriorPacket`]; the inputs (`recall --input`, `apply
+//! --input`) are typed in [`crate::recall`].
 
 #![allow(dead_code)]
 
@@ -11,16 +16,12 @@ use schemars::JsonSchema;
 
 use super::ingest::QueryEvidence;
 use super::stage45::ApplicationReceipt;
-use super::utility::EvidenceBasis;
 use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
+use crate::ranking::prior::RankPriorPacket;
 
 const_string!(RecallVersion, "reward_memory_recall_v0");
 const_string!(ApplicationVersion, "reward_memory_application_v0");
-const_string!(RankPriorVersion, "memory_utility_rank_prior_v0");
-const_string!(ProfileVersion, "memory_utility_rank_prior_profile_v0");
-const_string!(ModifierVersion, "memory_utility_rank_prior_modifier_v0");
-const_string!(EffectVersion, "memory_utility_rank_prior_effect_v0");
 
 /// One recalled record, by opaque ref, with what the `recall` command adds.
 #[derive(JsonSchema)]
@@ -89,23 +90,8 @@ pub struct RecallPacket {
     /// `relevance_scores_unavailable`, `relevance_scores_unusable`,
     /// `utility_ledger_unavailable`), or null when applied.
     pub rank_prior_reason_code: Nullable<String>,
-    pub rank_prior: Nullable<RankPriorPacket>,
-}
-
-/// `recall --input`: the explicit form.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RecallInput {
-    /// A corpus (§4.2 shape).
-    pub corpus: serde_json::Map<String, serde_json::Value>,
-    /// The §10.2 request: `workspace_ref`, `project_ref`, `surface_id`, `revision_ref`,
-    /// `mode`, `queries`, `limit`, `observed_at`, `conflict_state`, identity refs,
-    /// `query_kind`, `freshness_context`, `raw_content_captured`.
-    pub request: serde_json::Map<String, serde_json::Value>,
-    /// The read-authority checkpoint (§10.2).
-    pub read_authority_checkpoint: serde_json::Map<String, serde_json::Value>,
-    /// The provider binding (§10.1).
-    pub provider_binding: serde_json::Map<String, serde_json::Value>,
+    #[schemars(with = "Nullable<RankPriorPacket>")]
+    pub rank_prior: Option<RankPriorPacket>,
 }
 
 /// `reward-memory apply`: the §10.5 application packet, its receipt id and the session.
@@ -124,207 +110,4 @@ pub struct ApplicationPacket {
     /// `rma_` + 64 hex of the receipt's canonical JSON (§10.6).
     pub application_receipt_id: String,
     pub recall_session_ref: String,
-}
-
-/// `apply --input`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ApplyInput {
-    pub recall_session_ref: String,
-    pub application_id: String,
-    pub artifact_ref: String,
-    /// `applied`, `ignored` or `refuted`.
-    pub outcome: String,
-    /// Opaque `memory_ref`s of the recall's results.
-    pub memory_refs: Option<Vec<String>>,
-    pub reasoning_summary: String,
-    pub current_artifact_verified: Option<bool>,
-}
-
-/// A rank-prior profile.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorProfile {
-    pub schema_version: Option<ProfileVersion>,
-    pub profile_id: String,
-    /// `0 ≤ floor ≤ 1`.
-    pub semantic_floor: f64,
-    /// 1–10000.
-    pub candidate_pool: u32,
-    /// `[lower, upper]`, `0 < lower ≤ 1 ≤ upper ≤ 1e6`, finite.
-    pub modifier_bounds: Vec<f64>,
-    /// `deterministic_effect`, `controlled_replay`, `owner_correction`, or
-    /// `evaluator_inference` with `allow_evaluator_inference: true`.
-    pub min_evidence_basis: EvidenceBasis,
-    pub allow_evaluator_inference: Option<bool>,
-    /// 1–1000000.
-    pub min_support: u32,
-}
-
-/// The ranking partition.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorPartition {
-    pub scope: BTreeMap<String, String>,
-    pub retrieval_snapshot_ref: String,
-    pub policy_snapshot_ref: String,
-    pub reducer_version: Option<String>,
-}
-
-/// One candidate given directly.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorInputCandidate {
-    pub memory_ref_digest: String,
-    /// Finite, `0 ≤ r ≤ 1e12`.
-    pub relevance_score: f64,
-}
-
-/// `rank-prior --input`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorInput {
-    pub profile: RankPriorProfile,
-    pub partition: RankPriorPartition,
-    /// A `memory_utility_projection_v0` packet of exactly this partition; required
-    /// unless the command reads the utility ledger (`--ledger`), where it must be absent.
-    pub projection: Option<serde_json::Map<String, serde_json::Value>>,
-    /// Either `candidates` or `recall` (optional with `--execute`).
-    pub candidates: Option<Vec<RankPriorInputCandidate>>,
-    /// A packet printed by `reward-memory recall`.
-    pub recall: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-/// A modifier reason code.
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RankPriorReason {
-    NoUtilityEvidence,
-    SetLevelCreditOnly,
-    UtilityUnknown,
-    EvaluatorInferenceExcluded,
-    EvidenceTierBelowMinimum,
-    SupportBelowMinimum,
-    NeutralUtility,
-    PositiveUtilityBoost,
-    NegativeUtilityAttenuation,
-    ReviewProposed,
-}
-
-/// The semantic candidate stage.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct SemanticStage {
-    pub semantic_floor: f64,
-    pub candidate_pool: u32,
-    pub input_count: u32,
-    pub below_floor_count: u32,
-    pub outside_pool_count: u32,
-    pub pool_count: u32,
-}
-
-/// One candidate of the pool, in final order.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorCandidate {
-    pub memory_ref_digest: String,
-    pub relevance_score: f64,
-    pub semantic_rank: u32,
-    /// Within the profile's bounds; exactly 1.0 unless admitted directional utility.
-    pub modifier: f64,
-    /// `relevance_score × modifier`.
-    pub rank_score: f64,
-    pub final_rank: u32,
-    pub reason_codes: Vec<RankPriorReason>,
-}
-
-/// A review proposal for an attenuated memory (never a deletion).
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorReview {
-    pub memory_ref_digest: String,
-    pub proposed_action: String,
-    pub reason_codes: Vec<RankPriorReason>,
-    pub automatic_deletion: AlwaysFalse,
-    pub action_authority_granted: AlwaysFalse,
-}
-
-/// `memory_utility_rank_prior_v0`: a bounded utility re-ordering of semantic candidates.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorPacket {
-    pub ok: AlwaysTrue,
-    pub schema_version: RankPriorVersion,
-    /// `ranked`, or `empty` when no candidate passed the semantic stage.
-    pub status: String,
-    pub modifier_version: ModifierVersion,
-    pub profile_id: String,
-    /// `murp_` + 64 hex.
-    pub profile_digest: String,
-    /// `mur_` + 64 hex of the partition.
-    pub reducer_identity: String,
-    pub scope: BTreeMap<String, String>,
-    pub retrieval_snapshot_ref: String,
-    pub policy_snapshot_ref: String,
-    pub reducer_version: String,
-    pub semantic_stage: SemanticStage,
-    pub modifier_bounds: Vec<f64>,
-    pub modified_count: u32,
-    pub order_changed: bool,
-    pub candidates: Vec<RankPriorCandidate>,
-    pub review_proposals: Vec<RankPriorReview>,
-    pub read_only: AlwaysTrue,
-    pub automatic_deletion: AlwaysFalse,
-    pub grants_new_action_authority: AlwaysFalse,
-    pub provider_write_performed: AlwaysFalse,
-    pub external_writes_performed: AlwaysFalse,
-    pub raw_content_captured: AlwaysFalse,
-}
-
-/// Effect statuses.
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EffectStatus {
-    Applied,
-    ReadbackUnverified,
-    Refused,
-    ProviderUnavailable,
-}
-
-/// `memory_utility_rank_prior_effect_v0`: the receipt of `rank-prior --execute`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct RankPriorEffectPacket {
-    pub ok: AlwaysTrue,
-    pub schema_version: EffectVersion,
-    pub status: EffectStatus,
-    /// `provider_rank_prior_contract_absent` (refused), a store problem, or
-    /// `provider_effect_readback_mismatch`; null when applied.
-    pub reason_code: Nullable<String>,
-    /// The embedded store's public-safe cause code (`busy`, `corrupt`, ...) when the store
-    /// could not be used; else null.
-    pub cause_code: Nullable<String>,
-    pub provider_id: String,
-    /// `mrpe_` + 64 hex of `{provider_id, reducer_identity, profile_digest}`.
-    pub effect_ref: String,
-    /// 1, 2, ... per effect key; null when nothing was written.
-    pub effect_version: Nullable<u64>,
-    pub reducer_identity: String,
-    pub profile_id: String,
-    pub profile_digest: String,
-    pub modifier_version: ModifierVersion,
-    /// `sha256:` + 64 hex of the stored table bytes.
-    pub table_digest: String,
-    pub modifier_count: u32,
-    pub deduplicated: bool,
-    pub exact_readback_verified: bool,
-    /// `provider_effect_and_local` when applied, else `local_only`.
-    pub ranking: String,
-    pub fail_open: AlwaysTrue,
-    pub provider_write_performed: bool,
-    pub external_writes_performed: bool,
-    pub memory_content_modified: AlwaysFalse,
-    pub provider_hotness_modified: AlwaysFalse,
-    pub grants_new_action_authority: AlwaysFalse,
-    pub raw_content_captured: AlwaysFalse,
 }

@@ -1,5 +1,13 @@
-//! Schema-only wire types of the utility-attribution packets: the observation, the
-//! projection and our `utility-validate` result.
+//! Schema-only wire types of LoopX's utility-attribution packets: the observation
+//! `memory_utility_observation_v0`, the projection `memory_utility_projection_v0` and the
+//! `utility-project` / `utility-observe` inputs that carry them.
+//!
+//! These packets are the reference's: they are built as ordered values (the observation)
+//! or printed from the reducer's own typed tables (`crate::utility::reducer`'s packet) to
+//! the reference's exact bytes, and read back by the readback validator rule by rule with
+//! the reference's messages, so no serde type builds or parses them; the structs here only
+//! describe them (hence `dead_code`). The value kinds (label, level, tier) are the domain
+//! enums. Our own `utility-validate` result is typed ([`crate::utility::ValidationPacket`]).
 
 #![allow(dead_code)]
 
@@ -12,38 +20,9 @@ use crate::const_string;
 
 const_string!(ObservationVersion, "memory_utility_observation_v0");
 const_string!(ProjectionVersion, "memory_utility_projection_v0");
-const_string!(ValidationVersion, "memory_utility_projection_validation_v0");
 
-/// `helpful`, `harmful`, `neutral` or `unknown`.
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum UtilityLabel {
-    Helpful,
-    Harmful,
-    Neutral,
-    Unknown,
-}
-
-/// `item`, `set` or `none`.
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AttributionLevel {
-    Item,
-    Set,
-    None,
-}
-
-/// Evidence tiers, strongest first: owner correction, controlled replay, deterministic
-/// effect, evaluator inference, insufficient.
-#[derive(JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EvidenceBasis {
-    OwnerCorrection,
-    ControlledReplay,
-    DeterministicEffect,
-    EvaluatorInference,
-    Insufficient,
-}
+/// The value kinds of the contract, described by the domain types themselves.
+pub use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
 
 /// The four opaque scope ids of an observation or projection (sorted keys in
 /// observations; the rejected fallback keeps `agent, project, corpus, surface`).
@@ -233,18 +212,6 @@ pub struct ProjectionPacket {
     pub provider_write_performed: AlwaysFalse,
     pub external_writes_performed: AlwaysFalse,
     pub raw_content_captured: AlwaysFalse,
-}
-
-/// `utility-validate`: the readback validator's verdict on a projection.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ValidationPacket {
-    pub ok: bool,
-    pub schema_version: ValidationVersion,
-    /// `valid` or `invalid`.
-    pub status: String,
-    /// The first violated rule, `null` when valid.
-    pub error: Nullable<String>,
 }
 
 /// `utility-project --input`: one complete observation stream and its context.

@@ -80,6 +80,23 @@ pub fn exact_fields(map: &Map, expected: &[&str], label: impl Display) -> FieldR
     )))
 }
 
+/// `"{label} is missing: a, b"` (sorted, bounded by [`keys::list`]) when `map` lacks any of
+/// the `required` keys; the companion of [`crate::wire::text::reject_unknown`].
+pub fn reject_missing(map: &Map, label: &str, required: &[&str]) -> FieldResult<()> {
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|k| !map.contains_key(k))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(FieldError(format!(
+        "{label} is missing: {}",
+        keys::list(missing)
+    )))
+}
+
 /// `"{label} must be an object"` unless the value is an object.
 pub fn object(v: &Value, label: impl Display) -> FieldResult<&Map> {
     v.as_object()

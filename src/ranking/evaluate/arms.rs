@@ -3,10 +3,10 @@
 //! Every arm re-orders the same semantic pool of a held-out episode (the rank prior's
 //! semantic stage: relevance floor and pool size of the profile under evaluation):
 //!
-//! 1. `semantic`: relevance alone (the real [`rank`] with an empty utility view);
+//! 1. `semantic`: relevance alone (the real [`rank()`] with an empty utility view);
 //! 2. `semantic_hotness`: `(1 − α)·relevance + α·hotness`, hotness blending access count
 //!    and recency as OpenViking does (`sigmoid(ln(1 + count)) · 2^(−age / half-life)`);
-//! 3. `bounded_utility`: the real [`rank`] with the partition's subjects from the ledger;
+//! 3. `bounded_utility`: the real [`rank()`] with the partition's subjects from the ledger;
 //! 4. `bounded_utility_without_inference`: the same from a ledger that never received an
 //!    `evaluator_inference` delivery;
 //! 5. `memrl`: MemRL's second phase, `(1 − λ)·z(relevance) + λ·z(Q)` with z-scores inside

@@ -10,20 +10,23 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
+
+use crate::const_string;
 use crate::ranking::prior::{MAX_RELEVANCE, Partition};
 use crate::utility::observation::{OBSERVATION_SCHEMA_VERSION, validate_observation};
 use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
 use crate::utility::strict::MEMORY_DIGEST_RE;
 use crate::wire::credential;
 use crate::wire::json::{self, Map, Value};
-use crate::wire::text::REF_RE;
-use crate::wire::timestamp::parse_aware;
+use crate::wire::text::{self, REF_RE};
+use crate::wire::timestamp::{Instant, parse_aware};
 
 use super::RankEvaluateError;
 use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
 
 /// Schema version of an episode line.
-pub const EPISODE_SCHEMA_VERSION: &str = "memory_utility_ranking_episode_v0";
+pub const EPISODE_SCHEMA_VERSION: &str = EpisodeVersion::VALUE;
 /// At most this many candidates per episode.
 pub const MAX_EPISODE_CANDIDATES: usize = 1000;
 /// At most this many line errors are listed in the message.
@@ -40,14 +43,7 @@ const EPISODE_FIELDS: [&str; 7] = [
 ];
 
 fn unknown_keys(map: &Map, allowed: &[&str], label: &str) -> Result<(), String> {
-    let unknown: Vec<&str> = map.keys().filter(|k| !allowed.contains(k)).collect();
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    Err(format!(
-        "{label} contains unsupported fields: {}",
-        crate::wire::keys::list(unknown)
-    ))
+    text::reject_unknown(map, label, allowed).map_err(|e| e.0)
 }
 
 fn finite(v: Option<&Value>, label: &str) -> Result<f64, String> {
@@ -66,24 +62,79 @@ fn finite(v: Option<&Value>, label: &str) -> Result<f64, String> {
     }
 }
 
-/// One parsed episode line before it joins the dataset.
-struct EpisodeLine {
-    id: String,
-    held_out: bool,
-    at: i128,
-    partition: Partition,
-    candidates: Vec<Row>,
-    reward: f64,
+const_string!(EpisodeVersion, "memory_utility_ranking_episode_v0");
+
+/// `training` (learned from) or `held_out` (scored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    Training,
+    HeldOut,
 }
 
-struct Row {
-    digest: String,
-    relevance: f64,
-    used: bool,
-    truth: Truth,
+/// Hidden ground truth of a held-out candidate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GroundTruth {
+    Helpful,
+    Harmful,
+    Neutral,
 }
 
-fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
+/// One candidate of an episode. Training: `memory_ref_digest`, optional
+/// `relevance_score` and `used`. Held-out: `memory_ref_digest`, `relevance_score`,
+/// `ground_truth`, and `gain` (helpful only, default 1).
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct EpisodeCandidate {
+    /// 16 lowercase hex or `sha256:` + 64 hex.
+    pub memory_ref_digest: String,
+    /// Finite, 0 to 1e12 (required for held-out episodes).
+    #[schemars(with = "Option<f64>")]
+    pub relevance_score: f64,
+    /// Training only: the memory was applied (its Q-value learns the terminal reward).
+    #[schemars(with = "Option<bool>")]
+    pub used: bool,
+    /// Held-out only.
+    pub ground_truth: Option<GroundTruth>,
+    /// Held-out helpful only: the nDCG gain, above 0 and at most 1e6 (default 1).
+    pub gain: Option<f64>,
+}
+
+impl EpisodeCandidate {
+    /// The candidate's hidden truth (neutral for a training candidate).
+    pub fn truth(&self) -> Truth {
+        match self.ground_truth {
+            Some(GroundTruth::Helpful) => Truth::Helpful(self.gain.unwrap_or(1.0)),
+            Some(GroundTruth::Harmful) => Truth::Harmful,
+            Some(GroundTruth::Neutral) | None => Truth::Neutral,
+        }
+    }
+}
+
+/// `memory_utility_ranking_episode_v0`: one line of `EPISODES.jsonl` (the other kind of
+/// line is a `memory_utility_observation_v0` delivery).
+#[derive(Debug, Clone, PartialEq, JsonSchema)]
+#[schemars(rename = "RankingEpisode", deny_unknown_fields)]
+pub struct Episode {
+    pub schema_version: EpisodeVersion,
+    /// Opaque ref, unique in the file.
+    pub episode_id: String,
+    pub split: Split,
+    /// Aware ISO timestamp: recency for hotness, and the order of Q-updates.
+    #[schemars(with = "String")]
+    pub observed_at: Instant,
+    pub partition: Partition,
+    /// 1 to 1000, digests unique. Training: what was recalled (accessed). Held-out:
+    /// the candidates every arm ranks.
+    pub candidates: Vec<EpisodeCandidate>,
+    /// Training only (required there): the terminal reward every used memory's Q-value
+    /// learns.
+    #[schemars(with = "Option<f64>")]
+    pub terminal_reward: f64,
+}
+
+fn candidate(v: &Value, label: &str, held_out: bool) -> Result<EpisodeCandidate, String> {
     let map = v
         .as_object()
         .ok_or_else(|| format!("{label} must be an object"))?;
@@ -121,14 +172,15 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
             Some(Value::Bool(b)) => *b,
             Some(_) => return Err(format!("{label}.used must be a boolean")),
         };
-        return Ok(Row {
-            digest: digest.into(),
-            relevance,
+        return Ok(EpisodeCandidate {
+            memory_ref_digest: digest.into(),
+            relevance_score: relevance,
             used,
-            truth: Truth::Neutral,
+            ground_truth: None,
+            gain: None,
         });
     }
-    let truth = match map.get("ground_truth").and_then(Value::as_str) {
+    let (truth, gain) = match map.get("ground_truth").and_then(Value::as_str) {
         Some("helpful") => {
             let gain = match map.get("gain") {
                 None => 1.0,
@@ -137,7 +189,7 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
             if !(gain > 0.0 && gain <= 1e6) {
                 return Err(format!("{label}.gain must be above 0 and at most 1e6"));
             }
-            Truth::Helpful(gain)
+            (GroundTruth::Helpful, Some(gain))
         }
         Some(other @ ("harmful" | "neutral")) => {
             if map.contains_key("gain") {
@@ -146,9 +198,9 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
                 ));
             }
             if other == "harmful" {
-                Truth::Harmful
+                (GroundTruth::Harmful, None)
             } else {
-                Truth::Neutral
+                (GroundTruth::Neutral, None)
             }
         }
         _ => {
@@ -157,29 +209,30 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<Row, String> {
             ));
         }
     };
-    Ok(Row {
-        digest: digest.into(),
-        relevance,
+    Ok(EpisodeCandidate {
+        memory_ref_digest: digest.into(),
+        relevance_score: relevance,
         used: false,
-        truth,
+        ground_truth: Some(truth),
+        gain,
     })
 }
 
-fn episode(map: &Map) -> Result<EpisodeLine, String> {
+fn episode(map: &Map) -> Result<Episode, String> {
     unknown_keys(map, &EPISODE_FIELDS, "episode")?;
     let id = match map.get("episode_id") {
         Some(Value::Str(s)) if REF_RE.is_match(s) => s.clone(),
         _ => return Err("episode_id must be an opaque public-safe reference".to_owned()),
     };
     credential::check(&id, "episode_id").map_err(|e| e.0)?;
-    let held_out = match map.get("split").and_then(Value::as_str) {
-        Some("training") => false,
-        Some("held_out") => true,
+    let split = match map.get("split").and_then(Value::as_str) {
+        Some("training") => Split::Training,
+        Some("held_out") => Split::HeldOut,
         _ => return Err("split must be training or held_out".to_owned()),
     };
+    let held_out = split == Split::HeldOut;
     let at = match map.get("observed_at") {
         Some(Value::Str(s)) => parse_aware(s)
-            .map(|i| i.micros)
             .map_err(|_| "observed_at must be an ISO timestamp with a timezone".to_owned())?,
         _ => return Err("observed_at must be an ISO timestamp with a timezone".to_owned()),
     };
@@ -204,10 +257,10 @@ fn episode(map: &Map) -> Result<EpisodeLine, String> {
     let mut seen = std::collections::BTreeSet::new();
     for (i, row) in rows.iter().enumerate() {
         let c = candidate(row, &format!("candidates[{i}]"), held_out)?;
-        if !seen.insert(c.digest.clone()) {
+        if !seen.insert(c.memory_ref_digest.clone()) {
             return Err(format!(
                 "candidates[{i}].memory_ref_digest {} is listed twice",
-                c.digest
+                c.memory_ref_digest
             ));
         }
         candidates.push(c);
@@ -222,13 +275,14 @@ fn episode(map: &Map) -> Result<EpisodeLine, String> {
     if reward.abs() > 1e6 {
         return Err("terminal_reward must be between -1e6 and 1e6".to_owned());
     }
-    Ok(EpisodeLine {
-        id: id.into(),
-        held_out,
-        at,
+    Ok(Episode {
+        schema_version: EpisodeVersion,
+        episode_id: id.into(),
+        split,
+        observed_at: at,
         partition,
         candidates,
-        reward,
+        terminal_reward: reward,
     })
 }
 
@@ -301,26 +355,30 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
             },
             Some(EPISODE_SCHEMA_VERSION) => match episode(map) {
                 Ok(ep) => {
-                    if let Some(first) = ids.get(&ep.id) {
+                    if let Some(first) = ids.get(&ep.episode_id) {
                         fail(
                             line,
-                            format!("episode_id {} is already used on line {first}", ep.id),
+                            format!(
+                                "episode_id {} is already used on line {first}",
+                                ep.episode_id
+                            ),
                         );
                         continue;
                     }
-                    ids.insert(ep.id.clone(), line);
+                    ids.insert(ep.episode_id.clone(), line);
                     let partition = dataset.intern(&ep.partition);
-                    if ep.held_out {
+                    let at = ep.observed_at.micros;
+                    if ep.split == Split::HeldOut {
                         dataset.held_out.push(HeldOutEpisode {
                             partition,
-                            at: ep.at,
+                            at,
                             candidates: ep
                                 .candidates
                                 .into_iter()
                                 .map(|c| HeldOutCandidate {
-                                    digest: c.digest,
-                                    relevance: c.relevance,
-                                    truth: c.truth,
+                                    truth: c.truth(),
+                                    digest: c.memory_ref_digest,
+                                    relevance: c.relevance_score,
                                 })
                                 .collect(),
                         });
@@ -329,18 +387,22 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
                             .candidates
                             .iter()
                             .filter(|c| c.used)
-                            .map(|c| c.digest.clone())
+                            .map(|c| c.memory_ref_digest.clone())
                             .collect();
                         used.sort();
                         training.push((
-                            ep.at,
+                            at,
                             line,
                             TrainingEpisode {
                                 partition,
-                                at: ep.at,
-                                recalled: ep.candidates.into_iter().map(|c| c.digest).collect(),
+                                at,
+                                recalled: ep
+                                    .candidates
+                                    .into_iter()
+                                    .map(|c| c.memory_ref_digest)
+                                    .collect(),
                                 used,
-                                reward: ep.reward,
+                                reward: ep.terminal_reward,
                             },
                         ));
                     }

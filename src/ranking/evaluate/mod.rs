@@ -5,9 +5,9 @@
 //! nDCG@k, success@1, harmful@k, task cost and false attenuation are measured against
 //! hidden ground truth with a seeded, paired bootstrap ([`metrics`]); every ranking is
 //! checked for scope leaks; evaluator disagreement is measured on the ledger. The verdict
-//! packet `memory_utility_ranking_evaluation_v0` ([`report`]) binds the rank-prior
-//! profile's `murp_` digest, so `recall --rank-prior --evaluation` can require a
-//! `qualified` verdict for exactly the profile it applies.
+//! packet `memory_utility_ranking_evaluation_v0` ([`report`], typed in [`packet`]) binds
+//! the rank-prior profile's `murp_` digest, so `recall --rank-prior --evaluation` can
+//! require a `qualified` verdict for exactly the profile it applies.
 //!
 //! Episodes come from `--input EPISODES.jsonl` ([`episodes`]) or from the deterministic
 //! simulator ([`simulate`]), which goes through the product: application receipts from
@@ -23,6 +23,7 @@ pub mod dataset;
 pub mod episodes;
 pub mod ledger;
 pub mod metrics;
+pub mod packet;
 pub mod plot;
 pub mod profile;
 pub mod report;

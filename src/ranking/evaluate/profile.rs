@@ -8,6 +8,10 @@
 //! sweep and the parameter tables of `docs/rank-evaluate.md` (a test checks that the
 //! document lists every parameter with its default). Pure: no I/O.
 
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+
 use crate::obj;
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
@@ -15,6 +19,7 @@ use crate::wire::keys;
 use crate::wire::text::FieldError;
 
 use super::RankEvaluateError;
+use crate::ranking::prior::profile::ProfileVersion;
 use crate::ranking::prior::{PROFILE_SCHEMA_VERSION, Profile};
 use crate::utility::observation::EvidenceBasis;
 
@@ -482,17 +487,85 @@ impl EvaluationProfile {
     }
 }
 
+/// The normalized profile, as [`EvaluationProfile::to_value`] prints it (the verdict
+/// packet's `profile`).
+impl serde::Serialize for EvaluationProfile {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_value().serialize(serializer)
+    }
+}
+
+fn section_schema(specs: &[ParamSpec]) -> serde_json::Value {
+    let mut properties = serde_json::Map::new();
+    for spec in specs {
+        let schema = match spec.kind {
+            Kind::Int => serde_json::json!({
+                "description": spec.doc.trim(),
+                "type": "integer",
+                "minimum": spec.min as i64,
+                "maximum": spec.max as i64,
+                "default": spec.default as i64,
+            }),
+            Kind::Float => serde_json::json!({
+                "description": spec.doc.trim(),
+                "type": "number",
+                "minimum": spec.min,
+                "maximum": spec.max,
+                "default": spec.default,
+            }),
+        };
+        properties.insert(spec.name.to_owned(), schema);
+    }
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": properties,
+    })
+}
+
+impl JsonSchema for EvaluationProfile {
+    fn schema_name() -> Cow<'static, str> {
+        "RankingEvaluationProfile".into()
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let mut properties = serde_json::Map::new();
+        properties.insert(
+            "schema_version".into(),
+            serde_json::json!({"type": "string", "const": "memory_utility_ranking_evaluation_profile_v0"}),
+        );
+        properties.insert(
+            "seed".into(),
+            serde_json::json!({"description": "Seed of the simulator and the bootstrap (default 1; --seed wins)", "type": "integer", "minimum": 0, "maximum": 9_007_199_254_740_991_u64}),
+        );
+        properties.insert(
+            "rank_prior".into(),
+            serde_json::json!({"description": "The memory_utility_rank_prior_profile_v0 under evaluation (default: profile:rank-evaluate-default, see docs/rank-evaluate.md)", "type": "object"}),
+        );
+        for (section, specs) in sections() {
+            properties.insert(section.into(), section_schema(specs));
+        }
+        let value = serde_json::json!({
+            "title": "RankingEvaluationProfile",
+            "description": "memory_utility_ranking_evaluation_profile_v0: every key optional; unknown keys are refused.",
+            "type": "object",
+            "additionalProperties": false,
+            "properties": properties,
+        });
+        Schema::try_from(value).unwrap_or_else(|_| json_schema!({"type": "object"}))
+    }
+}
+
 fn unreachable_default() -> EvaluationProfile {
     // The built-in defaults are valid by construction (a unit test proves it); this
     // fallback only keeps the function total.
     EvaluationProfile {
         seed: DEFAULT_SEED,
         rank_prior: Profile {
+            schema_version: ProfileVersion,
             profile_id: "profile:rank-evaluate-default".to_owned(),
             semantic_floor: 0.05,
             candidate_pool: 8,
-            lower: 0.5,
-            upper: 2.0,
+            modifier_bounds: [0.5, 2.0],
             min_evidence_basis: EvidenceBasis::EvaluatorInference,
             allow_evaluator_inference: true,
             min_support: 1,

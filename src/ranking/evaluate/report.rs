@@ -6,14 +6,15 @@
 //! is at most the profile's threshold; arm 3's harmful@k is not above arm 1's; no arm moved
 //! a candidate with another partition's data. Pure: no I/O.
 
-use crate::obj;
-use crate::ranking::prior::{EVALUATION_SCHEMA_VERSION, MODIFIER_VERSION};
+use crate::ranking::prior::profile::ModifierVersion;
+use crate::schema::types::{AlwaysFalse, AlwaysTrue};
 use crate::utility::observation::EvidenceBasis;
-use crate::wire::json::{Map, Value};
+use crate::wire::json::{self, Value};
 use crate::wire::pyfmt::round6;
 
 use super::RankEvaluateError;
 use super::metrics::{Bootstrapped, Estimate, Metric, bootstrap, bootstrap_share};
+use super::packet::{self as wire, EvaluationVersion, HoldReason, Semantic, SourceKind, Verdict};
 use super::profile::EvaluationProfile;
 use super::rng::Rng;
 use super::run::RunResult;
@@ -23,13 +24,15 @@ pub const SEMANTIC: &str = "semantic";
 /// The arm under evaluation.
 pub const BOUNDED: &str = "bounded_utility";
 
-/// Every reason code a `hold` can carry, in the order they are checked.
+/// Every reason a `hold` can carry, in the order they are checked.
 pub mod reason {
-    pub const NO_ANSWERABLE: &str = "no_answerable_held_out_episodes";
-    pub const NDCG_GAIN: &str = "ndcg_gain_interval_not_above_zero";
-    pub const FALSE_ATTENUATION: &str = "false_attenuation_above_threshold";
-    pub const HARMFUL: &str = "harmful_at_k_worse_than_semantic";
-    pub const SCOPE_LEAK: &str = "scope_leak_detected";
+    use super::HoldReason;
+
+    pub const NO_ANSWERABLE: HoldReason = HoldReason::NoAnswerableHeldOutEpisodes;
+    pub const NDCG_GAIN: HoldReason = HoldReason::NdcgGainIntervalNotAboveZero;
+    pub const FALSE_ATTENUATION: HoldReason = HoldReason::FalseAttenuationAboveThreshold;
+    pub const HARMFUL: HoldReason = HoldReason::HarmfulAtKWorseThanSemantic;
+    pub const SCOPE_LEAK: HoldReason = HoldReason::ScopeLeakDetected;
 }
 
 /// Where the episodes came from.
@@ -55,16 +58,16 @@ pub struct Gate {
     pub harmful_passed: bool,
     pub scope_leaks: usize,
     pub leaks_passed: bool,
-    pub reasons: Vec<&'static str>,
+    pub reasons: Vec<HoldReason>,
 }
 
 impl Gate {
     /// `qualified` or `hold`.
-    pub fn verdict(&self) -> &'static str {
+    pub fn verdict(&self) -> Verdict {
         if self.reasons.is_empty() {
-            "qualified"
+            Verdict::Qualified
         } else {
-            "hold"
+            Verdict::Hold
         }
     }
 }
@@ -155,25 +158,28 @@ pub fn analyze(
     })
 }
 
-fn num(v: Option<f64>) -> Value {
-    v.map_or(Value::Null, |x| Value::Float(round6(x)))
+fn num(v: Option<f64>) -> Option<f64> {
+    v.map(round6)
 }
 
-fn estimate_value(e: &Estimate) -> Value {
-    Value::Object(obj! {
-        "estimate" => num(e.estimate),
-        "lower" => num(e.lower),
-        "upper" => num(e.upper),
-        "n" => e.n.round() as i64,
-    })
-}
-
-fn metrics_value(row: &[Estimate; 5]) -> Value {
-    let mut m = Map::with_capacity(5);
-    for metric in Metric::ALL {
-        m.insert(metric.key(), estimate_value(&row[metric as usize]));
+fn estimate(e: &Estimate) -> wire::Estimate {
+    wire::Estimate {
+        estimate: num(e.estimate),
+        lower: num(e.lower),
+        upper: num(e.upper),
+        n: e.n.round() as u64,
     }
-    Value::Object(m)
+}
+
+fn metrics(row: &[Estimate; 5]) -> wire::Metrics {
+    let of = |metric: Metric| estimate(&row[metric as usize]);
+    wire::Metrics {
+        ndcg_at_k: of(Metric::Ndcg),
+        success_at_1: of(Metric::SuccessAt1),
+        harmful_at_k: of(Metric::HarmfulAtK),
+        task_cost: of(Metric::TaskCost),
+        false_attenuation: of(Metric::FalseAttenuation),
+    }
 }
 
 /// One sweep point: the swept value and that run's analysis.
@@ -190,37 +196,37 @@ pub struct SweepResult {
     pub points: Vec<SweepPoint>,
 }
 
-fn sweep_value(sweep: &SweepResult) -> Result<Value, RankEvaluateError> {
+fn sweep(sweep: &SweepResult) -> Result<wire::Sweep, RankEvaluateError> {
     let mut points = Vec::with_capacity(sweep.points.len());
     for point in &sweep.points {
         let a = &point.analysis;
         let b = arm_index(&a.run, BOUNDED)?;
-        let arms: Vec<Value> = a
+        let arms = a
             .run
             .arms
             .iter()
             .enumerate()
-            .map(|(i, arm)| {
-                Value::Object(obj! {
-                    "arm" => arm.key,
-                    "ndcg_at_k" => estimate_value(&a.boot.arms[i][Metric::Ndcg as usize]),
-                    "ndcg_difference_vs_semantic" => estimate_value(&a.boot.differences[i][Metric::Ndcg as usize]),
-                })
+            .map(|(i, arm)| wire::SweepArm {
+                arm: arm.key,
+                ndcg_at_k: estimate(&a.boot.arms[i][Metric::Ndcg as usize]),
+                ndcg_difference_vs_semantic: estimate(
+                    &a.boot.differences[i][Metric::Ndcg as usize],
+                ),
             })
             .collect();
-        points.push(Value::Object(obj! {
-            "value" => Value::Float(point.value),
-            "verdict" => a.gate.verdict(),
-            "reason_codes" => crate::wire::json::str_list(&a.gate.reasons),
-            "arms" => Value::from(arms),
-            "false_attenuation" => estimate_value(&a.boot.arms[b][Metric::FalseAttenuation as usize]),
-            "evaluator_disagreement" => estimate_value(&a.disagreement),
-        }));
+        points.push(wire::SweepPoint {
+            value: point.value,
+            verdict: a.gate.verdict(),
+            reason_codes: a.gate.reasons.clone(),
+            arms,
+            false_attenuation: estimate(&a.boot.arms[b][Metric::FalseAttenuation as usize]),
+            evaluator_disagreement: estimate(&a.disagreement),
+        });
     }
-    Ok(Value::Object(obj! {
-        "parameter" => sweep.parameter.as_str(),
-        "points" => Value::from(points),
-    }))
+    Ok(wire::Sweep {
+        parameter: sweep.parameter.clone(),
+        points,
+    })
 }
 
 /// The `memory_utility_ranking_evaluation_v0` packet.
@@ -228,130 +234,147 @@ pub fn packet(
     analysis: &Analysis,
     profile: &EvaluationProfile,
     source: &Source,
-    sweep: Option<&SweepResult>,
+    sweep_result: Option<&SweepResult>,
 ) -> Result<Value, RankEvaluateError> {
+    let typed = typed_packet(analysis, profile, source, sweep_result)?;
+    json::to_value(&typed)
+        .map_err(|_| RankEvaluateError::Internal("the verdict packet does not serialize"))
+}
+
+/// The `memory_utility_ranking_evaluation_v0` packet as typed data.
+pub fn typed_packet(
+    analysis: &Analysis,
+    profile: &EvaluationProfile,
+    source: &Source,
+    sweep_result: Option<&SweepResult>,
+) -> Result<wire::RankingEvaluationPacket, RankEvaluateError> {
     let run = &analysis.run;
     let gate = &analysis.gate;
     let e = &profile.evaluation;
-    let (kind, seed, sha, lines) = match source {
-        Source::Simulation { seed } => (
-            "simulation",
-            Value::Int(*seed as i64),
-            Value::Null,
-            Value::Null,
-        ),
+    let source = match source {
+        Source::Simulation { seed } => wire::Source {
+            kind: SourceKind::Simulation,
+            seed: *seed,
+            input_sha256: None,
+            observation_lines: None,
+            training_episodes: run.training_episodes as u64,
+            held_out_episodes: run.held_out.episodes as u64,
+        },
         Source::Episodes {
             input_sha256,
             observation_lines,
-        } => (
-            "episodes",
-            Value::Int(profile.seed as i64),
-            Value::from(input_sha256.as_str()),
-            Value::Int(*observation_lines as i64),
-        ),
+        } => wire::Source {
+            kind: SourceKind::Episodes,
+            seed: profile.seed,
+            input_sha256: Some(input_sha256.clone()),
+            observation_lines: Some(*observation_lines as u64),
+            training_episodes: run.training_episodes as u64,
+            held_out_episodes: run.held_out.episodes as u64,
+        },
     };
-    let mut by_basis = Map::with_capacity(5);
-    for basis in EvidenceBasis::ALL.iter().rev() {
-        by_basis.insert(
-            basis.as_str(),
-            run.ledger.deliveries_by_basis[basis.index()],
-        );
-    }
+    let by_basis = |basis: EvidenceBasis| run.ledger.deliveries_by_basis[basis.index()] as u64;
     let b = arm_index(run, BOUNDED)?;
-    let arms: Vec<Value> = run
+    let arms = run
         .arms
         .iter()
         .enumerate()
-        .map(|(i, arm)| {
-            Value::Object(obj! {
-                "number" => i + 1,
-                "arm" => arm.key,
-                "description" => arm.title,
-                "metrics" => metrics_value(&analysis.boot.arms[i]),
-                "scope_leaks" => obj! {"count" => arm.leaks, "episodes" => arm.leak_episodes},
-                "evaluator_disagreement" => if i == b { estimate_value(&analysis.disagreement) } else { Value::Null },
-            })
+        .map(|(i, arm)| wire::ArmRow {
+            number: i as u64 + 1,
+            arm: arm.key,
+            description: arm.title,
+            metrics: metrics(&analysis.boot.arms[i]),
+            scope_leaks: wire::ScopeLeaks {
+                count: arm.leaks as u64,
+                episodes: arm.leak_episodes as u64,
+            },
+            evaluator_disagreement: (i == b).then(|| estimate(&analysis.disagreement)),
         })
         .collect();
-    let differences: Vec<Value> = run
+    let differences = run
         .arms
         .iter()
         .enumerate()
         .skip(1)
-        .map(|(i, arm)| {
-            Value::Object(obj! {
-                "number" => i + 1,
-                "arm" => arm.key,
-                "versus" => SEMANTIC,
-                "metrics" => metrics_value(&analysis.boot.differences[i]),
-            })
+        .map(|(i, arm)| wire::DifferenceRow {
+            number: i as u64 + 1,
+            arm: arm.key,
+            versus: Semantic,
+            metrics: metrics(&analysis.boot.differences[i]),
         })
         .collect();
     let l = &run.ledger;
-    Ok(Value::Object(obj! {
-        "ok" => gate.reasons.is_empty(),
-        "schema_version" => EVALUATION_SCHEMA_VERSION,
+    Ok(wire::RankingEvaluationPacket {
+        ok: gate.reasons.is_empty(),
+        schema_version: EvaluationVersion,
         // The verdict again, under the key every packet's readers look at first (the
         // markdown summary, the refusal line, the README's exit-status recipe).
-        "status" => gate.verdict(),
-        "verdict" => gate.verdict(),
-        "reason_codes" => crate::wire::json::str_list(&gate.reasons),
-        "profile_id" => profile.rank_prior.profile_id.as_str(),
-        "profile_digest" => profile.rank_prior.digest(),
-        "modifier_version" => MODIFIER_VERSION,
-        "evaluation_profile_digest" => profile.digest(),
-        "source" => obj! {
-            "kind" => kind,
-            "seed" => seed,
-            "input_sha256" => sha,
-            "observation_lines" => lines,
-            "training_episodes" => run.training_episodes,
-            "held_out_episodes" => run.held_out.episodes,
+        status: gate.verdict(),
+        verdict: gate.verdict(),
+        reason_codes: gate.reasons.clone(),
+        profile_id: profile.rank_prior.profile_id.clone(),
+        profile_digest: profile.rank_prior.digest(),
+        modifier_version: ModifierVersion,
+        evaluation_profile_digest: profile.digest(),
+        source,
+        settings: wire::Settings {
+            k: e.k as u64,
+            bootstrap_resamples: e.bootstrap_resamples as u64,
+            confidence_level: e.confidence_level,
+            false_attenuation_max: e.false_attenuation_max,
         },
-        "settings" => obj! {
-            "k" => e.k as i64,
-            "bootstrap_resamples" => e.bootstrap_resamples as i64,
-            "confidence_level" => Value::Float(e.confidence_level),
-            "false_attenuation_max" => Value::Float(e.false_attenuation_max),
+        held_out: wire::HeldOut {
+            episodes: run.held_out.episodes as u64,
+            answerable_episodes: run.held_out.answerable as u64,
+            pool_candidates: run.held_out.pool_candidates as u64,
+            truly_helpful_in_pool: run.held_out.helpful_in_pool as u64,
+            truly_harmful_in_pool: run.held_out.harmful_in_pool as u64,
         },
-        "held_out" => obj! {
-            "episodes" => run.held_out.episodes,
-            "answerable_episodes" => run.held_out.answerable,
-            "pool_candidates" => run.held_out.pool_candidates,
-            "truly_helpful_in_pool" => run.held_out.helpful_in_pool,
-            "truly_harmful_in_pool" => run.held_out.harmful_in_pool,
-        },
-        "ledger" => obj! {
-            "backend" => l.backend,
-            "partitions" => l.partitions,
-            "deliveries" => l.counters.deliveries,
-            "accepted" => l.counters.accepted,
-            "duplicate" => l.counters.duplicate,
-            "conflicting" => l.counters.conflicting,
-            "item_subjects" => l.item_subjects,
-            "set_subjects" => l.set_subjects,
-            "none_subjects" => l.none_subjects,
-            "inference_deliveries_removed_for_arm_4" => l.inference_deliveries_removed,
-            "deliveries_by_basis" => by_basis,
-        },
-        "arms" => Value::from(arms),
-        "differences" => Value::from(differences),
-        "gate" => obj! {
-            "ndcg_gain" => obj! {"passed" => gate.ndcg_passed, "difference" => estimate_value(&gate.ndcg_gain)},
-            "false_attenuation" => obj! {
-                "passed" => gate.false_attenuation_passed,
-                "estimate" => num(gate.false_attenuation),
-                "threshold" => Value::Float(e.false_attenuation_max),
+        ledger: wire::Ledger {
+            backend: l.backend,
+            partitions: l.partitions as u64,
+            deliveries: l.counters.deliveries as u64,
+            accepted: l.counters.accepted as u64,
+            duplicate: l.counters.duplicate as u64,
+            conflicting: l.counters.conflicting as u64,
+            item_subjects: l.item_subjects as u64,
+            set_subjects: l.set_subjects as u64,
+            none_subjects: l.none_subjects as u64,
+            inference_deliveries_removed_for_arm_4: l.inference_deliveries_removed as u64,
+            deliveries_by_basis: wire::ByBasis {
+                owner_correction: by_basis(EvidenceBasis::OwnerCorrection),
+                controlled_replay: by_basis(EvidenceBasis::ControlledReplay),
+                deterministic_effect: by_basis(EvidenceBasis::DeterministicEffect),
+                evaluator_inference: by_basis(EvidenceBasis::EvaluatorInference),
+                insufficient: by_basis(EvidenceBasis::Insufficient),
             },
-            "harmful_at_k" => obj! {"passed" => gate.harmful_passed, "difference" => num(gate.harmful_difference)},
-            "scope_leaks" => obj! {"passed" => gate.leaks_passed, "count" => gate.scope_leaks},
         },
-        "sweep" => match sweep { Some(s) => sweep_value(s)?, None => Value::Null },
-        "profile" => profile.to_value(),
-        "read_only" => true,
-        "grants_new_action_authority" => false,
-        "provider_write_performed" => false,
-        "external_writes_performed" => false,
-        "raw_content_captured" => false,
-    }))
+        arms,
+        differences,
+        gate: wire::Gate {
+            ndcg_gain: wire::NdcgGate {
+                passed: gate.ndcg_passed,
+                difference: estimate(&gate.ndcg_gain),
+            },
+            false_attenuation: wire::FalseAttenuationGate {
+                passed: gate.false_attenuation_passed,
+                estimate: num(gate.false_attenuation),
+                threshold: e.false_attenuation_max,
+            },
+            harmful_at_k: wire::HarmfulGate {
+                passed: gate.harmful_passed,
+                difference: num(gate.harmful_difference),
+            },
+            scope_leaks: wire::LeakGate {
+                passed: gate.leaks_passed,
+                count: gate.scope_leaks as u64,
+            },
+        },
+        sweep: sweep_result.map(sweep).transpose()?,
+        profile: profile.clone(),
+        read_only: AlwaysTrue,
+        grants_new_action_authority: AlwaysFalse,
+        provider_write_performed: AlwaysFalse,
+        external_writes_performed: AlwaysFalse,
+        raw_content_captured: AlwaysFalse,
+    })
 }

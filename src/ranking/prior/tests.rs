@@ -1,9 +1,15 @@
 //! Unit and property tests of the rank prior: bounds, the semantic stage, exact 1.0 for
 //! evidence that must not move, partition isolation and deterministic ties.
 
+use std::cmp::Ordering;
+
 use proptest::prelude::*;
 
+use super::profile::ProfileVersion;
 use super::*;
+use crate::utility::observation::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
+use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
+use crate::wire::json::Value;
 
 const AGENT: &str = "agent:a";
 
@@ -27,11 +33,11 @@ fn partition_with(agent: &str, retrieval: &str) -> Partition {
 
 fn profile() -> Profile {
     Profile {
+        schema_version: ProfileVersion,
         profile_id: "profile:test".into(),
         semantic_floor: 0.1,
         candidate_pool: 5,
-        lower: 0.5,
-        upper: 2.0,
+        modifier_bounds: [0.5, 2.0],
         min_evidence_basis: EvidenceBasis::DeterministicEffect,
         allow_evaluator_inference: false,
         min_support: 1,
@@ -350,11 +356,11 @@ fn profile_strategy() -> impl Strategy<Value = Profile> {
                 BASES[min]
             };
             Profile {
+                schema_version: ProfileVersion,
                 profile_id: "profile:prop".into(),
                 semantic_floor: floor,
                 candidate_pool: pool,
-                lower,
-                upper,
+                modifier_bounds: [lower, upper],
                 min_evidence_basis,
                 allow_evaluator_inference: allow,
                 min_support: support,
@@ -414,7 +420,7 @@ proptest! {
     ) {
         let view = UtilityView::new(partition(), [subject]).expect("valid");
         let m = modifier(&view, &digest(1), &profile);
-        prop_assert!(m.value >= profile.lower && m.value <= profile.upper, "{m:?} {profile:?}");
+        prop_assert!(m.value >= profile.lower() && m.value <= profile.upper(), "{m:?} {profile:?}");
         prop_assert!(!m.reasons.is_empty());
     }
 

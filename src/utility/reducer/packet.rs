@@ -12,11 +12,10 @@ use std::borrow::Cow;
 
 use crate::wire::json::{self, Json, JsonItems, Value};
 
+use super::super::bounds::{UTILITY_MAX, UTILITY_MIN};
 use super::super::observation::{AttributionLevel, EvidenceBasis, Observation, UtilityLabel};
-use super::{
-    PROJECTION_SCHEMA_VERSION, ReducerContext, Review, SubjectState, SummaryPair, UTILITY_MAX,
-    UTILITY_MIN,
-};
+use super::context::{PROJECTION_SCHEMA_VERSION, ReducerContext};
+use super::subject::{Review, SubjectState, SummaryPair};
 
 /// A count as printed (counts here never come near `i64::MAX`).
 pub(super) fn count(n: usize) -> Json<'static> {

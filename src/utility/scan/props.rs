@@ -12,7 +12,6 @@ use crate::wire::json::Text;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::error::Error;
 use crate::io;
 use crate::wire::json::{self, DumpOptions, Value};
 
@@ -27,7 +26,7 @@ use crate::utility::{UtilityError, project_input};
 // ---------------------------------------------------------------------------------------
 
 /// What a path shows the user: the packet bytes, or the error (variant and text).
-fn shown(result: &Result<Value, Error>) -> Result<String, String> {
+fn shown(result: &Result<Value, UtilityError>) -> Result<String, String> {
     match result {
         Ok(value) => Ok(json::to_pretty_line(value)),
         Err(err) => Err(format!("{err:?} / {err}")),
@@ -36,14 +35,14 @@ fn shown(result: &Result<Value, Error>) -> Result<String, String> {
 
 /// The general path on `text`, as `utility-project` runs it; `None` where the input is
 /// refused before projecting (not JSON, not an object).
-fn general(text: &str) -> Option<Result<Value, Error>> {
+fn general(text: &str) -> Option<Result<Value, UtilityError>> {
     let input = io::parse_input_object(text.as_bytes()).ok()?;
     Some(project_input(&input))
 }
 
 /// The direct reading, with its error turned into the command's error.
-fn fast(text: &str) -> Option<Result<Value, Error>> {
-    project_text(text).map(|r| r.map_err(|e| Error::from(UtilityError::Field(e))))
+fn fast(text: &str) -> Option<Result<Value, UtilityError>> {
+    project_text(text).map(|r| r.map_err(UtilityError::Projection))
 }
 
 /// Checks the law on `text`; `Ok(true)` when the direct reading answered.

@@ -1,0 +1,187 @@
+//! The rank prior inside `recall --rank-prior`: the setup the shell reads and checks
+//! before any provider call ([`PriorSetup`]: profile, partition, verdict and where the
+//! utility comes from), whether it applies to a finished recall, and the re-ordering of
+//! the recall's items, results and opaque refs by the prior's ranking.
+//!
+//! Ranking influence is earned: without a qualified verdict for exactly this profile the
+//! prior stays off and the recall is printed unranked with the reason code (fail-open).
+//! Pure: the ledger's utility ([`PriorUtility::Ledger`]) is read by the shell for the
+//! digests [`prior_candidates`] returns, and handed to [`apply_prior`] as a view.
+
+use crate::obj;
+use crate::ranking::prior::{
+    self as rank_prior, Candidate, Partition, Profile, RankPriorError, UtilityView, Verdict,
+};
+use crate::wire::digest::short16;
+use crate::wire::json::Value;
+use crate::wire::pyfmt::pystr;
+
+use super::command::RecallCommandError;
+use super::execute::RecallSession;
+
+/// Why the prior stayed off when the ledger could not be read after the recall (it was
+/// readable before the provider call): recall fails open.
+pub const LEDGER_UNAVAILABLE: &str = "utility_ledger_unavailable";
+
+/// Where the prior's utility comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PriorUtility {
+    /// A projection packet (`--projection`), already checked against the partition.
+    Projection(Box<UtilityView>),
+    /// The utility ledger (`--ledger`), read by the shell for the results' digests once
+    /// they are known.
+    Ledger,
+}
+
+/// Everything `--rank-prior` needs, read and checked before any provider call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorSetup {
+    pub profile: Profile,
+    pub partition: Partition,
+    pub utility: PriorUtility,
+    pub verdict: Option<Verdict>,
+}
+
+/// The prior's input documents, as read by the shell.
+#[derive(Debug, Clone, Copy)]
+pub struct PriorDocuments<'a> {
+    pub profile: &'a Value,
+    pub partition: &'a Value,
+    /// The projection packet; `None` when the utility comes from the ledger.
+    pub projection: Option<&'a Value>,
+    pub evaluation: Option<&'a Value>,
+}
+
+impl PriorSetup {
+    /// Parses and checks the prior's documents: the profile, the partition, the
+    /// projection against the partition (or the ledger as the source) and the verdict.
+    pub fn parse(documents: PriorDocuments<'_>) -> Result<PriorSetup, RankPriorError> {
+        let profile = Profile::from_value(documents.profile)?;
+        let partition = Partition::from_value(documents.partition)?;
+        let utility = match documents.projection {
+            Some(projection) => {
+                let view = UtilityView::from_projection(projection)?;
+                rank_prior::check_partition(&view, &partition)?;
+                PriorUtility::Projection(Box::new(view))
+            }
+            None => PriorUtility::Ledger,
+        };
+        let verdict = documents.evaluation.map(Verdict::from_value).transpose()?;
+        Ok(PriorSetup {
+            profile,
+            partition,
+            utility,
+            verdict,
+        })
+    }
+
+    /// The partition must name the recalled surface and one of the recallable corpora.
+    pub fn check_target(
+        &self,
+        surface_id: &str,
+        corpus_ids: &[String],
+    ) -> Result<(), RecallCommandError> {
+        if self.partition.scope.surface_id != surface_id {
+            return Err(RecallCommandError::Request(
+                "partition scope surface_id must be the recalled surface".to_owned(),
+            ));
+        }
+        if !corpus_ids
+            .iter()
+            .any(|c| *c == self.partition.scope.corpus_id)
+        {
+            return Err(RecallCommandError::Request(
+                "partition scope corpus_id must be a corpus this recall reads".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The prior's gate on a finished recall: the candidates to rank (one per item, with its
+/// relevance), or the reason code that keeps the prior off.
+pub fn prior_candidates(
+    session: &RecallSession,
+    prior: &PriorSetup,
+) -> Result<Vec<Candidate>, &'static str> {
+    let packet = &session.packet;
+    if packet.get("status").and_then(Value::as_str) != Some("completed") {
+        return Err("recall_not_completed");
+    }
+    if pystr(packet.get("corpus_id")) != prior.partition.scope.corpus_id {
+        return Err("partition_corpus_not_recalled");
+    }
+    // Ranking influence is earned: without a qualified verdict for exactly this
+    // profile the prior stays off (fail-open: the recall itself is still printed).
+    match &prior.verdict {
+        None => return Err(rank_prior::EVALUATION_MISSING),
+        Some(verdict) => {
+            if let Some(reason) = verdict.blocks(&prior.profile) {
+                return Err(reason);
+            }
+        }
+    }
+    session
+        .items
+        .iter()
+        .map(|item| {
+            let relevance = item.relevance.ok_or("relevance_scores_unavailable")?;
+            Candidate::new(&short16(&item.memory_ref), relevance)
+                .map_err(|_| "relevance_scores_unusable")
+        })
+        .collect()
+}
+
+/// Applies the prior to a finished recall with the utility `view`: reorders (and filters
+/// to the pool) the session's items, results and opaque refs and returns the
+/// `memory_utility_rank_prior_v0` packet, or the reason code when it stays off.
+pub fn apply_prior(
+    session: &mut RecallSession,
+    opaque: &mut Vec<String>,
+    prior: &PriorSetup,
+    candidates: &[Candidate],
+    view: &UtilityView,
+) -> Result<Value, &'static str> {
+    let ranking = rank_prior::rank(candidates, view, &prior.partition, &prior.profile)
+        .map_err(|_| "relevance_scores_unusable")?;
+    let results: Vec<Value> = session
+        .packet
+        .get("results")
+        .and_then(Value::as_array)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let mut items = Vec::new();
+    let mut kept_results = Vec::new();
+    let mut kept_opaque = Vec::new();
+    for ranked in &ranking.ranked {
+        if let Some(i) = candidates
+            .iter()
+            .position(|c| c.memory_ref_digest == ranked.memory_ref_digest)
+        {
+            items.push(session.items[i].clone());
+            kept_results.push(results.get(i).cloned().unwrap_or_default());
+            kept_opaque.push(opaque.get(i).cloned().unwrap_or_default());
+        }
+    }
+    let found = !items.is_empty();
+    session.items = items;
+    *opaque = kept_opaque;
+    let count = kept_results.len();
+    let packet = std::mem::take(&mut session.packet);
+    session.packet = packet.merged(&obj! {
+        "result_count" => count,
+        "results" => Value::Array(kept_results.into()),
+        "result_readback_verified" => found,
+    });
+    if !found {
+        session.packet = std::mem::take(&mut session.packet).merged(&obj! {
+            "status" => "empty",
+            "reason_code" => "rank_prior_semantic_stage_empty",
+        });
+    }
+    Ok(rank_prior::packet(
+        &ranking,
+        &prior.partition,
+        &prior.profile,
+    ))
+}
