@@ -230,7 +230,7 @@ fn subject(row: &Row, base: usize) -> Result<SubjectRow, postgres::Error> {
         observation_count: row.try_get(base + 4)?,
         last_key: row.try_get(base + 5)?,
         state: row.try_get(base + 6)?,
-        history_seqs: super::sqlite::parse_seqs(&seqs),
+        history_seqs: super::parse_seqs(&seqs),
     })
 }
 
@@ -382,8 +382,8 @@ impl PgLedger {
                 .find(|r| r.get::<_, &str>(0) == key)
                 .map(|r| r.get(1))
         };
-        super::sqlite::check_version(value("ledger_schema_version").as_deref())?;
-        super::sqlite::check_format(value("ledger_format").as_deref())?;
+        super::check_version(value("ledger_schema_version").as_deref())?;
+        super::check_format(value("ledger_format").as_deref())?;
         Ok(Some(()))
     }
 }
@@ -499,10 +499,7 @@ impl LedgerBackend for PgLedger {
                     self.query(
                         "INSERT INTO utility_ledger_meta (key, value) VALUES \
                          ('ledger_schema_version', $1), ('ledger_format', $2)",
-                        &[
-                            &LEDGER_SCHEMA_VERSION.to_string(),
-                            &super::sqlite::LEDGER_FORMAT,
-                        ],
+                        &[&LEDGER_SCHEMA_VERSION.to_string(), &super::LEDGER_FORMAT],
                     )?;
                     Ok(())
                 }
@@ -911,7 +908,7 @@ impl LedgerBackend for PgLedger {
             let states: Vec<&str> = rows.iter().map(|s| s.state.as_str()).collect();
             let seqs: Vec<String> = rows
                 .iter()
-                .map(|s| super::sqlite::format_seqs(&s.history_seqs))
+                .map(|s| super::format_seqs(&s.history_seqs))
                 .collect();
             self.query(
                 "INSERT INTO utility_ledger_subjects (partition_id, subject_id, \

@@ -14,9 +14,10 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension as _, Row, params};
 
 use super::sqlite_file::{self, Access, FileState, ReadOnlyStart, ReadPlan};
 use super::{
-    BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION,
-    LedgerBackend, LedgerError, LedgerResult, ObservationKey, ObservationRow, PartitionKey,
-    PartitionRow, SubjectKey, SubjectRow,
+    BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, LEDGER_FORMAT,
+    LEDGER_SCHEMA_VERSION, LedgerBackend, LedgerError, LedgerResult, ObservationKey,
+    ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow, check_format,
+    check_version, format_seqs, parse_seqs,
 };
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
 use crate::wire::digest;
@@ -398,19 +399,6 @@ fn delivery(row: &Row<'_>) -> rusqlite::Result<DeliveryRow> {
     })
 }
 
-/// Parses the stored `history_seqs` text.
-pub fn parse_seqs(text: &str) -> Vec<i64> {
-    text.split(',').filter_map(|s| s.parse().ok()).collect()
-}
-
-/// The stored `history_seqs` text.
-pub fn format_seqs(seqs: &[i64]) -> String {
-    seqs.iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 fn subject(row: &Row<'_>) -> rusqlite::Result<SubjectRow> {
     let seqs: String = row.get(6)?;
     Ok(SubjectRow {
@@ -727,36 +715,6 @@ impl SqliteLedger {
         check_version(meta("ledger_schema_version")?.as_deref())?;
         check_format(meta("ledger_format")?.as_deref())?;
         Ok(true)
-    }
-}
-
-/// What `ledger_format` holds in every ledger.
-pub const LEDGER_FORMAT: &str = "reward_memory_utility_ledger";
-
-/// Accepts exactly [`LEDGER_SCHEMA_VERSION`]; a newer one is refused, never migrated down,
-/// and an older one (a different layout) is refused with what to do. A ledger without
-/// the row is refused as incomplete.
-pub fn check_version(version: Option<&str>) -> LedgerResult<()> {
-    let Some(text) = version else {
-        return Err(LedgerError::Incomplete("ledger_schema_version"));
-    };
-    match text.trim().parse::<i64>() {
-        Ok(v) if v == LEDGER_SCHEMA_VERSION => Ok(()),
-        Ok(v) if v > LEDGER_SCHEMA_VERSION => Err(LedgerError::NewerSchema(v)),
-        Ok(v) if v >= 1 => Err(LedgerError::OlderSchema(v)),
-        _ => Err(LedgerError::UnknownSchema(
-            text.chars().take(40).collect::<String>(),
-        )),
-    }
-}
-
-/// Accepts exactly [`LEDGER_FORMAT`]: a missing row is an incomplete ledger, another
-/// value another kind of database.
-pub fn check_format(format: Option<&str>) -> LedgerResult<()> {
-    match format {
-        None => Err(LedgerError::Incomplete("ledger_format")),
-        Some(LEDGER_FORMAT) => Ok(()),
-        Some(_) => Err(LedgerError::NotALedger),
     }
 }
 
