@@ -77,7 +77,7 @@ pub enum LedgerError {
     #[error("{0}")]
     Request(String),
     /// The SQLite ledger, a file beside it or a directory above it fails the trust rule
-    /// ([`check_sqlite_trust`]); the message names the path and the fix.
+    /// ([`super::check_sqlite_trust`]); the message names the path and the fix.
     #[error("{0}")]
     Untrusted(String),
 }

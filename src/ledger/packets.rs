@@ -9,8 +9,7 @@ use crate::wire::digest;
 use crate::wire::json::{self, Value};
 use crate::wire::keys;
 
-use super::engine::{AppendReport, SalvageReport, VerifyReport};
-use super::{Counters, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION};
+use super::{BatchRow, Counters, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION};
 
 /// Schema version of the append receipt.
 pub const APPEND_SCHEMA_VERSION: &str = "memory_utility_ledger_append_v0";
@@ -46,6 +45,80 @@ pub struct Page {
 
 fn opt(v: &Option<String>) -> Value {
     v.as_deref().map_or(Value::Null, Value::from)
+}
+
+/// What an append did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppendReport {
+    pub batch: BatchRow,
+    /// The first [`MAX_REFUSALS`] refusals.
+    pub refusals: Vec<Refusal>,
+    pub high_water: i64,
+    pub backend: &'static str,
+}
+
+/// What `export --salvage` read of a damaged ledger.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SalvageReport {
+    /// Deliveries after this sequence were asked for.
+    pub after_seq: i64,
+    /// Lines written.
+    pub exported: u64,
+    /// The greatest sequence the ledger records having reached (`None`: unreadable).
+    pub high_water: Option<i64>,
+    /// The greatest sequence read (`after_seq` when none).
+    pub last_read: i64,
+    /// Sequences not exported (unreadable, or read but not a valid observation of a
+    /// readable partition), in order; at most [`SALVAGE_RANGES`] ranges are kept.
+    pub lost: Vec<(i64, i64)>,
+    /// Every sequence not exported (exact).
+    pub lost_count: i64,
+    /// Of those, rows that were read but are not a valid observation of a readable
+    /// partition.
+    pub damaged_rows: i64,
+}
+
+/// Ranges of lost sequences kept in a [`SalvageReport`].
+pub const SALVAGE_RANGES: usize = 16;
+
+impl SalvageReport {
+    /// True when every sequence from `after_seq + 1` to a readable high water was
+    /// exported.
+    pub fn complete(&self) -> bool {
+        self.high_water.is_some() && self.lost_count == 0
+    }
+
+    /// Counts the sequences `first..=last` as lost (nothing when `last < first`), keeping
+    /// at most [`SALVAGE_RANGES`] ranges.
+    pub fn lose(&mut self, first: i64, last: i64) {
+        if last < first {
+            return;
+        }
+        self.lost_count += last - first + 1;
+        let kept = self.lost.len();
+        match self.lost.last_mut() {
+            Some(range) if range.1 + 1 == first => range.1 = last,
+            _ if kept < SALVAGE_RANGES => self.lost.push((first, last)),
+            _ => {}
+        }
+    }
+}
+
+/// What verify found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VerifyReport {
+    pub backend: &'static str,
+    pub high_water: i64,
+    pub batches: i64,
+    pub partitions: i64,
+    pub deliveries: i64,
+    pub observations: i64,
+    pub subjects: i64,
+    /// The first difference between stored and recomputed state.
+    pub first_difference: Option<String>,
+    /// The storage's integrity check failed (then nothing was recomputed and every
+    /// count is 0): its first problems.
+    pub damage: Option<String>,
 }
 
 /// `mur_` + SHA-256 of canonical `{ledger_reducer_version, policy_snapshot_ref,

@@ -375,9 +375,9 @@ pub struct SubjectRow {
     pub observation_count: i64,
     /// [`order_key_text`] of the subject's latest observation.
     pub last_key: String,
-    /// The reduced state in the compact text of [`engine::encode_state`].
+    /// The reduced state in the compact text of [`super::engine::encode_state`].
     pub state: String,
-    /// Sequences of the latest [`HISTORY_PER_SUBJECT`] accepted deliveries, oldest first.
+    /// Sequences of the latest [`super::HISTORY_PER_SUBJECT`] accepted deliveries, oldest first.
     pub history_seqs: Vec<i64>,
 }
 
