@@ -160,10 +160,44 @@ pub trait LedgerBackend {
     fn batches(&mut self) -> LedgerResult<Vec<BatchRow>>;
 }
 
+/// The groups of `verify_observations`: deliveries ordered by (observation id,
+/// sequence) merged with the aggregates ordered by observation id; each id with its
+/// deliveries and its stored aggregate.
+pub fn merge_observations(
+    deliveries: impl Iterator<Item = LedgerResult<DeliveryRow>>,
+    aggregates: impl Iterator<Item = LedgerResult<ObservationRow>>,
+    visit: &mut dyn FnMut(Vec<DeliveryRow>, Option<ObservationRow>) -> LedgerResult<()>,
+) -> LedgerResult<()> {
+    merge_sorted(
+        deliveries,
+        aggregates,
+        |d: &DeliveryRow| d.observation_id.clone(),
+        |o: &ObservationRow| o.observation_id.clone(),
+        &mut |_, group, stored| visit(group, stored),
+    )
+}
+
+/// The groups of `verify_subjects`: (subject id, representative delivery) pairs ordered
+/// by (partition, subject, observation) merged with the subjects ordered by (partition,
+/// subject); each subject key with its members' deliveries and its stored row.
+pub fn merge_subjects(
+    members: impl Iterator<Item = LedgerResult<(String, DeliveryRow)>>,
+    subjects: impl Iterator<Item = LedgerResult<SubjectRow>>,
+    visit: &mut dyn FnMut(SubjectKey, Vec<DeliveryRow>, Option<SubjectRow>) -> LedgerResult<()>,
+) -> LedgerResult<()> {
+    merge_sorted(
+        members,
+        subjects,
+        |(sid, d): &(String, DeliveryRow)| (d.partition_id, sid.clone()),
+        |s: &SubjectRow| (s.partition_id, s.subject_id.clone()),
+        &mut |key, group, stored| visit(key, group.into_iter().map(|(_, d)| d).collect(), stored),
+    )
+}
+
 /// Merges two streams sorted by the same key into groups: every key of either stream,
 /// with the left items of that key (in stream order) and the right item when present.
 /// A key out of order in either stream is a storage error.
-pub fn merge_sorted<K: Ord + Clone, L, R>(
+fn merge_sorted<K: Ord + Clone, L, R>(
     left: impl Iterator<Item = LedgerResult<L>>,
     right: impl Iterator<Item = LedgerResult<R>>,
     left_key: impl Fn(&L) -> K,

@@ -35,15 +35,17 @@ pub mod packets;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
-pub mod sqlite_file;
 pub mod validate;
 pub mod view;
 
-pub use backend::{LEDGER_FORMAT, LedgerBackend, check_format, check_version, merge_sorted};
+pub use backend::{
+    LEDGER_FORMAT, LedgerBackend, check_format, check_version, merge_observations, merge_subjects,
+};
 pub use error::{LedgerError, LedgerResult};
 pub use location::{Location, check_sqlite_trust, default_sqlite_path};
 pub use rows::{
-    BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DeliveryRow, ObservationKey, ObservationRow,
+    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
+    DELIVERY_COLUMNS_D, DeliveryRow, ObservationKey, ObservationRow, PARTITION_COLUMNS,
     PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs, order_key_text, order_prefix,
     parse_seqs, split_order_key,
 };

@@ -61,14 +61,21 @@ impl PartitionKey {
 
     /// [`PartitionKey::hash_of`] of the key's own observations.
     pub fn hash_of_key(&self) -> u64 {
-        Self::hash_fields([
+        Self::hash_fields(self.fields())
+    }
+
+    /// The six fields in column order (`agent_id`, `project_id`, `corpus_id`,
+    /// `surface_id`, `retrieval_snapshot_ref`, `policy_snapshot_ref`): the parameters of a
+    /// look-up by key in either backend.
+    pub fn fields(&self) -> [&str; 6] {
+        [
             &self.agent_id,
             &self.project_id,
             &self.corpus_id,
             &self.surface_id,
             &self.retrieval_snapshot_ref,
             &self.policy_snapshot_ref,
-        ])
+        ]
     }
 
     fn hash_fields(fields: [&str; 6]) -> u64 {
@@ -159,6 +166,30 @@ impl Counters {
     }
 }
 
+/// The columns of a [`DeliveryRow`] in field order, as both backends' delivery tables
+/// name them.
+pub const DELIVERY_COLUMNS: &str = "seq, batch_id, partition_id, observation_id, \
+    application_receipt_id, memory_ref_digests, outcome_ref, utility_label, \
+    attribution_level, evidence_basis, confidence, reason_codes, evidence_refs, \
+    evaluator_ref, evaluation_version, created_at";
+
+/// [`DELIVERY_COLUMNS`] of the table alias `d`.
+pub const DELIVERY_COLUMNS_D: &str = "d.seq, d.batch_id, d.partition_id, d.observation_id, \
+    d.application_receipt_id, d.memory_ref_digests, d.outcome_ref, d.utility_label, \
+    d.attribution_level, d.evidence_basis, d.confidence, d.reason_codes, d.evidence_refs, \
+    d.evaluator_ref, d.evaluation_version, d.created_at";
+
+/// The columns of a partition in [`PartitionRow::from_columns`] order: id, key, the
+/// [`COUNTER_COLUMNS`], latest key.
+pub const PARTITION_COLUMNS: &str = "partition_id, agent_id, project_id, corpus_id, surface_id, \
+    retrieval_snapshot_ref, policy_snapshot_ref, delivery_count, accepted_count, \
+    duplicate_count, conflicting_count, rejected_count, subject_count, item_subject_count, \
+    set_subject_count, none_subject_count, conflict_subject_count, latest_key";
+
+/// The columns of a [`BatchRow`] in field order.
+pub const BATCH_COLUMNS: &str =
+    "batch_id, first_seq, last_seq, received, appended, duplicate, conflicting, refused";
+
 /// Column names of [`Counters`], in order.
 pub const COUNTER_COLUMNS: [&str; 10] = [
     "delivery_count",
@@ -181,6 +212,33 @@ pub struct PartitionRow {
     pub counters: Counters,
     /// [`order_key_text`] of the partition's latest accepted observation (empty when none).
     pub latest_key: String,
+}
+
+impl PartitionRow {
+    /// A partition from its columns in [`PARTITION_COLUMNS`] order, read by `int` and
+    /// `text` (column index from 0), as both backends store it.
+    pub fn from_columns<E>(
+        int: impl Fn(usize) -> Result<i64, E>,
+        text: impl Fn(usize) -> Result<String, E>,
+    ) -> Result<PartitionRow, E> {
+        let mut counters = [0i64; 10];
+        for (i, c) in counters.iter_mut().enumerate() {
+            *c = int(7 + i)?;
+        }
+        Ok(PartitionRow {
+            partition_id: int(0)?,
+            key: PartitionKey {
+                agent_id: text(1)?,
+                project_id: text(2)?,
+                corpus_id: text(3)?,
+                surface_id: text(4)?,
+                retrieval_snapshot_ref: text(5)?,
+                policy_snapshot_ref: text(6)?,
+            },
+            counters: Counters::from_array(counters),
+            latest_key: text(17)?,
+        })
+    }
 }
 
 /// One stored delivery: a normalized observation without its partition fields.
@@ -394,6 +452,37 @@ pub struct BatchRow {
     pub refused: i64,
 }
 
+impl BatchRow {
+    /// The row's values in [`BATCH_COLUMNS`] order.
+    pub fn to_columns(&self) -> [i64; 8] {
+        [
+            self.batch_id,
+            self.first_seq,
+            self.last_seq,
+            self.received,
+            self.appended,
+            self.duplicate,
+            self.conflicting,
+            self.refused,
+        ]
+    }
+
+    /// A batch from its columns in [`BATCH_COLUMNS`] order, read by `int` (column index
+    /// from 0).
+    pub fn from_columns<E>(int: impl Fn(usize) -> Result<i64, E>) -> Result<BatchRow, E> {
+        Ok(BatchRow {
+            batch_id: int(0)?,
+            first_seq: int(1)?,
+            last_seq: int(2)?,
+            received: int(3)?,
+            appended: int(4)?,
+            duplicate: int(5)?,
+            conflicting: int(6)?,
+            refused: int(7)?,
+        })
+    }
+}
+
 /// A conflicting observation id of a partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConflictRow {
@@ -443,4 +532,21 @@ pub fn format_seqs(seqs: &[i64]) -> String {
         .map(i64::to_string)
         .collect::<Vec<_>>()
         .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{COUNTER_COLUMNS, DELIVERY_COLUMNS, DELIVERY_COLUMNS_D, PARTITION_COLUMNS};
+
+    #[test]
+    fn the_column_lists_agree_with_each_other() {
+        let qualified: Vec<String> = DELIVERY_COLUMNS
+            .split(", ")
+            .map(|c| format!("d.{c}"))
+            .collect();
+        assert_eq!(qualified.join(", "), DELIVERY_COLUMNS_D);
+        let partition: Vec<&str> = PARTITION_COLUMNS.split(", ").collect();
+        assert_eq!(partition[7..17], COUNTER_COLUMNS);
+        assert_eq!(partition.len(), 18);
+    }
 }

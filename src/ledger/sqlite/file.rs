@@ -1,6 +1,6 @@
 //! The SQLite ledger's file as the operating system shows it: when an append must first
 //! run `PRAGMA quick_check`, how a read opens a ledger it may not write, and what a
-//! refused write says. Owns no SQL; [`super::sqlite`] asks these questions and acts.
+//! refused write says. Owns no SQL; [`super`] (the SQLite backend) asks these questions and acts.
 //!
 //! * **The checked record** (the embedded store's rule, see
 //!   [`crate::provider::embedded`]). An append never writes into a file that fails
