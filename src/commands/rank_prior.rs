@@ -122,7 +122,7 @@ fn command_on(args: &RankPriorArgs, ctx: &Context, input: &Value) -> Result<Outc
         ledger: Some(location.clone()).filter(|l| !l.is_empty()),
         runtime_root: None,
     };
-    let mut opened = super::utility_ledger::open(&arg, ctx)?;
+    let mut opened = super::resolve::open_ledger(arg.ledger.as_deref(), ctx)?;
     let request = parse_request(input, Some(opened.backend.as_mut()))?;
     let notes = Notes {
         ledger: opened.notes.ledger.take(),

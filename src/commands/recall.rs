@@ -100,7 +100,7 @@ fn load_prior(args: &RecallArgs, ctx: &Context) -> Result<Option<PriorSetup>, Er
                 ledger: Some(location.clone()).filter(|l| !l.is_empty()),
                 runtime_root: None,
             };
-            let mut opened = super::utility_ledger::open(&arg, ctx)?;
+            let mut opened = super::resolve::open_ledger(arg.ledger.as_deref(), ctx)?;
             ledger_view::check_readable(opened.backend.as_mut(), &partition)?;
             Utility::Ledger(opened.backend)
         }

@@ -32,6 +32,7 @@ mod error;
 pub mod input;
 mod location;
 pub mod packets;
+mod partition;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
@@ -43,6 +44,7 @@ pub use backend::{
 };
 pub use error::{LedgerError, LedgerResult};
 pub use location::{Location, check_sqlite_trust, default_sqlite_path};
+pub use partition::{PartitionInput, check_public_safe};
 pub use rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
     DELIVERY_COLUMNS_D, DeliveryRow, ObservationKey, ObservationRow, PARTITION_COLUMNS,

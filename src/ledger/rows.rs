@@ -9,6 +9,7 @@
 use crate::utility::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
 };
+use crate::utility::reducer::ReducerContext;
 use crate::wire::json::Text;
 use crate::wire::timestamp::{self, Instant};
 
@@ -33,6 +34,18 @@ impl PartitionKey {
             surface_id: observation.scope.surface_id.to_string(),
             retrieval_snapshot_ref: observation.retrieval_snapshot_ref.to_string(),
             policy_snapshot_ref: observation.policy_snapshot_ref.to_string(),
+        }
+    }
+
+    /// The partition a validated reducer context names.
+    pub fn of_context(context: &ReducerContext) -> PartitionKey {
+        PartitionKey {
+            agent_id: context.scope.agent_id.to_string(),
+            project_id: context.scope.project_id.to_string(),
+            corpus_id: context.scope.corpus_id.to_string(),
+            surface_id: context.scope.surface_id.to_string(),
+            retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
+            policy_snapshot_ref: context.policy_snapshot_ref.clone(),
         }
     }
 

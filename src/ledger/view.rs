@@ -199,6 +199,7 @@ mod tests {
             let context = stage2_context();
             let partition = partition_of(&context);
             let projection = engine::project(&mut ledger, &context, None)
+                .and_then(engine::Projected::into_value)
                 .unwrap_or_else(|e| panic!("project: {e}"));
             let from_projection = UtilityView::from_projection(&projection)
                 .unwrap_or_else(|e| panic!("view: {e}\n{}", json::to_pretty_line(&projection)));

@@ -1,8 +1,10 @@
-//! JSON Schemas of the packets, generated with schemars from schema-only wire types.
+//! JSON Schemas of the packets, generated with schemars.
 //!
-//! The packets themselves are built as ordered [`crate::wire::json::Value`]s so that their bytes
-//! match the reference; the types here describe them for consumers. Field order is key
-//! order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
+//! A packet built from a typed model (the utility ledger's own packets,
+//! [`crate::ledger::packets`]) has its schema generated from that same type; the others
+//! are built as ordered [`crate::wire::json::Value`]s so that their bytes match the
+//! reference, and the schema-only types here describe them for consumers. Field order is
+//! key order; the vocabulary (constants, nullable keys) is [`crate::wire::schema`]. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
 //! packet against a schema (types, constants, required and unknown keys, key order), so
 //! the tests can prove that the printed packets match what the schemas promise.
 
@@ -15,9 +17,7 @@ pub mod recall;
 pub mod stage45;
 pub mod utility;
 
-use std::borrow::Cow;
-
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::{JsonSchema, Schema};
 
 pub use check::check;
 
@@ -89,58 +89,4 @@ pub fn render(schema: &Schema) -> String {
     crate::wire::json::to_pretty_line(&value)
 }
 
-/// A boolean that is always `false` in the packet.
-pub struct AlwaysFalse;
-
-impl JsonSchema for AlwaysFalse {
-    fn schema_name() -> Cow<'static, str> {
-        "AlwaysFalse".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "boolean", "const": false})
-    }
-}
-
-/// A boolean that is always `true` in the packet.
-pub struct AlwaysTrue;
-
-impl JsonSchema for AlwaysTrue {
-    fn schema_name() -> Cow<'static, str> {
-        "AlwaysTrue".into()
-    }
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        json_schema!({"type": "boolean", "const": true})
-    }
-}
-
-/// A key that is always present and may be `null`.
-pub struct Nullable<T>(std::marker::PhantomData<T>);
-
-impl<T: JsonSchema> JsonSchema for Nullable<T> {
-    fn schema_name() -> Cow<'static, str> {
-        format!("Nullable_{}", T::schema_name()).into()
-    }
-    fn inline_schema() -> bool {
-        true
-    }
-    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        json_schema!({"anyOf": [generator.subschema_for::<T>(), {"type": "null"}]})
-    }
-}
-
-/// Declares a string type whose schema is one constant.
-#[macro_export]
-macro_rules! const_string {
-    ($name:ident, $value:expr) => {
-        #[doc = concat!("The constant `", $value, "`.")]
-        pub struct $name;
-        impl schemars::JsonSchema for $name {
-            fn schema_name() -> std::borrow::Cow<'static, str> {
-                stringify!($name).into()
-            }
-            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                schemars::json_schema!({"type": "string", "const": $value})
-            }
-        }
-    };
-}
+pub use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};

@@ -31,7 +31,7 @@ use super::{LedgerBackend, LedgerResult};
 pub use append::append;
 pub use export::{export, salvage};
 pub use intake::{NOT_PUBLIC_SAFE, Record, prepare_delivery};
-pub use read::{Paging, partition_key, project, subjects, v0_projection, within_v0_caps};
+pub use read::{Paging, Projected, project, subjects, v0_projection, within_v0_caps};
 pub use state::{
     decode_state, encode_state, member_of_delivery, reduce_members, reduce_stored_subject,
     subject_level,

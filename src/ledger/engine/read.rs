@@ -11,7 +11,9 @@ use crate::utility::reducer::{
 };
 use crate::wire::json::{self, Value};
 
-use super::super::packets;
+use super::super::packets::{
+    self, LedgerProjectionPacket, LedgerSubjectPacket, Page, StoredSubject,
+};
 use super::super::{
     ConflictRow, Counters, DeliveryRow, LedgerBackend, LedgerError, LedgerResult, PartitionKey,
     PartitionRow, SubjectKey, SubjectRow, split_order_key,
@@ -26,15 +28,24 @@ pub struct Paging {
     pub after: Option<String>,
 }
 
-/// The partition key of a validated reducer context.
-pub fn partition_key(context: &ReducerContext) -> PartitionKey {
-    PartitionKey {
-        agent_id: context.scope.agent_id.to_string(),
-        project_id: context.scope.project_id.to_string(),
-        corpus_id: context.scope.corpus_id.to_string(),
-        surface_id: context.scope.surface_id.to_string(),
-        retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
-        policy_snapshot_ref: context.policy_snapshot_ref.clone(),
+/// What `project` prints: the exact `utility-project` packet within the v0 caps, else a
+/// page of the ledger projection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Projected {
+    /// The `memory_utility_projection_v0` packet `utility-project` prints for the
+    /// partition's deliveries (LoopX's bytes, from the reducer).
+    V0(Value),
+    /// A `memory_utility_ledger_projection_v0` page.
+    Page(Box<LedgerProjectionPacket>),
+}
+
+impl Projected {
+    /// The packet as the ordered value the output layer prints.
+    pub fn into_value(self) -> LedgerResult<Value> {
+        match self {
+            Projected::V0(value) => Ok(value),
+            Projected::Page(page) => packets::to_value(&*page),
+        }
     }
 }
 
@@ -49,9 +60,9 @@ pub fn project(
     backend: &mut dyn LedgerBackend,
     context: &ReducerContext,
     paging: Option<&Paging>,
-) -> LedgerResult<Value> {
+) -> LedgerResult<Projected> {
     with_read(backend, |backend| {
-        let key = partition_key(context);
+        let key = PartitionKey::of_context(context);
         let partition = backend.find_partition(&key)?;
         let counters = partition.as_ref().map(|p| p.counters).unwrap_or_default();
         if paging.is_none() && within_v0_caps(&counters) {
@@ -65,13 +76,14 @@ pub fn project(
                     Ok(())
                 })?;
             }
-            return v0_projection(context, &values);
+            return v0_projection(context, &values).map(Projected::V0);
         }
         let paging = paging.cloned().unwrap_or(Paging {
             limit: packets::MAX_PAGE,
             after: None,
         });
         ledger_projection(backend, context, partition.as_ref(), &paging)
+            .map(|page| Projected::Page(Box::new(page)))
     })
 }
 
@@ -97,12 +109,10 @@ fn subject_with_history(
     backend: &mut dyn LedgerBackend,
     partition: &PartitionKey,
     row: &SubjectRow,
-) -> LedgerResult<Value> {
-    let mut value = decode_state(row)
-        .ok_or_else(|| {
-            LedgerError::Storage(format!("subject {} state is damaged", row.subject_id))
-        })?
-        .to_value();
+) -> LedgerResult<StoredSubject> {
+    let state = decode_state(row).ok_or_else(|| {
+        LedgerError::Storage(format!("subject {} state is damaged", row.subject_id))
+    })?;
     let found = backend.deliveries_by_seq(&row.history_seqs)?;
     let by_seq: HashMap<i64, &DeliveryRow> = found.iter().map(|d| (d.seq, d)).collect();
     let mut history = Vec::with_capacity(row.history_seqs.len());
@@ -118,12 +128,12 @@ fn subject_with_history(
             })?;
         history.push(reducer::history_entry(&observation, &row.subject_id));
     }
-    let truncated = row.observation_count > history.len() as i64;
-    if let Value::Object(map) = &mut value {
-        map.insert("observation_history", Value::from(history));
-        map.insert("observation_history_truncated", truncated);
-    }
-    Ok(value)
+    let history_truncated = row.observation_count > history.len() as i64;
+    Ok(StoredSubject {
+        state,
+        history,
+        history_truncated,
+    })
 }
 
 fn conflict_record(c: &ConflictRow) -> Value {
@@ -149,8 +159,8 @@ fn ledger_projection(
     context: &ReducerContext,
     partition: Option<&PartitionRow>,
     paging: &Paging,
-) -> LedgerResult<Value> {
-    let key = partition_key(context);
+) -> LedgerResult<LedgerProjectionPacket> {
+    let key = PartitionKey::of_context(context);
     let counters = partition.map(|p| p.counters).unwrap_or_default();
     let mut subjects = Vec::new();
     let mut next_after = None;
@@ -193,17 +203,14 @@ fn ledger_projection(
                 .into(),
         ));
     }
-    Ok(packets::ledger_projection(
-        context,
-        &counters,
-        packets::Page {
-            limit: paging.limit,
-            after: paging.after.clone(),
-            next_after,
-        },
-        subjects,
-        conflicts,
-        last,
+    let page = Page {
+        limit: paging.limit as u64,
+        after: paging.after.clone(),
+        returned: subjects.len() as u64,
+        next_after,
+    };
+    Ok(LedgerProjectionPacket::new(
+        context, &counters, page, subjects, conflicts, last,
     ))
 }
 
@@ -212,9 +219,9 @@ pub fn subjects(
     backend: &mut dyn LedgerBackend,
     context: &ReducerContext,
     digests: &[String],
-) -> LedgerResult<Value> {
+) -> LedgerResult<LedgerSubjectPacket> {
     with_read(backend, |backend| {
-        let key = partition_key(context);
+        let key = PartitionKey::of_context(context);
         let mut found: BTreeMap<String, SubjectRow> = BTreeMap::new();
         let mut matched: BTreeSet<String> = BTreeSet::new();
         if let Some(p) = backend.find_partition(&key)? {
@@ -244,11 +251,15 @@ pub fn subjects(
                 }
             }
         }
-        let mut values = Vec::with_capacity(found.len());
+        let mut stored = Vec::with_capacity(found.len());
         for row in found.values() {
-            values.push(subject_with_history(backend, &key, row)?);
+            stored.push(subject_with_history(backend, &key, row)?);
         }
-        let missing: Vec<&String> = digests.iter().filter(|d| !matched.contains(*d)).collect();
-        Ok(packets::subject_packet(context, digests, &missing, values))
+        let missing: Vec<String> = digests
+            .iter()
+            .filter(|d| !matched.contains(*d))
+            .cloned()
+            .collect();
+        Ok(LedgerSubjectPacket::new(context, digests, missing, stored))
     })
 }

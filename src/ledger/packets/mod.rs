@@ -1,0 +1,96 @@
+//! The packets of the `utility-ledger` commands, one typed model each: the append receipt
+//! ([`AppendReceipt`]), the paged ledger projection ([`LedgerProjectionPacket`]), the
+//! subject look-up ([`LedgerSubjectPacket`]) and the verify report
+//! ([`LedgerVerifyPacket`]), with the reports the engine fills them from.
+//!
+//! Each packet is a serde struct whose field order is the key order: [`to_value`] turns it
+//! into the ordered value the output layer prints, and the same type derives the JSON
+//! Schema that [`crate::schema`] commits. What these packets embed of the LoopX projection
+//! contract (the reducer's 19-key subject, history entries, conflict records, review
+//! proposals) keeps the reducer's bytes: it is held as the values the reducer's typed
+//! printer makes, and described by LoopX's schema types where [`crate::schema`]
+//! instantiates the packets. The export lines are LoopX's `memory_utility_observation_v0`
+//! packets, printed from the observation. Pure: every value comes in as an argument.
+
+mod append;
+mod export;
+mod projection;
+mod verify;
+
+use serde::Serialize;
+
+use crate::const_string;
+use crate::obj;
+use crate::utility::reducer::ReducerContext;
+use crate::wire::digest;
+use crate::wire::json::{self, Value};
+
+use super::{LedgerError, LedgerResult};
+
+pub use append::{AppendReceipt, AppendReport, AppendStatus, Refusal, append_status};
+pub use export::{SALVAGE_RANGES, SalvageReport, salvage_summary};
+pub use projection::{
+    LedgerProjectionPacket, LedgerProjectionStatus, LedgerSubjectPacket, Page, StoredSubject,
+    SubjectStatus, SubjectWithHistory,
+};
+pub use verify::{LedgerVerifyPacket, VerifyReport, VerifyStatus};
+
+const_string!(AppendVersion, "memory_utility_ledger_append_v0");
+const_string!(
+    LedgerProjectionVersion,
+    "memory_utility_ledger_projection_v0"
+);
+const_string!(LedgerSubjectVersion, "memory_utility_ledger_subject_v0");
+const_string!(LedgerVerifyVersion, "memory_utility_ledger_verify_v0");
+const_string!(LedgerReducerVersion, "memory_utility_ledger_reducer_v0");
+
+/// Schema version of the append receipt.
+pub const APPEND_SCHEMA_VERSION: &str = AppendVersion::VALUE;
+/// Schema version of the paged projection printed beyond the v0 caps.
+pub const PROJECTION_SCHEMA_VERSION: &str = LedgerProjectionVersion::VALUE;
+/// Schema version of the subject look-up.
+pub const SUBJECT_SCHEMA_VERSION: &str = LedgerSubjectVersion::VALUE;
+/// Schema version of the verify report.
+pub const VERIFY_SCHEMA_VERSION: &str = LedgerVerifyVersion::VALUE;
+/// The reducer of ledger packets: the v0 subject rules, uncapped exact counters, history
+/// bounded per subject, subjects paged in `subject_id` order.
+pub const LEDGER_REDUCER_VERSION: &str = LedgerReducerVersion::VALUE;
+/// Most refusals listed in a receipt (the counters stay exact).
+pub const MAX_REFUSALS: usize = 64;
+/// Largest page of the ledger projection (and its default).
+pub const MAX_PAGE: usize = 128;
+
+// The schema of `ledger_backend`: the names `LedgerBackend::backend_name` returns.
+/// `sqlite` or `postgres`.
+#[derive(schemars::JsonSchema)]
+#[schemars(rename = "LedgerBackend")]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // Describes a `&'static str`; never built.
+enum BackendName {
+    Sqlite,
+    Postgres,
+}
+
+/// A typed packet as the ordered value the output layer prints (field order = key order;
+/// integers and floats keep their type and value).
+pub fn to_value<T: Serialize>(packet: &T) -> LedgerResult<Value> {
+    json::to_value(packet)
+        .map_err(|e| LedgerError::Storage(format!("the packet cannot be printed: {e}")))
+}
+
+/// `mur_` + SHA-256 of canonical `{ledger_reducer_version, policy_snapshot_ref,
+/// reducer_version, retrieval_snapshot_ref, schema_version, scope}` for ledger packets:
+/// never equal to a v0 identity, so a reader cannot mistake one for the other.
+pub fn ledger_identity(context: &ReducerContext, schema_version: &str) -> String {
+    digest::prefixed_canonical(
+        "mur_",
+        &Value::Object(obj! {
+            "schema_version" => schema_version,
+            "ledger_reducer_version" => LEDGER_REDUCER_VERSION,
+            "reducer_version" => context.reducer_version.as_str(),
+            "scope" => context.scope.to_sorted_map(),
+            "retrieval_snapshot_ref" => context.retrieval_snapshot_ref.as_str(),
+            "policy_snapshot_ref" => context.policy_snapshot_ref.as_str(),
+        }),
+    )
+}
