@@ -14,6 +14,9 @@
 //! through [`stage_bytes`], in a private directory (0700, file 0600) under the runtime
 //! root's staging directory, never under `$TMPDIR`; [`clear_stale_staging`] removes what
 //! killed runs left there. The embedded store takes bytes directly and stages nothing.
+//!
+//! Our own files: [`trust`] decides which files under the runtime root are ours to
+//! trust, [`stat_record`] records a SQLite file's stat as our last writer left it.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -21,6 +24,7 @@ use std::path::{Path, PathBuf};
 use crate::wire::json::{self, Value};
 use crate::wire::pyfmt;
 
+pub mod stat_record;
 pub mod trust;
 
 /// Failure to read or parse an input document; the text is the reference's.

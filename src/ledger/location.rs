@@ -78,6 +78,7 @@ pub fn default_sqlite_path(runtime_root: &Path) -> PathBuf {
 /// exist yet passes (an append creates the file 0600 and its directories 0700); a
 /// directory at the path keeps its own error ([`LedgerError::NotAFile`]).
 pub fn check_sqlite_trust(path: &Path, root: Option<&Path>) -> LedgerResult<()> {
+    use crate::io::stat_record::beside;
     use crate::io::trust::{self, Kind, Untrusted};
     let refusal = |result: Result<bool, Untrusted>| match result {
         Err(err) if err.is_refusal() => Err(LedgerError::Untrusted(err.to_string())),
@@ -94,10 +95,8 @@ pub fn check_sqlite_trust(path: &Path, root: Option<&Path>) -> LedgerResult<()> 
     }
     refusal(trust::check(path, Kind::File, "utility ledger"))?;
     for suffix in ["-wal", "-shm", "-journal", "-checked"] {
-        let mut sibling = path.as_os_str().to_owned();
-        sibling.push(suffix);
         refusal(trust::check(
-            Path::new(&sibling),
+            &beside(path, suffix),
             Kind::File,
             "utility ledger file",
         ))?;
