@@ -2,11 +2,11 @@
 //! beyond it: the checks of the `ledger_meta` rows every ledger carries, and the merge of
 //! two key-ordered row streams that `verify` reads.
 
+use super::error::{LedgerError, LedgerResult};
 use super::rows::{
-    BatchRow, ConflictRow, Counters, DeliveryRow, ObservationKey, ObservationRow, PartitionKey,
-    PartitionRow, SubjectKey, SubjectRow,
+    BatchRow, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey,
+    ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
 };
-use super::{LEDGER_SCHEMA_VERSION, LedgerError, LedgerResult};
 
 /// What every backend stores and reads. Write methods run inside the transaction opened
 /// by [`LedgerBackend::begin_write`] (which holds the ledger's one write lock until
@@ -158,6 +158,20 @@ pub trait LedgerBackend {
     fn all_subject_digests(&mut self) -> LedgerResult<Vec<(i64, String, String)>>;
     /// Every batch, by id.
     fn batches(&mut self) -> LedgerResult<Vec<BatchRow>>;
+}
+
+/// Runs `op` inside one read snapshot of the ledger; a snapshot that cannot be trusted
+/// when it ends ([`LedgerBackend::end_read`]) fails the read.
+pub(super) fn with_read<T>(
+    backend: &mut dyn LedgerBackend,
+    op: impl FnOnce(&mut dyn LedgerBackend) -> LedgerResult<T>,
+) -> LedgerResult<T> {
+    backend.begin_read()?;
+    let result = op(backend);
+    let ended = backend.end_read();
+    let value = result?;
+    ended?;
+    Ok(value)
 }
 
 /// The groups of `verify_observations`: deliveries ordered by (observation id,

@@ -1,6 +1,6 @@
 //! The ledger's one error type: what failed, in words that say what to fix.
 
-use super::LEDGER_SCHEMA_VERSION;
+use super::rows::LEDGER_SCHEMA_VERSION;
 
 /// A ledger failure. Messages say what to fix and never carry credentials or paths,
 /// except [`LedgerError::Untrusted`], which names the SQLite file or directory to fix.

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{LedgerError, LedgerResult};
+use super::error::{LedgerError, LedgerResult};
 
 /// Where a ledger lives.
 #[derive(Debug, Clone, PartialEq, Eq)]

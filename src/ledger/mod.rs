@@ -47,16 +47,10 @@ pub use location::{Location, check_sqlite_trust, default_sqlite_path};
 pub use partition::{PartitionInput, check_public_safe};
 pub use rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
-    DELIVERY_COLUMNS_D, DeliveryRow, ObservationKey, ObservationRow, PARTITION_COLUMNS,
-    PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs, order_key_text, order_prefix,
-    parse_seqs, split_order_key,
+    DELIVERY_COLUMNS_D, DeliveryRow, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION, ObservationKey,
+    ObservationRow, PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
+    format_seqs, order_key_text, order_prefix, parse_seqs, split_order_key,
 };
-
-/// The storage schema version this binary reads and writes. Version 1 (text ids, a
-/// subject index beside the observations) is refused with [`LedgerError::OlderSchema`].
-pub const LEDGER_SCHEMA_VERSION: i64 = 2;
-/// Most history entries kept per subject in ledger packets.
-pub const HISTORY_PER_SUBJECT: usize = 16;
 
 /// Opens the backend of a location. SQLite files are opened lazily by the backend;
 /// PostgreSQL connects here.

@@ -21,7 +21,7 @@ use crate::wire::keys;
 use crate::wire::pyfmt;
 use crate::wire::text::FieldResult;
 
-use super::{LedgerError, LedgerResult};
+use super::error::{LedgerError, LedgerResult};
 
 /// The `--input` of `utility-ledger project|subject|export`: a partition.
 #[derive(Debug, Clone, PartialEq, JsonSchema)]

@@ -13,6 +13,14 @@ use crate::utility::reducer::ReducerContext;
 use crate::wire::json::Text;
 use crate::wire::timestamp::{self, Instant};
 
+/// The storage schema version this binary reads and writes. Version 1 (text ids, a
+/// subject index beside the observations) is refused with
+/// [`super::LedgerError::OlderSchema`].
+pub const LEDGER_SCHEMA_VERSION: i64 = 2;
+
+/// Most history entries kept per subject in ledger packets.
+pub const HISTORY_PER_SUBJECT: usize = 16;
+
 /// The partition of an observation: its scope and its two snapshot refs.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PartitionKey {
@@ -448,7 +456,7 @@ pub struct SubjectRow {
     pub last_key: String,
     /// The reduced state in the compact text of [`super::engine::encode_state`].
     pub state: String,
-    /// Sequences of the latest [`super::HISTORY_PER_SUBJECT`] accepted deliveries, oldest first.
+    /// Sequences of the latest [`HISTORY_PER_SUBJECT`] accepted deliveries, oldest first.
     pub history_seqs: Vec<i64>,
 }
 

@@ -20,10 +20,10 @@ use crate::utility::validate::{
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
-use super::HISTORY_PER_SUBJECT;
 use super::packets::{
     LEDGER_REDUCER_VERSION, MAX_PAGE, PROJECTION_SCHEMA_VERSION, ledger_identity,
 };
+use super::rows::HISTORY_PER_SUBJECT;
 
 const FIELDS: [&str; 34] = [
     "ok",

@@ -8,10 +8,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::utility::observation::Observation;
 
+use super::super::backend::LedgerBackend;
+use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::{self, AppendReport, Refusal};
-use super::super::{
-    BatchRow, Counters, DeliveryRow, LedgerBackend, LedgerError, LedgerResult, ObservationKey,
-    ObservationRow, PartitionKey, SubjectKey,
+use super::super::rows::{
+    BatchRow, Counters, DeliveryRow, ObservationKey, ObservationRow, PartitionKey, SubjectKey,
 };
 use super::intake::{Intake, Prepared, Staged};
 use super::state::{reduce_members, subject_counters};

@@ -4,8 +4,9 @@
 //! validated before the write lock is taken, and the batch commits as a whole or not at
 //! all.
 
+use super::super::backend::LedgerBackend;
+use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::AppendReport;
-use super::super::{LedgerBackend, LedgerError, LedgerResult};
 use super::aggregate::{AppendState, CHUNK, Garbage};
 use super::intake::{Intake, Record};
 

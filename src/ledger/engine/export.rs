@@ -5,11 +5,21 @@
 use std::collections::HashMap;
 
 use crate::utility::observation::validate_observation;
-use crate::wire::json;
+use crate::wire::json::{self, DumpOptions};
 
+use super::super::backend::{LedgerBackend, with_read};
+use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::SalvageReport;
-use super::super::{DeliveryRow, LedgerBackend, LedgerError, LedgerResult, PartitionKey};
-use super::{COMPACT, with_read};
+use super::super::rows::{DeliveryRow, PartitionKey};
+
+/// Compact JSON in insertion order (stored subject state, export lines).
+pub const COMPACT: DumpOptions = DumpOptions {
+    indent: None,
+    item_sep: ",",
+    key_sep: ":",
+    sort_keys: false,
+    ensure_ascii: false,
+};
 
 /// Writes every delivery (of one partition, or all after `after_seq`) as a JSON line,
 /// in ledger order. Returns the number of lines.

@@ -7,7 +7,7 @@ use crate::utility::reducer;
 use crate::wire::digest;
 use crate::wire::json;
 
-use super::super::{DeliveryRow, PartitionKey, order_prefix};
+use super::super::rows::{DeliveryRow, PartitionKey, order_prefix};
 
 /// One record of an append input.
 #[derive(Debug, Clone, PartialEq)]

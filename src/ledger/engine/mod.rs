@@ -1,4 +1,4 @@
-//! The ledger's operations over any [`LedgerBackend`]: append (classify deliveries,
+//! The ledger's operations over any [`super::LedgerBackend`]: append (classify deliveries,
 //! maintain aggregates, recompute touched subjects with the reducer), project, subject
 //! look-up, export and verify.
 //!
@@ -24,12 +24,8 @@ mod read;
 mod state;
 mod verify;
 
-use crate::wire::json::DumpOptions;
-
-use super::{LedgerBackend, LedgerResult};
-
 pub use append::append;
-pub use export::{export, salvage};
+pub use export::{COMPACT, export, salvage};
 pub use intake::{NOT_PUBLIC_SAFE, Record, prepare_delivery};
 pub use read::{Paging, Projected, project, subjects, v0_projection, within_v0_caps};
 pub use state::{
@@ -37,26 +33,3 @@ pub use state::{
     subject_level,
 };
 pub use verify::verify;
-
-/// Compact JSON in insertion order (stored subject state, export lines).
-pub const COMPACT: DumpOptions = DumpOptions {
-    indent: None,
-    item_sep: ",",
-    key_sep: ":",
-    sort_keys: false,
-    ensure_ascii: false,
-};
-
-/// Runs `op` inside one read snapshot of the ledger; a snapshot that cannot be trusted
-/// when it ends ([`LedgerBackend::end_read`]) fails the read.
-fn with_read<T>(
-    backend: &mut dyn LedgerBackend,
-    op: impl FnOnce(&mut dyn LedgerBackend) -> LedgerResult<T>,
-) -> LedgerResult<T> {
-    backend.begin_read()?;
-    let result = op(backend);
-    let ended = backend.end_read();
-    let value = result?;
-    ended?;
-    Ok(value)
-}

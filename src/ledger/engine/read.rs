@@ -11,15 +11,16 @@ use crate::utility::reducer::{
 };
 use crate::wire::json::{self, Value};
 
+use super::super::backend::{LedgerBackend, with_read};
+use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::{
     self, LedgerProjectionPacket, LedgerSubjectPacket, Page, StoredSubject,
 };
-use super::super::{
-    ConflictRow, Counters, DeliveryRow, LedgerBackend, LedgerError, LedgerResult, PartitionKey,
-    PartitionRow, SubjectKey, SubjectRow, split_order_key,
+use super::super::rows::{
+    ConflictRow, Counters, DeliveryRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
+    split_order_key,
 };
 use super::state::decode_state;
-use super::with_read;
 
 /// A page request of the ledger projection.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,9 +6,10 @@ use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, 
 use crate::utility::reducer::{self, Review, SubjectState, SummaryPair};
 use crate::wire::pyfmt::{FloatBuf, float_repr_in};
 
-use super::super::{
-    Counters, DeliveryRow, HISTORY_PER_SUBJECT, LedgerError, LedgerResult, ObservationRow,
-    PartitionKey, SubjectKey, SubjectRow, order_key_text, order_prefix, split_order_key,
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::rows::{
+    Counters, DeliveryRow, HISTORY_PER_SUBJECT, ObservationRow, PartitionKey, SubjectKey,
+    SubjectRow, order_key_text, order_prefix, split_order_key,
 };
 
 /// The attribution level a subject id names (`mui_`, `mus_`, `mul_`).

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use crate::utility::observation::{EvidenceBasis, UtilityLabel, validate_observation};
 use crate::utility::reducer;
 
+use super::super::backend::{LedgerBackend, with_read};
+use super::super::error::LedgerResult;
 use super::super::packets::VerifyReport;
-use super::super::{
-    Counters, DeliveryRow, LedgerBackend, LedgerResult, ObservationRow, PartitionRow, SubjectRow,
-    order_prefix,
+use super::super::rows::{
+    Counters, DeliveryRow, ObservationRow, PartitionRow, SubjectRow, order_prefix,
 };
 use super::state::{reduce_stored_subject, subject_counters};
-use super::with_read;
 
 /// Runs the storage's integrity check, then recomputes every aggregate, subject and
 /// counter from the raw deliveries and compares.

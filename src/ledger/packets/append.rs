@@ -7,8 +7,8 @@ use serde::Serialize;
 use crate::wire::keys;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
-use super::super::{BatchRow, LEDGER_SCHEMA_VERSION};
-use super::{AppendVersion, BackendName};
+use super::super::rows::{BatchRow, LEDGER_SCHEMA_VERSION};
+use super::names::{AppendVersion, BackendName};
 
 /// One refused delivery of an append.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]

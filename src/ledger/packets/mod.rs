@@ -14,35 +14,27 @@
 
 mod append;
 mod export;
+mod names;
 mod projection;
 mod verify;
 
 use serde::Serialize;
 
-use crate::const_string;
-use crate::obj;
-use crate::utility::reducer::ReducerContext;
-use crate::wire::digest;
 use crate::wire::json::{self, Value};
 
-use super::{LedgerError, LedgerResult};
+use super::error::{LedgerError, LedgerResult};
 
 pub use append::{AppendReceipt, AppendReport, AppendStatus, Refusal, append_status};
 pub use export::{SALVAGE_RANGES, SalvageReport, salvage_summary};
+pub use names::{
+    AppendVersion, LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion,
+    LedgerVerifyVersion, ledger_identity,
+};
 pub use projection::{
     LedgerProjectionPacket, LedgerProjectionStatus, LedgerSubjectPacket, Page, StoredSubject,
     SubjectStatus, SubjectWithHistory,
 };
 pub use verify::{LedgerVerifyPacket, VerifyReport, VerifyStatus};
-
-const_string!(AppendVersion, "memory_utility_ledger_append_v0");
-const_string!(
-    LedgerProjectionVersion,
-    "memory_utility_ledger_projection_v0"
-);
-const_string!(LedgerSubjectVersion, "memory_utility_ledger_subject_v0");
-const_string!(LedgerVerifyVersion, "memory_utility_ledger_verify_v0");
-const_string!(LedgerReducerVersion, "memory_utility_ledger_reducer_v0");
 
 /// Schema version of the append receipt.
 pub const APPEND_SCHEMA_VERSION: &str = AppendVersion::VALUE;
@@ -60,37 +52,9 @@ pub const MAX_REFUSALS: usize = 64;
 /// Largest page of the ledger projection (and its default).
 pub const MAX_PAGE: usize = 128;
 
-// The schema of `ledger_backend`: the names `LedgerBackend::backend_name` returns.
-/// `sqlite` or `postgres`.
-#[derive(schemars::JsonSchema)]
-#[schemars(rename = "LedgerBackend")]
-#[serde(rename_all = "snake_case")]
-#[allow(dead_code)] // Describes a `&'static str`; never built.
-enum BackendName {
-    Sqlite,
-    Postgres,
-}
-
 /// A typed packet as the ordered value the output layer prints (field order = key order;
 /// integers and floats keep their type and value).
 pub fn to_value<T: Serialize>(packet: &T) -> LedgerResult<Value> {
     json::to_value(packet)
         .map_err(|e| LedgerError::Storage(format!("the packet cannot be printed: {e}")))
-}
-
-/// `mur_` + SHA-256 of canonical `{ledger_reducer_version, policy_snapshot_ref,
-/// reducer_version, retrieval_snapshot_ref, schema_version, scope}` for ledger packets:
-/// never equal to a v0 identity, so a reader cannot mistake one for the other.
-pub fn ledger_identity(context: &ReducerContext, schema_version: &str) -> String {
-    digest::prefixed_canonical(
-        "mur_",
-        &Value::Object(obj! {
-            "schema_version" => schema_version,
-            "ledger_reducer_version" => LEDGER_REDUCER_VERSION,
-            "reducer_version" => context.reducer_version.as_str(),
-            "scope" => context.scope.to_sorted_map(),
-            "retrieval_snapshot_ref" => context.retrieval_snapshot_ref.as_str(),
-            "policy_snapshot_ref" => context.policy_snapshot_ref.as_str(),
-        }),
-    )
 }

@@ -17,8 +17,10 @@ use crate::utility::reducer::{MAX_REJECTIONS, ReducerContext, SubjectState};
 use crate::wire::json::Value;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
-use super::super::{Counters, HISTORY_PER_SUBJECT};
-use super::{LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion, ledger_identity};
+use super::super::rows::{Counters, HISTORY_PER_SUBJECT};
+use super::names::{
+    LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion, ledger_identity,
+};
 
 /// A stored subject as the engine read it: the reducer's state, its latest history
 /// entries (oldest first) and whether the subject has older ones.

@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
-use super::super::LEDGER_SCHEMA_VERSION;
-use super::{BackendName, LedgerVerifyVersion};
+use super::super::rows::LEDGER_SCHEMA_VERSION;
+use super::names::{BackendName, LedgerVerifyVersion};
 
 /// What verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -3,11 +3,12 @@
 
 use std::cell::RefCell;
 
-use super::super::{
+use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS_D,
-    DeliveryRow, LEDGER_FORMAT, LEDGER_SCHEMA_VERSION, LedgerBackend, LedgerError, LedgerResult,
-    ObservationKey, ObservationRow, PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey,
-    SubjectRow, format_seqs, merge_observations, merge_subjects,
+    DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
+    PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
 use super::schema::{

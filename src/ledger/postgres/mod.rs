@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use postgres::{Client, NoTls, Row};
 
-use super::{DeliveryRow, LedgerError, LedgerResult, check_format, check_version};
+use super::backend::{check_format, check_version};
+use super::error::{LedgerError, LedgerResult};
+use super::rows::DeliveryRow;
 use schema::delivery;
 
 /// The advisory lock every append holds (`hashtext('reward_memory_utility_ledger')` would

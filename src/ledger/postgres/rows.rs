@@ -8,7 +8,8 @@ use std::collections::VecDeque;
 use postgres::types::ToSql;
 use postgres::{Client, Row};
 
-use super::super::{LedgerResult, SubjectKey};
+use super::super::error::LedgerResult;
+use super::super::rows::SubjectKey;
 use super::map_error;
 
 /// Rows of a server-side cursor, `FETCH`ed in blocks, so that two streams can be read

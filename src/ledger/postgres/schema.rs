@@ -3,7 +3,7 @@
 
 use postgres::Row;
 
-use super::super::{DeliveryRow, ObservationRow, PartitionRow, SubjectRow, parse_seqs};
+use super::super::rows::{DeliveryRow, ObservationRow, PartitionRow, SubjectRow, parse_seqs};
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 
 pub(super) const SCHEMA: &str = r#"

@@ -4,11 +4,12 @@
 use rusqlite::types::ToSql;
 use rusqlite::{OptionalExtension as _, params, params_from_iter};
 
-use super::super::{
+use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
-    DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_FORMAT, LEDGER_SCHEMA_VERSION, LedgerBackend,
-    LedgerError, LedgerResult, ObservationKey, ObservationRow, PARTITION_COLUMNS, PartitionKey,
-    PartitionRow, SubjectKey, SubjectRow, format_seqs, merge_observations, merge_subjects,
+    DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
+    PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
 use super::codec::{
     basis_index, blob_column, delivery, fingerprint_blob, from_index, hex_of, key_blob, key_text,

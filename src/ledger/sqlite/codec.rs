@@ -5,9 +5,8 @@
 
 use rusqlite::Row;
 
-use super::super::{
-    DeliveryRow, LedgerError, LedgerResult, ObservationRow, PartitionRow, SubjectRow, parse_seqs,
-};
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::rows::{DeliveryRow, ObservationRow, PartitionRow, SubjectRow, parse_seqs};
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
 use crate::wire::digest;
 

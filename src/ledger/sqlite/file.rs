@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use crate::io::stat_record::{self, StatRecord};
 
-use super::super::LedgerError;
+use super::super::error::LedgerError;
 
 /// First word of the `<ledger>-checked` record; a record in another format is ignored.
 const CHECK_RECORD_VERSION: &str = "reward_memory_utility_ledger_check_v1";

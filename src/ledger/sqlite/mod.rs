@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension as _, params};
 
-use super::{LedgerBackend as _, LedgerError, LedgerResult, check_format, check_version};
+use super::backend::{LedgerBackend as _, check_format, check_version};
+use super::error::{LedgerError, LedgerResult};
 use file::{Access, FileState, ReadOnlyStart, ReadPlan};
 
 /// How long one append waits for another to release the ledger.

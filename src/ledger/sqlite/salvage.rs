@@ -5,10 +5,9 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension as _, params};
 
-use super::super::{
-    DELIVERY_COLUMNS, DeliveryRow, LedgerError, LedgerResult, PARTITION_COLUMNS, PartitionKey,
-    check_version,
-};
+use super::super::backend::check_version;
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::rows::{DELIVERY_COLUMNS, DeliveryRow, PARTITION_COLUMNS, PartitionKey};
 use super::codec::{delivery, partition};
 use super::{map_error, sq};
 
