@@ -23,9 +23,8 @@
 //!
 //! Not every arrow points down yet: the contracts take their domain enums from [`cli`],
 //! and several contracts (and parts of the attribution loop) return [`error::Error`],
-//! which wraps their errors; [`io`] carries the ledger's PostgreSQL
-//! settings; [`contract`] and [`recall`] use each other, as do [`utility`], [`ledger`] and
-//! [`ranking`].
+//! which wraps their errors; [`contract`] and [`recall`] use each other, as do [`utility`],
+//! [`ledger`] and [`ranking`].
 
 pub mod cli;
 pub mod commands;

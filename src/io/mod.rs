@@ -55,7 +55,20 @@ pub struct Env {
     /// `REWARD_MEMORY_LEDGER`, when set and non-empty: the utility ledger location.
     pub ledger: Option<String>,
     /// The standard `PG*` variables, defaults for a PostgreSQL ledger URL.
-    pub pg: crate::ledger::postgres::PgEnv,
+    pub pg: PgEnv,
+}
+
+/// The standard libpq variables, captured at start-up: the defaults of a PostgreSQL
+/// ledger URL ([`crate::ledger::postgres::config`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PgEnv {
+    pub host: Option<String>,
+    pub port: Option<String>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub dbname: Option<String>,
+    /// The login name, the last default for the user (as libpq does).
+    pub login: Option<String>,
 }
 
 impl Env {
@@ -70,7 +83,7 @@ impl Env {
             ledger: std::env::var("REWARD_MEMORY_LEDGER")
                 .ok()
                 .filter(|v| !v.is_empty()),
-            pg: crate::ledger::postgres::PgEnv {
+            pg: PgEnv {
                 host: var("PGHOST"),
                 port: var("PGPORT"),
                 user: var("PGUSER"),

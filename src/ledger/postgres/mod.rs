@@ -30,17 +30,7 @@ use schema::delivery;
 /// do as well; a constant keeps it independent of the server version).
 const APPEND_LOCK: i64 = 0x7265_776d_6c65_6467;
 
-/// The standard libpq variables, captured at start-up by [`crate::io`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PgEnv {
-    pub host: Option<String>,
-    pub port: Option<String>,
-    pub user: Option<String>,
-    pub password: Option<String>,
-    pub dbname: Option<String>,
-    /// The login name, the last default for the user (as libpq does).
-    pub login: Option<String>,
-}
+pub use crate::io::PgEnv;
 
 /// The PostgreSQL ledger behind one connection.
 pub struct PgLedger {
