@@ -2,13 +2,21 @@
 //! with materialized per-subject state, on SQLite (one file) or PostgreSQL (shared).
 //!
 //! Owns the storage model shared by both backends, the [`LedgerBackend`] trait they
-//! implement ([`sqlite`], [`postgres`]), the location rules and the rank prior's view of
-//! stored subjects ([`view`]); the `utility-ledger` handlers are in the shell. The rules
-//! of utility live in
-//! [`crate::utility::reducer`] only: [`engine`] hands each touched subject's deliveries to
-//! the reducer and stores what it returns; nothing here re-implements precedence,
-//! noisy-OR or review logic. Deliveries are never updated or deleted; every other table
-//! is derived data that `verify` rebuilds and compares.
+//! implement ([`sqlite`], [`postgres`]), the location rules, the ledger's packets and the
+//! rank prior's view of stored subjects ([`view`]); the `utility-ledger` handlers are in
+//! the shell and never reach below this module's public items. The rules of utility live
+//! in [`crate::utility::reducer`] only: [`engine`] hands each touched subject's
+//! deliveries to the reducer and stores what it returns; nothing here re-implements
+//! precedence, noisy-OR or review logic. Deliveries are never updated or deleted; every
+//! other table is derived data that `verify` rebuilds and compares.
+//!
+//! The files, bottom up (each imports only files below it; this one declares and
+//! re-exports): `rows.rs` (the stored rows, order keys, column lists) and `error.rs`
+//! ([`LedgerError`]); `backend.rs` (the trait, the `ledger_meta` checks, read snapshots),
+//! `location.rs` ([`Location`], the trust rule), `partition.rs` (the typed partition
+//! input, [`PartitionInput`]), [`packets`] (one typed model per packet, and the reports
+//! they are filled from); [`sqlite`] and [`postgres`]; [`engine`]; [`validate`] (the
+//! readback of a ledger projection), [`input`] (the append input reader) and [`view`].
 //!
 //! Storage model (the same tables in both backends):
 //! * `ledger_meta`: `ledger_schema_version` (see [`LEDGER_SCHEMA_VERSION`]);

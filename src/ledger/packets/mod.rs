@@ -10,7 +10,10 @@
 //! proposals) keeps the reducer's bytes: it is held as the values the reducer's typed
 //! printer makes, and described by LoopX's schema types where [`crate::schema`]
 //! instantiates the packets. The export lines are LoopX's `memory_utility_observation_v0`
-//! packets, printed from the observation. Pure: every value comes in as an argument.
+//! packets, printed from the observation. The markdown views ([`crate::output`]) and the
+//! projection's readback ([`super::validate`], which also checks packets given to
+//! `utility-validate`) read the printed value, as they do every packet; a test holds the
+//! readback's key list to the typed packet's. Pure: every value comes in as an argument.
 
 mod append;
 mod export;
