@@ -299,33 +299,6 @@ fn split(text: &str) -> Vec<String> {
 }
 
 impl DeliveryRow {
-    /// The row of a validated observation.
-    pub fn from_observation(
-        observation: &Observation,
-        seq: i64,
-        batch_id: i64,
-        partition_id: i64,
-    ) -> DeliveryRow {
-        DeliveryRow {
-            seq,
-            batch_id,
-            partition_id,
-            observation_id: observation.observation_id.to_string(),
-            application_receipt_id: observation.application_receipt_id.to_string(),
-            memory_ref_digests: join(&observation.memory_ref_digests),
-            outcome_ref: observation.outcome_ref.to_string(),
-            utility_label: observation.utility_label.as_str().to_owned(),
-            attribution_level: observation.attribution_level.as_str().to_owned(),
-            evidence_basis: observation.evidence_basis.as_str().to_owned(),
-            confidence: observation.confidence,
-            reason_codes: join(&observation.reason_codes),
-            evidence_refs: join(&observation.evidence_refs),
-            evaluator_ref: observation.evaluator_ref.to_string(),
-            evaluation_version: observation.evaluation_version.to_string(),
-            created_at: observation.created_at.to_string(),
-        }
-    }
-
     /// The row of a validated observation, taking its strings (what is left of the
     /// observation is for the caller to drop, possibly on another thread).
     pub fn take_from(

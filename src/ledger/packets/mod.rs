@@ -39,14 +39,8 @@ pub use projection::{
 };
 pub use verify::{LedgerVerifyPacket, VerifyReport, VerifyStatus};
 
-/// Schema version of the append receipt.
-pub const APPEND_SCHEMA_VERSION: &str = AppendVersion::VALUE;
 /// Schema version of the paged projection printed beyond the v0 caps.
 pub const PROJECTION_SCHEMA_VERSION: &str = LedgerProjectionVersion::VALUE;
-/// Schema version of the subject look-up.
-pub const SUBJECT_SCHEMA_VERSION: &str = LedgerSubjectVersion::VALUE;
-/// Schema version of the verify report.
-pub const VERIFY_SCHEMA_VERSION: &str = LedgerVerifyVersion::VALUE;
 /// The reducer of ledger packets: the v0 subject rules, uncapped exact counters, history
 /// bounded per subject, subjects paged in `subject_id` order.
 pub const LEDGER_REDUCER_VERSION: &str = LedgerReducerVersion::VALUE;
