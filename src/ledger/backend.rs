@@ -1,6 +1,6 @@
 //! The [`LedgerBackend`] trait both storage backends implement, and what they share
-//! beyond it: the checks of the `ledger_meta` rows every ledger carries, and the merge of
-//! two key-ordered row streams that `verify` reads.
+//! beyond it: the checks of the `ledger_meta` rows every ledger carries, one read
+//! snapshot around a read, and the merges of the key-ordered row streams `verify` reads.
 
 use super::error::{LedgerError, LedgerResult};
 use super::rows::{

@@ -1,6 +1,7 @@
 //! The rows both backends store and read: partition keys and counters, deliveries,
-//! observation aggregates, subjects, batches and conflicts, and the order-key texts
-//! that make text order equal the reducer's order.
+//! observation aggregates, subjects, batches and conflicts, the order-key texts that
+//! make text order equal the reducer's order, the column lists of the rows both
+//! backends' tables share, and the storage schema version.
 //!
 //! Backend-neutral: each backend encodes these rows in its own columns ([`super::sqlite`],
 //! [`super::postgres`]); what a row means, and how a delivery row turns back into the
