@@ -374,7 +374,7 @@ fn project(r: &LedgerProjectRequest, ctx: &Context) -> Result<Outcome, Error> {
     let packet = match engine::project(opened.backend.as_mut(), &context, paging.as_ref())? {
         Projected::V0(packet) => packet,
         Projected::Page(page) => {
-            let packet = packets::to_value(&*page)?;
+            let packet = page.into_value()?;
             crate::ledger::validate::validate_ledger_projection(&packet).map_err(|e| {
                 LedgerError::Storage(format!("ledger projection failed its readback: {e}"))
             })?;
@@ -403,7 +403,7 @@ fn subject(r: &LedgerSubjectRequest, ctx: &Context) -> Result<Outcome, Error> {
     })?;
     let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let packet = engine::subjects(opened.backend.as_mut(), &context, &digests)?;
-    Ok(Outcome::success(packets::to_value(&packet)?).with_notes(opened.notes))
+    Ok(Outcome::success(packet.into_value()?).with_notes(opened.notes))
 }
 
 fn export(r: &LedgerExportRequest, ctx: &Context) -> Result<Outcome, Error> {

@@ -45,7 +45,7 @@ impl Projected {
     pub fn into_value(self) -> LedgerResult<Value> {
         match self {
             Projected::V0(value) => Ok(value),
-            Projected::Page(page) => packets::to_value(&*page),
+            Projected::Page(page) => page.into_value(),
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::wire::keys;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 use super::super::rows::{BatchRow, LEDGER_SCHEMA_VERSION};
-use super::names::{AppendVersion, BackendName};
+use super::base::{AppendVersion, BackendName};
 
 /// One refused delivery of an append.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -182,7 +182,8 @@ mod tests {
             high_water: 0,
             backend: "sqlite",
         };
-        let receipt = super::super::to_value(&AppendReceipt::new(&report)).expect("printable");
+        let receipt =
+            super::super::base::to_value(&AppendReceipt::new(&report)).expect("printable");
         let error = receipt
             .get("refusals")
             .and_then(Value::as_array)

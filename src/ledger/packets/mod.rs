@@ -16,23 +16,17 @@
 //! readback's key list to the typed packet's. Pure: every value comes in as an argument.
 
 mod append;
+mod base;
 mod export;
-mod names;
 mod projection;
 mod verify;
 
-use serde::Serialize;
-
-use crate::wire::json::{self, Value};
-
-use super::error::{LedgerError, LedgerResult};
-
 pub use append::{AppendReceipt, AppendReport, AppendStatus, Refusal, append_status};
-pub use export::{SALVAGE_RANGES, SalvageReport, salvage_summary};
-pub use names::{
+pub use base::{
     AppendVersion, LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion,
-    LedgerVerifyVersion, ledger_identity,
+    LedgerVerifyVersion, ledger_identity, to_value,
 };
+pub use export::{SALVAGE_RANGES, SalvageReport, salvage_summary};
 pub use projection::{
     LedgerProjectionPacket, LedgerProjectionStatus, LedgerSubjectPacket, Page, StoredSubject,
     SubjectStatus, SubjectWithHistory,
@@ -48,10 +42,3 @@ pub const LEDGER_REDUCER_VERSION: &str = LedgerReducerVersion::VALUE;
 pub const MAX_REFUSALS: usize = 64;
 /// Largest page of the ledger projection (and its default).
 pub const MAX_PAGE: usize = 128;
-
-/// A typed packet as the ordered value the output layer prints (field order = key order;
-/// integers and floats keep their type and value).
-pub fn to_value<T: Serialize>(packet: &T) -> LedgerResult<Value> {
-    json::to_value(packet)
-        .map_err(|e| LedgerError::Storage(format!("the packet cannot be printed: {e}")))
-}

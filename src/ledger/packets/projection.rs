@@ -17,9 +17,10 @@ use crate::utility::reducer::{MAX_REJECTIONS, ReducerContext, SubjectState};
 use crate::wire::json::Value;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
+use super::super::error::LedgerResult;
 use super::super::rows::{Counters, HISTORY_PER_SUBJECT};
-use super::names::{
-    LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion, ledger_identity,
+use super::base::{
+    LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion, ledger_identity, to_value,
 };
 
 /// A stored subject as the engine read it: the reducer's state, its latest history
@@ -41,6 +42,25 @@ pub struct SubjectWithHistory {
     pub observation_history: Vec<Value>,
     /// True when the subject has more observations than its history shows.
     pub observation_history_truncated: bool,
+}
+
+impl SubjectWithHistory {
+    /// The subject as printed, built by moving its parts in: the same value as
+    /// [`to_value`] of it, without copying the history.
+    pub fn into_value(self) -> Value {
+        let mut value = self.subject;
+        if let Value::Object(map) = &mut value {
+            map.insert(
+                "observation_history",
+                Value::Array(self.observation_history.into_boxed_slice()),
+            );
+            map.insert(
+                "observation_history_truncated",
+                self.observation_history_truncated,
+            );
+        }
+        value
+    }
 }
 
 impl From<StoredSubject> for SubjectWithHistory {
@@ -206,6 +226,36 @@ impl LedgerProjectionPacket {
     }
 }
 
+impl LedgerProjectionPacket {
+    /// The packet as printed, its subjects, conflict records and review proposals moved
+    /// in rather than copied: the same value as [`to_value`] of it (a page holds
+    /// up to 128 subjects with 16 history entries each).
+    pub fn into_value(mut self) -> LedgerResult<Value> {
+        let subjects = std::mem::take(&mut self.subjects);
+        let rejections = std::mem::take(&mut self.rejections);
+        let proposals = std::mem::take(&mut self.review_proposals);
+        let mut value = to_value(&self)?;
+        if let Value::Object(map) = &mut value {
+            map.insert("subjects", printed_subjects(subjects));
+            map.insert("rejections", Value::Array(rejections.into_boxed_slice()));
+            map.insert(
+                "review_proposals",
+                Value::Array(proposals.into_boxed_slice()),
+            );
+        }
+        Ok(value)
+    }
+}
+
+fn printed_subjects(subjects: Vec<SubjectWithHistory>) -> Value {
+    Value::Array(
+        subjects
+            .into_iter()
+            .map(SubjectWithHistory::into_value)
+            .collect(),
+    )
+}
+
 /// `found` or `not_found`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -277,5 +327,105 @@ impl LedgerSubjectPacket {
             external_writes_performed: AlwaysFalse,
             raw_content_captured: AlwaysFalse,
         }
+    }
+}
+
+impl LedgerSubjectPacket {
+    /// The packet as printed, its subjects moved in rather than copied: the same value as
+    /// [`to_value`] of it.
+    pub fn into_value(mut self) -> LedgerResult<Value> {
+        let subjects = std::mem::take(&mut self.subjects);
+        let mut value = to_value(&self)?;
+        if let Value::Object(map) = &mut value {
+            map.insert("subjects", printed_subjects(subjects));
+        }
+        Ok(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::utility::observation::AttributionLevel;
+    use crate::utility::reducer;
+    use crate::utility::testkit::{self, Spec};
+
+    fn context() -> ReducerContext {
+        let input = testkit::context();
+        let field = |key: &str| input.get(key).cloned().unwrap_or(Value::Null);
+        ReducerContext::strict(
+            &field("scope"),
+            &field("retrieval_snapshot_ref"),
+            &field("policy_snapshot_ref"),
+            &Value::from(reducer::DEFAULT_REDUCER_VERSION),
+        )
+        .expect("valid context")
+    }
+
+    /// Two stored subjects: one reviewed (a harmful owner correction), one not.
+    fn stored() -> Vec<StoredSubject> {
+        [
+            ("harmful", "owner_correction"),
+            ("helpful", "evaluator_inference"),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (label, basis))| {
+            let observation = Spec::item(label, basis, 0.5, &format!("v{i}")).build();
+            let subject_id = reducer::subject_id(&observation);
+            let state = reducer::reduce_subject(
+                &subject_id,
+                AttributionLevel::Item,
+                &observation.memory_ref_digests,
+                &[&observation],
+            );
+            StoredSubject {
+                history: vec![reducer::history_entry(&observation, &subject_id)],
+                history_truncated: i == 1,
+                state,
+            }
+        })
+        .collect()
+    }
+
+    /// Moving the lists in builds exactly the value serde builds of the whole packet.
+    #[test]
+    fn a_packet_moved_into_its_value_is_the_packet_serialized() {
+        let counters = Counters {
+            deliveries: 3,
+            accepted: 2,
+            conflicting: 1,
+            rejected: 1,
+            subjects: 2,
+            item_subjects: 2,
+            ..Counters::default()
+        };
+        let page = Page {
+            limit: 2,
+            after: None,
+            returned: 2,
+            next_after: Some("mui_next".into()),
+        };
+        let conflict = Value::Object(crate::obj! { "observation_id" => "muo_x" });
+        let last = Some(("2026-08-15T00:00:00Z".to_owned(), "muo_y".to_owned()));
+        let packet = LedgerProjectionPacket::new(
+            &context(),
+            &counters,
+            page,
+            stored(),
+            vec![conflict],
+            last,
+        );
+        assert!(
+            !packet.review_proposals.is_empty(),
+            "a reviewed subject proposes"
+        );
+        let serialized = to_value(&packet).expect("printable");
+        assert_eq!(packet.into_value().expect("printable"), serialized);
+
+        let digests = vec![testkit::DIGEST_A.to_owned()];
+        let packet = LedgerSubjectPacket::new(&context(), &digests, Vec::new(), stored());
+        let serialized = to_value(&packet).expect("printable");
+        assert_eq!(packet.into_value().expect("printable"), serialized);
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 use super::super::rows::LEDGER_SCHEMA_VERSION;
-use super::names::{BackendName, LedgerVerifyVersion};
+use super::base::{BackendName, LedgerVerifyVersion};
 
 /// What verify found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,12 +1,17 @@
-//! The names ledger packets print: their schema versions and the ledger reducer's (each a
-//! constant type, [`crate::const_string`]), the backend names, and the ledger identity
-//! every ledger packet of a partition carries.
+//! What every ledger packet builds on: the names it prints (its schema version and the
+//! ledger reducer's, each a constant type, [`crate::const_string`]; the backend names),
+//! the ledger identity every packet of a partition carries, and [`to_value`], the typed
+//! packet as the value the output layer prints.
 
 use crate::const_string;
 use crate::obj;
 use crate::utility::reducer::ReducerContext;
 use crate::wire::digest;
-use crate::wire::json::Value;
+use serde::Serialize;
+
+use crate::wire::json::{self, Value};
+
+use super::super::error::{LedgerError, LedgerResult};
 
 const_string!(AppendVersion, "memory_utility_ledger_append_v0");
 const_string!(
@@ -43,4 +48,11 @@ pub fn ledger_identity(context: &ReducerContext, schema_version: &str) -> String
             "policy_snapshot_ref" => context.policy_snapshot_ref.as_str(),
         }),
     )
+}
+
+/// A typed packet as the ordered value the output layer prints (field order = key order;
+/// integers and floats keep their type and value).
+pub fn to_value<T: Serialize>(packet: &T) -> LedgerResult<Value> {
+    json::to_value(packet)
+        .map_err(|e| LedgerError::Storage(format!("the packet cannot be printed: {e}")))
 }
