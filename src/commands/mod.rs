@@ -161,7 +161,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::Apply(args) => apply::run(&(&args).into(), &ctx.with_route(&args.route)),
         Command::RankPrior(args) => rank_prior::run(&(&args).into(), &ctx.with_route(&args.route)),
         Command::RankEvaluate(args) => rank_evaluate::run(&(&args).into(), ctx),
-        Command::UtilityLedger(args) => utility_ledger::run(&args, ctx),
+        Command::UtilityLedger(args) => utility_ledger::run(&(&args).into(), ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
     }

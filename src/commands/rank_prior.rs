@@ -157,11 +157,8 @@ fn command_on(request: &RankPriorRequest, ctx: &Context, input: &Value) -> Resul
         )
         .into());
     }
-    let arg = crate::cli::LedgerLocationArg {
-        ledger: Some(location.clone()).filter(|l| !l.is_empty()),
-        runtime_root: None,
-    };
-    let mut opened = super::utility_ledger::open(&arg, ctx)?;
+    let explicit = Some(location.as_str()).filter(|l| !l.is_empty());
+    let mut opened = super::resolve::open_ledger(explicit, ctx)?;
     let parsed = RankPriorInput::from_value(input, UtilitySource::Ledger)?;
     let view = ledger_view::utility_view(
         opened.backend.as_mut(),

@@ -139,11 +139,11 @@ fn resolve_inputs(request: &RecallRequest, ctx: &Context) -> Result<Resolved, Er
             let (projection, ledger) = match (&request.projection, &request.ledger) {
                 (Some(projection), _) => (Some(read_object(ctx, projection, limit)?), None),
                 (None, Some(location)) => {
-                    let arg = crate::cli::LedgerLocationArg {
-                        ledger: Some(location.clone()).filter(|l| !l.is_empty()),
-                        runtime_root: None,
-                    };
-                    (None, Some(super::utility_ledger::open(&arg, ctx)?.backend))
+                    let explicit = Some(location.as_str()).filter(|l| !l.is_empty());
+                    (
+                        None,
+                        Some(super::resolve::open_ledger(explicit, ctx)?.backend),
+                    )
                 }
                 (None, None) => {
                     return Err(request_error(

@@ -1,21 +1,29 @@
 //! The resolve step of the shell: what a command needs from the global options and the
 //! environment before it calls a contract — the runtime root, the registry file (§1.5),
-//! the experiment route read from them, and the provider factory rooted there.
+//! the experiment route read from them, the provider factory rooted there, and the utility
+//! ledger's location, checked and opened.
 //!
 //! The file reads of the experiment route happen here, and so does the JSON parse of
 //! what they read; what the documents mean is [`crate::contract::experiment`]'s. It also
-//! names the `--input` file of a request ([`InputFile`]) and reads it.
+//! names the `--input` file of a request ([`InputFile`]) and reads it. A ledger location
+//! comes from `--ledger`, then `REWARD_MEMORY_LEDGER` (captured by [`crate::io`]), then
+//! `<runtime_root>/reward-memory/utility-ledger.sqlite3`; a SQLite ledger is checked by the
+//! trust rule ([`crate::ledger::check_sqlite_trust`]) as soon as its location is resolved,
+//! by every command that opens it (`utility-ledger`, `recall --ledger`, `rank-prior
+//! --ledger`).
 
 use std::path::PathBuf;
 
 use crate::contract::experiment::{self, ExperimentError, Resolution};
+use crate::error::Error;
 use crate::io::{self, InputError};
+use crate::ledger::{self, LedgerBackend, LedgerError, Location};
 use crate::provider::ProviderFactory as _;
 use crate::provider::{ContextProvider, DefaultFactory, ProviderConfig, ProviderError};
 use crate::wire::json::Map;
 use crate::wire::json::Value;
 
-use super::Context;
+use super::{Context, Notes};
 
 /// The runtime root: `--runtime-root` (with `~` expanded) or `~/.codex/loopx`.
 pub fn runtime_root(ctx: &Context) -> PathBuf {
@@ -128,4 +136,46 @@ pub fn build_provider(
     ctx: &Context,
 ) -> Result<Box<dyn ContextProvider>, ProviderError> {
     provider_factory(ctx).build(&ProviderConfig::from_binding(binding))
+}
+
+/// The ledger location of a command: `ledger` (a `--ledger` value), else
+/// `REWARD_MEMORY_LEDGER`, else the runtime root's SQLite file.
+pub fn ledger_location(ledger: Option<&str>, ctx: &Context) -> Result<Location, LedgerError> {
+    let expand = |p: &str| ctx.env.expand_user(p);
+    match ledger.or(ctx.env.ledger.as_deref()) {
+        Some(text) => Location::parse(text, expand),
+        None => Ok(Location::Sqlite(ledger::default_sqlite_path(
+            &runtime_root(ctx),
+        ))),
+    }
+}
+
+/// An opened ledger and the notes that name it (without credentials) for `--detail`.
+pub struct OpenedLedger {
+    pub backend: Box<dyn LedgerBackend>,
+    pub notes: Notes,
+}
+
+/// Opens the ledger of `ledger` (a `--ledger` value; else `REWARD_MEMORY_LEDGER`, else the
+/// runtime root's), after the trust rule: a SQLite ledger that is a link, another user's
+/// file or writable by others is refused with the path and the fix.
+pub fn open_ledger(ledger: Option<&str>, ctx: &Context) -> Result<OpenedLedger, Error> {
+    let location = ledger_location(ledger, ctx)?;
+    if let Location::Sqlite(path) = &location {
+        let default = ledger.is_none() && ctx.env.ledger.is_none();
+        let root = default.then(|| runtime_root(ctx));
+        ledger::check_sqlite_trust(path, root.as_deref())?;
+    }
+    let notes = Notes {
+        ledger: Some(format!(
+            "{} ({})",
+            location.public_display(),
+            location.backend_name()
+        )),
+        ..Notes::default()
+    };
+    Ok(OpenedLedger {
+        backend: ledger::open(&location, &ctx.env.pg)?,
+        notes,
+    })
 }

@@ -1,116 +1,292 @@
-//! `utility-ledger`: the resolve step of its leaves (ledger location, partition, input)
-//! and one handler per leaf (`append`, `project`, `subject`, `export`, `verify`) over
-//! [`crate::ledger`].
+//! `utility-ledger`: one handler per leaf (`append`, `project`, `subject`, `export`,
+//! `verify`) over [`crate::ledger`], each taking a plain typed request
+//! ([`LedgerRequest`]: what the command line says, or what another front end such as the
+//! planned MCP server sends), converted from the clap arguments here.
 //!
-//! The location comes from `--ledger`, then `REWARD_MEMORY_LEDGER` (captured by
-//! [`crate::io`]), then `<runtime_root>/reward-memory/utility-ledger.sqlite3`. A SQLite
-//! ledger is checked by the trust rule ([`crate::ledger::check_sqlite_trust`]) as soon as its
-//! location is resolved, by every command that opens it (`recall --ledger` and
-//! `rank-prior --ledger` included). Files and standard streams are reached only through
-//! [`crate::io`].
+//! A handler resolves first, then calls the ledger: the partition input is read
+//! (through [`crate::io`]) and parsed into a [`PartitionInput`], the ledger location
+//! resolved and opened ([`super::resolve::open_ledger`]: `--ledger`, then
+//! `REWARD_MEMORY_LEDGER`, then `<runtime_root>/reward-memory/utility-ledger.sqlite3`,
+//! with the trust rule for a SQLite file). Ledger failures convert into
+//! [`crate::error::Error`] through `#[from]`.
+
+use std::path::PathBuf;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
 
 use crate::cli::{
-    LedgerAppendArgs, LedgerCommand, LedgerExportArgs, LedgerLocationArg, LedgerProjectArgs,
-    LedgerSubjectArgs, LedgerVerifyArgs, PartitionArgs, RouteArgs, UtilityLedgerArgs,
+    DEFAULT_MAX_INPUT_BYTES, LedgerAppendArgs, LedgerCommand, LedgerExportArgs, LedgerLocationArg,
+    LedgerProjectArgs, LedgerSubjectArgs, LedgerVerifyArgs, PartitionArgs, RouteArgs,
+    UtilityLedgerArgs,
 };
-use crate::error::Error;
+use crate::error::{Error, Exit};
 use crate::io;
+use crate::ledger::engine::{self, Paging, Projected};
+use crate::ledger::packets::{self, AppendReceipt, LedgerVerifyPacket, MAX_PAGE, salvage_summary};
+use crate::ledger::{LedgerError, PartitionInput, PartitionKey, check_public_safe};
 use crate::utility::observation::memory_ref_digests;
-use crate::utility::reducer::{self, ReducerContext};
-use crate::wire::credential;
-use crate::wire::json::{Map, Value};
-use crate::wire::keys;
-use crate::wire::pyfmt;
+use crate::utility::reducer::ReducerContext;
+use crate::wire::json::Value;
 
-use crate::ledger::engine::{self, Paging};
-use crate::ledger::packets::{self, MAX_PAGE};
-use crate::ledger::{LedgerError, Location, PartitionKey};
+use super::resolve::open_ledger;
+use super::{Context, Outcome};
 
-use super::{Context, Notes, Outcome};
+/// Where a ledger command reads or writes: a `--ledger` location (a SQLite file or a
+/// `postgres://` URL) and the runtime root of the default one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerLocation {
+    #[serde(default)]
+    pub ledger: Option<String>,
+    /// Wins over the runtime root of the context.
+    #[serde(default)]
+    pub runtime_root: Option<PathBuf>,
+}
 
-/// Runs one `utility-ledger` subcommand. A `--runtime-root` given after the leaf wins
-/// over the one given before `utility-ledger`.
-pub fn run(args: &UtilityLedgerArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let location = match &args.command {
-        LedgerCommand::Append(a) => &a.location,
-        LedgerCommand::Project(a) => &a.location,
-        LedgerCommand::Subject(a) => &a.location,
-        LedgerCommand::Export(a) => &a.location,
-        LedgerCommand::Verify(a) => &a.location,
-    };
+/// The partition a ledger read names: an input file holding a
+/// `memory_utility_ledger_partition_input` object (`-`: standard input), or the six ids,
+/// with the reducer version.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionRequest {
+    #[serde(default)]
+    pub input: Option<String>,
+    /// Largest input file read, in bytes.
+    #[serde(default = "default_max_input_bytes")]
+    pub max_input_bytes: u64,
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    #[serde(default)]
+    pub project_id: Option<String>,
+    #[serde(default)]
+    pub corpus_id: Option<String>,
+    #[serde(default)]
+    pub surface_id: Option<String>,
+    #[serde(default)]
+    pub retrieval_snapshot_ref: Option<String>,
+    #[serde(default)]
+    pub policy_snapshot_ref: Option<String>,
+    #[serde(default)]
+    pub reducer_version: Option<String>,
+}
+
+fn default_max_input_bytes() -> u64 {
+    DEFAULT_MAX_INPUT_BYTES
+}
+
+impl Default for PartitionRequest {
+    fn default() -> PartitionRequest {
+        PartitionRequest {
+            input: None,
+            max_input_bytes: DEFAULT_MAX_INPUT_BYTES,
+            agent_id: None,
+            project_id: None,
+            corpus_id: None,
+            surface_id: None,
+            retrieval_snapshot_ref: None,
+            policy_snapshot_ref: None,
+            reducer_version: None,
+        }
+    }
+}
+
+/// `append`: the observations of `input` (a file, `-` for standard input) as one batch.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerAppendRequest {
+    pub input: String,
+    #[serde(default)]
+    pub location: LedgerLocation,
+}
+
+/// `project`: one partition, the v0 packet within the caps, else (or with `limit` or
+/// `after`) a page of the ledger projection.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerProjectRequest {
+    #[serde(default)]
+    pub partition: PartitionRequest,
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub location: LedgerLocation,
+}
+
+/// `subject`: the subjects of one partition that contain the given digests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerSubjectRequest {
+    #[serde(default)]
+    pub partition: PartitionRequest,
+    #[serde(default)]
+    pub memory_ref_digests: Vec<String>,
+    #[serde(default)]
+    pub location: LedgerLocation,
+}
+
+/// `export`: every delivery (of one partition, or all after a sequence) as JSON Lines
+/// on standard output; `salvage` reads a damaged SQLite file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerExportRequest {
+    #[serde(default)]
+    pub partition: PartitionRequest,
+    #[serde(default)]
+    pub after_sequence: Option<i64>,
+    #[serde(default)]
+    pub salvage: bool,
+    #[serde(default)]
+    pub location: LedgerLocation,
+}
+
+/// `verify`: every materialized state recomputed from the deliveries and compared.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerVerifyRequest {
+    #[serde(default)]
+    pub location: LedgerLocation,
+}
+
+/// One `utility-ledger` request.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LedgerRequest {
+    Append(LedgerAppendRequest),
+    Project(LedgerProjectRequest),
+    Subject(LedgerSubjectRequest),
+    Export(LedgerExportRequest),
+    Verify(LedgerVerifyRequest),
+}
+
+impl LedgerRequest {
+    /// Where the request's ledger is.
+    pub fn location(&self) -> &LedgerLocation {
+        match self {
+            LedgerRequest::Append(r) => &r.location,
+            LedgerRequest::Project(r) => &r.location,
+            LedgerRequest::Subject(r) => &r.location,
+            LedgerRequest::Export(r) => &r.location,
+            LedgerRequest::Verify(r) => &r.location,
+        }
+    }
+}
+
+impl From<&LedgerLocationArg> for LedgerLocation {
+    fn from(arg: &LedgerLocationArg) -> LedgerLocation {
+        LedgerLocation {
+            ledger: arg.ledger.clone(),
+            runtime_root: arg.runtime_root.clone(),
+        }
+    }
+}
+
+impl From<&PartitionArgs> for PartitionRequest {
+    fn from(p: &PartitionArgs) -> PartitionRequest {
+        PartitionRequest {
+            input: p.input.clone(),
+            max_input_bytes: p.input_limit.max_input_bytes,
+            agent_id: p.agent_id.clone(),
+            project_id: p.project_id.clone(),
+            corpus_id: p.corpus_id.clone(),
+            surface_id: p.surface_id.clone(),
+            retrieval_snapshot_ref: p.retrieval_snapshot_ref.clone(),
+            policy_snapshot_ref: p.policy_snapshot_ref.clone(),
+            reducer_version: p.reducer_version.clone(),
+        }
+    }
+}
+
+impl From<&LedgerAppendArgs> for LedgerAppendRequest {
+    fn from(a: &LedgerAppendArgs) -> LedgerAppendRequest {
+        LedgerAppendRequest {
+            input: a.input.clone(),
+            location: (&a.location).into(),
+        }
+    }
+}
+
+impl From<&LedgerProjectArgs> for LedgerProjectRequest {
+    fn from(a: &LedgerProjectArgs) -> LedgerProjectRequest {
+        LedgerProjectRequest {
+            partition: (&a.partition).into(),
+            limit: a.limit,
+            after: a.after.clone(),
+            location: (&a.location).into(),
+        }
+    }
+}
+
+impl From<&LedgerSubjectArgs> for LedgerSubjectRequest {
+    fn from(a: &LedgerSubjectArgs) -> LedgerSubjectRequest {
+        LedgerSubjectRequest {
+            partition: (&a.partition).into(),
+            memory_ref_digests: a.memory_ref_digest.clone(),
+            location: (&a.location).into(),
+        }
+    }
+}
+
+impl From<&LedgerExportArgs> for LedgerExportRequest {
+    fn from(a: &LedgerExportArgs) -> LedgerExportRequest {
+        LedgerExportRequest {
+            partition: (&a.partition).into(),
+            after_sequence: a.after_sequence,
+            salvage: a.salvage,
+            location: (&a.location).into(),
+        }
+    }
+}
+
+impl From<&LedgerVerifyArgs> for LedgerVerifyRequest {
+    fn from(a: &LedgerVerifyArgs) -> LedgerVerifyRequest {
+        LedgerVerifyRequest {
+            location: (&a.location).into(),
+        }
+    }
+}
+
+impl From<&UtilityLedgerArgs> for LedgerRequest {
+    fn from(args: &UtilityLedgerArgs) -> LedgerRequest {
+        match &args.command {
+            LedgerCommand::Append(a) => LedgerRequest::Append(a.into()),
+            LedgerCommand::Project(a) => LedgerRequest::Project(a.into()),
+            LedgerCommand::Subject(a) => LedgerRequest::Subject(a.into()),
+            LedgerCommand::Export(a) => LedgerRequest::Export(a.into()),
+            LedgerCommand::Verify(a) => LedgerRequest::Verify(a.into()),
+        }
+    }
+}
+
+/// Runs one `utility-ledger` request. The request's runtime root (`--runtime-root` after
+/// the leaf) wins over the context's (given before `utility-ledger`).
+pub fn run(request: &LedgerRequest, ctx: &Context) -> Result<Outcome, Error> {
     let ctx = &ctx.with_route(&RouteArgs {
         registry: None,
-        runtime_root: location.runtime_root.clone(),
+        runtime_root: request.location().runtime_root.clone(),
     });
-    match &args.command {
-        LedgerCommand::Append(a) => append(a, ctx),
-        LedgerCommand::Project(a) => project(a, ctx),
-        LedgerCommand::Subject(a) => subject(a, ctx),
-        LedgerCommand::Export(a) => export(a, ctx),
-        LedgerCommand::Verify(a) => verify(a, ctx),
+    match request {
+        LedgerRequest::Append(r) => append(r, ctx),
+        LedgerRequest::Project(r) => project(r, ctx),
+        LedgerRequest::Subject(r) => subject(r, ctx),
+        LedgerRequest::Export(r) => export(r, ctx),
+        LedgerRequest::Verify(r) => verify(r, ctx),
     }
-}
-
-/// The ledger location of a command.
-pub fn location(ledger: Option<&str>, ctx: &Context) -> Result<Location, LedgerError> {
-    let expand = |p: &str| ctx.env.expand_user(p);
-    match ledger.or(ctx.env.ledger.as_deref()) {
-        Some(text) => Location::parse(text, expand),
-        None => Ok(Location::Sqlite(crate::ledger::default_sqlite_path(
-            &super::resolve::runtime_root(ctx),
-        ))),
-    }
-}
-
-/// An opened ledger and the notes that name it (without credentials) for `--detail`.
-pub struct Opened {
-    pub backend: Box<dyn crate::ledger::LedgerBackend>,
-    pub notes: Notes,
-}
-
-/// Opens the ledger of `--ledger` (else `REWARD_MEMORY_LEDGER`, else the runtime root's),
-/// after the trust rule: a SQLite ledger that is a link, another user's file or writable
-/// by others is refused with the path and the fix.
-pub fn open(arg: &LedgerLocationArg, ctx: &Context) -> Result<Opened, Error> {
-    let location = location(arg.ledger.as_deref(), ctx)?;
-    if let Location::Sqlite(path) = &location {
-        let default = arg.ledger.is_none() && ctx.env.ledger.is_none();
-        let root = default.then(|| super::resolve::runtime_root(ctx));
-        crate::ledger::check_sqlite_trust(path, root.as_deref())?;
-    }
-    let notes = Notes {
-        ledger: Some(format!(
-            "{} ({})",
-            location.public_display(),
-            location.backend_name()
-        )),
-        ..Notes::default()
-    };
-    Ok(Opened {
-        backend: crate::ledger::open(&location, &ctx.env.pg)?,
-        notes,
-    })
 }
 
 fn request(message: impl Into<String>) -> Error {
     Error::from(LedgerError::Request(message.into()))
 }
 
-fn append(args: &LedgerAppendArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let reader = io::open_input_stream(&ctx.env, &args.input)?;
-    let mut opened = open(&args.location, ctx)?;
+fn append(r: &LedgerAppendRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let reader = io::open_input_stream(&ctx.env, &r.input)?;
+    let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let mut records = crate::ledger::input::records(reader);
     let report = engine::append(opened.backend.as_mut(), &mut records)?;
-    Ok(Outcome::by_ok(packets::append_receipt(&report)).with_notes(opened.notes))
-}
-
-/// The partition and reducer version a command names, before strict validation: the raw
-/// values `utility-project` would receive.
-struct RawContext {
-    scope: Value,
-    retrieval_snapshot_ref: Value,
-    policy_snapshot_ref: Value,
-    reducer_version: Value,
+    let receipt = packets::to_value(&AppendReceipt::new(&report))?;
+    Ok(Outcome::by_ok(receipt).with_notes(opened.notes))
 }
 
 const PARTITION_FLAGS: [&str; 6] = [
@@ -122,78 +298,30 @@ const PARTITION_FLAGS: [&str; 6] = [
     "--policy-snapshot-ref",
 ];
 
-fn flag_values(p: &PartitionArgs) -> [Option<&String>; 6] {
-    [
-        p.agent_id.as_ref(),
-        p.project_id.as_ref(),
-        p.corpus_id.as_ref(),
-        p.surface_id.as_ref(),
-        p.retrieval_snapshot_ref.as_ref(),
-        p.policy_snapshot_ref.as_ref(),
-    ]
-}
+const NAME_THE_PARTITION: &str = "name the partition with --input FILE or the six flags --agent-id, --project-id, \
+     --corpus-id, --surface-id, --retrieval-snapshot-ref, --policy-snapshot-ref";
 
-/// The partition of `--input` or the six flags; `None` when neither was given.
-fn raw_context(p: &PartitionArgs, ctx: &Context) -> Result<Option<RawContext>, Error> {
-    let values = flag_values(p);
+/// The partition of the input file or the six ids, before the strict rules of a context;
+/// `None` when neither was given.
+fn partition(p: &PartitionRequest, ctx: &Context) -> Result<Option<PartitionInput>, Error> {
     if let Some(input) = &p.input {
-        let value = io::read_input_object(&ctx.env, input, p.input_limit.max_input_bytes)?;
-        let empty = Map::new();
-        let map = value.as_object().unwrap_or(&empty);
-        let required = ["scope", "retrieval_snapshot_ref", "policy_snapshot_ref"];
-        let missing: Vec<&str> = required
-            .iter()
-            .copied()
-            .filter(|k| !map.contains_key(k))
-            .collect();
-        if !missing.is_empty() {
-            return Err(request(format!(
-                "ledger partition input is missing: {}",
-                keys::list(missing)
-            )));
-        }
-        let extra: Vec<&str> = map
-            .keys()
-            .filter(|k| !required.contains(k) && *k != "reducer_version")
-            .collect();
-        if !extra.is_empty() {
-            return Err(request(format!(
-                "ledger partition input contains unsupported fields: {}",
-                keys::list(extra)
-            )));
-        }
-        let get = |k: &str| map.get(k).cloned().unwrap_or(Value::Null);
-        if get("scope").as_object().is_none() {
-            return Err(request("scope must be an object"));
-        }
-        if get("retrieval_snapshot_ref").as_str().is_none() {
-            return Err(request("retrieval_snapshot_ref must be a string"));
-        }
-        if get("policy_snapshot_ref").as_str().is_none() {
-            return Err(request("policy_snapshot_ref must be a string"));
-        }
-        let reducer_version = match map.get("reducer_version") {
-            None => Value::from(reducer::DEFAULT_REDUCER_VERSION),
-            Some(v @ Value::Str(s)) if !pyfmt::py_strip(s).is_empty() => v.clone(),
-            Some(_) => {
-                return Err(request(
-                    "reducer_version must be a non-empty string when provided",
-                ));
-            }
-        };
-        return Ok(Some(RawContext {
-            scope: get("scope"),
-            retrieval_snapshot_ref: get("retrieval_snapshot_ref"),
-            policy_snapshot_ref: get("policy_snapshot_ref"),
-            reducer_version,
-        }));
+        let value = io::read_input_object(&ctx.env, input, p.max_input_bytes)?;
+        return Ok(Some(PartitionInput::from_value(&value)?));
     }
-    if values.iter().all(Option::is_none) {
+    let ids = [
+        p.agent_id.as_deref(),
+        p.project_id.as_deref(),
+        p.corpus_id.as_deref(),
+        p.surface_id.as_deref(),
+        p.retrieval_snapshot_ref.as_deref(),
+        p.policy_snapshot_ref.as_deref(),
+    ];
+    if ids.iter().all(Option::is_none) {
         return Ok(None);
     }
     let missing: Vec<&str> = PARTITION_FLAGS
         .iter()
-        .zip(values)
+        .zip(ids)
         .filter(|(_, v)| v.is_none())
         .map(|(f, _)| *f)
         .collect();
@@ -203,121 +331,66 @@ fn raw_context(p: &PartitionArgs, ctx: &Context) -> Result<Option<RawContext>, E
             missing.join(", ")
         )));
     }
-    let text = |v: Option<&String>| Value::from(v.map(String::as_str).unwrap_or_default());
-    let reducer_version = match &p.reducer_version {
-        None => Value::from(reducer::DEFAULT_REDUCER_VERSION),
-        Some(s) if !pyfmt::py_strip(s).is_empty() => Value::from(s.as_str()),
-        Some(_) => {
-            return Err(request(
-                "reducer_version must be a non-empty string when provided",
-            ));
-        }
+    let ids = ids.map(Option::unwrap_or_default);
+    Ok(Some(PartitionInput::from_ids(
+        ids,
+        p.reducer_version.as_deref(),
+    )?))
+}
+
+/// The strictly valid, public-safe context of a partition the request must name.
+fn required_context(p: &PartitionRequest, ctx: &Context) -> Result<ReducerContext, Error> {
+    let Some(input) = partition(p, ctx)? else {
+        return Err(request(NAME_THE_PARTITION));
     };
-    Ok(Some(RawContext {
-        scope: Value::Object(crate::obj! {
-            "agent_id" => text(values[0]),
-            "project_id" => text(values[1]),
-            "corpus_id" => text(values[2]),
-            "surface_id" => text(values[3]),
-        }),
-        retrieval_snapshot_ref: text(values[4]),
-        policy_snapshot_ref: text(values[5]),
-        reducer_version,
-    }))
-}
-
-fn strict(raw: &RawContext) -> Result<ReducerContext, crate::wire::text::FieldError> {
-    ReducerContext::strict(
-        &raw.scope,
-        &raw.retrieval_snapshot_ref,
-        &raw.policy_snapshot_ref,
-        &raw.reducer_version,
-    )
-}
-
-/// This port's stricter public-safe rule ([`credential`]) on a valid partition: the
-/// ledger's packets are ours.
-fn credential_free(context: &ReducerContext) -> Result<(), Error> {
-    let check = |text: &str, label: &str| credential::check(text, label).map_err(|e| request(e.0));
-    context
-        .scope
-        .credential_free("scope")
-        .map_err(|e| request(e.0))?;
-    check(&context.retrieval_snapshot_ref, "retrieval_snapshot_ref")?;
-    check(&context.policy_snapshot_ref, "policy_snapshot_ref")?;
-    check(&context.reducer_version, "reducer_version")
-}
-
-fn required_context(p: &PartitionArgs, ctx: &Context) -> Result<ReducerContext, Error> {
-    let Some(raw) = raw_context(p, ctx)? else {
-        return Err(request(
-            "name the partition with --input FILE or the six flags --agent-id, --project-id, \
-             --corpus-id, --surface-id, --retrieval-snapshot-ref, --policy-snapshot-ref",
-        ));
-    };
-    let context = strict(&raw).map_err(|e| request(e.0))?;
-    credential_free(&context)?;
+    let context = input.context().map_err(|e| request(e.0))?;
+    check_public_safe(&context)?;
     Ok(context)
 }
 
-fn project(args: &LedgerProjectArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let Some(raw) = raw_context(&args.partition, ctx)? else {
-        return Err(request(
-            "name the partition with --input FILE or the six flags --agent-id, --project-id, \
-             --corpus-id, --surface-id, --retrieval-snapshot-ref, --policy-snapshot-ref",
-        ));
+fn project(r: &LedgerProjectRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let Some(input) = partition(&r.partition, ctx)? else {
+        return Err(request(NAME_THE_PARTITION));
     };
-    let paging = if args.limit.is_some() || args.after.is_some() {
-        let limit = args.limit.unwrap_or(MAX_PAGE);
+    let paging = if r.limit.is_some() || r.after.is_some() {
+        let limit = r.limit.unwrap_or(MAX_PAGE);
         if !(1..=MAX_PAGE).contains(&limit) {
             return Err(request(format!("--limit must be between 1 and {MAX_PAGE}")));
         }
         Some(Paging {
             limit,
-            after: args.after.clone(),
+            after: r.after.clone(),
         })
     } else {
         None
     };
-    let context = match strict(&raw) {
-        Ok(context) => context,
-        Err(_) => {
-            // No partition can match an invalid context: print exactly what
-            // `utility-project` prints for it (a rejected packet, exit 2).
-            let packet = reducer::reduce(&reducer::ProjectionRequest {
-                observations: &[],
-                scope: &raw.scope,
-                retrieval_snapshot_ref: &raw.retrieval_snapshot_ref,
-                policy_snapshot_ref: &raw.policy_snapshot_ref,
-                reducer_version: &raw.reducer_version,
-                previous_projection: None,
-            })
-            .map_err(Error::from)?;
-            return Ok(Outcome::by_ok(packet));
+    let Ok(context) = input.context() else {
+        // No partition can match an invalid context: print exactly what
+        // `utility-project` prints for it (a rejected packet, exit 2).
+        return Ok(Outcome::by_ok(input.empty_projection()?));
+    };
+    check_public_safe(&context)?;
+    let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
+    let packet = match engine::project(opened.backend.as_mut(), &context, paging.as_ref())? {
+        Projected::V0(packet) => packet,
+        Projected::Page(page) => {
+            let packet = page.into_value()?;
+            crate::ledger::validate::validate_ledger_projection(&packet).map_err(|e| {
+                LedgerError::Storage(format!("ledger projection failed its readback: {e}"))
+            })?;
+            packet
         }
     };
-    credential_free(&context)?;
-    let mut opened = open(&args.location, ctx)?;
-    let packet = engine::project(opened.backend.as_mut(), &context, paging.as_ref())?;
-    if packet.get("schema_version").and_then(Value::as_str)
-        == Some(packets::PROJECTION_SCHEMA_VERSION)
-    {
-        crate::ledger::validate::validate_ledger_projection(&packet).map_err(|e| {
-            Error::from(LedgerError::Storage(format!(
-                "ledger projection failed its readback: {e}"
-            )))
-        })?;
-    }
     Ok(Outcome::by_ok(packet).with_notes(opened.notes))
 }
 
-fn subject(args: &LedgerSubjectArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let context = required_context(&args.partition, ctx)?;
-    if args.memory_ref_digest.is_empty() {
+fn subject(r: &LedgerSubjectRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let context = required_context(&r.partition, ctx)?;
+    if r.memory_ref_digests.is_empty() {
         return Err(request("name at least one --memory-ref-digest"));
     }
     let list = Value::Array(
-        args.memory_ref_digest
+        r.memory_ref_digests
             .iter()
             .map(|d| Value::from(d.as_str()))
             .collect(),
@@ -328,59 +401,48 @@ fn subject(args: &LedgerSubjectArgs, ctx: &Context) -> Result<Outcome, Error> {
             "takes between 1 and 16 digests",
         ))
     })?;
-    let mut opened = open(&args.location, ctx)?;
+    let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let packet = engine::subjects(opened.backend.as_mut(), &context, &digests)?;
-    Ok(Outcome::success(packet).with_notes(opened.notes))
+    Ok(Outcome::success(packet.into_value()?).with_notes(opened.notes))
 }
 
-fn export(args: &LedgerExportArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let partition = match raw_context(&args.partition, ctx)? {
+fn export(r: &LedgerExportRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let partition = match partition(&r.partition, ctx)? {
         None => None,
-        Some(raw) => Some(engine::partition_key(
-            &strict(&raw).map_err(|e| request(e.0))?,
+        Some(input) => Some(PartitionKey::of_context(
+            &input.context().map_err(|e| request(e.0))?,
         )),
     };
-    if partition.is_some() && args.after_sequence.is_some() {
+    if partition.is_some() && r.after_sequence.is_some() {
         return Err(request(
             "--after-sequence applies to a whole-ledger export, not to one partition",
         ));
     }
-    if partition.is_some() && args.salvage {
+    if partition.is_some() && r.salvage {
         return Err(request(
             "--salvage exports the whole ledger: leave out the partition and filter its output",
         ));
     }
-    let mut opened = open(&args.location, ctx)?;
+    let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let mut out = io::StdoutStream::new();
-    if args.salvage {
-        let result = engine::salvage(
-            opened.backend.as_mut(),
-            args.after_sequence.unwrap_or(0),
-            &mut |line| {
-                out.write(line)
-                    .map_err(|e| LedgerError::Storage(format!("cannot write output: {}", e.kind())))
-            },
-        );
+    let mut write = |line: &str| {
+        out.write(line)
+            .map_err(|e| LedgerError::Storage(format!("cannot write output: {}", e.kind())))
+    };
+    let after = r.after_sequence.unwrap_or(0);
+    if r.salvage {
+        let result = engine::salvage(opened.backend.as_mut(), after, &mut write);
         let flushed = out.finish();
         let report = result?;
         flushed.map_err(Error::Output)?;
-        io::write_stderr_line(&format!(
-            "reward-memory: {}",
-            packets::salvage_summary(&report)
-        ));
-        return Ok(Outcome::new(
-            Value::Null,
-            crate::error::Exit::by_ok(report.complete()),
-        ));
+        io::write_stderr_line(&format!("reward-memory: {}", salvage_summary(&report)));
+        return Ok(Outcome::new(Value::Null, Exit::by_ok(report.complete())));
     }
     let result = engine::export(
         opened.backend.as_mut(),
-        partition.as_ref().map(|k: &PartitionKey| k),
-        args.after_sequence.unwrap_or(0),
-        &mut |line| {
-            out.write(line)
-                .map_err(|e| LedgerError::Storage(format!("cannot write output: {}", e.kind())))
-        },
+        partition.as_ref(),
+        after,
+        &mut write,
     );
     let flushed = out.finish();
     result?;
@@ -388,8 +450,9 @@ fn export(args: &LedgerExportArgs, ctx: &Context) -> Result<Outcome, Error> {
     Ok(Outcome::streamed())
 }
 
-fn verify(args: &LedgerVerifyArgs, ctx: &Context) -> Result<Outcome, Error> {
-    let mut opened = open(&args.location, ctx)?;
+fn verify(r: &LedgerVerifyRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let report = engine::verify(opened.backend.as_mut())?;
-    Ok(Outcome::by_ok(packets::verify_packet(&report)).with_notes(opened.notes))
+    let packet = packets::to_value(&LedgerVerifyPacket::new(&report))?;
+    Ok(Outcome::by_ok(packet).with_notes(opened.notes))
 }

@@ -14,6 +14,9 @@
 //! through [`stage_bytes`], in a private directory (0700, file 0600) under the runtime
 //! root's staging directory, never under `$TMPDIR`; [`clear_stale_staging`] removes what
 //! killed runs left there. The embedded store takes bytes directly and stages nothing.
+//!
+//! Our own files: [`trust`] decides which files under the runtime root are ours to
+//! trust, [`stat_record`] records a SQLite file's stat as our last writer left it.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -22,6 +25,7 @@ use crate::wire::json::{self, Value};
 use crate::wire::pyfmt;
 
 pub mod sessions;
+pub mod stat_record;
 pub mod trust;
 
 /// Failure to read or parse an input document; the text is the reference's.
@@ -52,7 +56,20 @@ pub struct Env {
     /// `REWARD_MEMORY_LEDGER`, when set and non-empty: the utility ledger location.
     pub ledger: Option<String>,
     /// The standard `PG*` variables, defaults for a PostgreSQL ledger URL.
-    pub pg: crate::ledger::postgres::PgEnv,
+    pub pg: PgEnv,
+}
+
+/// The standard libpq variables, captured at start-up: the defaults of a PostgreSQL
+/// ledger URL ([`crate::ledger::postgres::config`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PgEnv {
+    pub host: Option<String>,
+    pub port: Option<String>,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub dbname: Option<String>,
+    /// The login name, the last default for the user (as libpq does).
+    pub login: Option<String>,
 }
 
 impl Env {
@@ -67,7 +84,7 @@ impl Env {
             ledger: std::env::var("REWARD_MEMORY_LEDGER")
                 .ok()
                 .filter(|v| !v.is_empty()),
-            pg: crate::ledger::postgres::PgEnv {
+            pg: PgEnv {
                 host: var("PGHOST"),
                 port: var("PGPORT"),
                 user: var("PGUSER"),

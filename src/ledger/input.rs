@@ -14,7 +14,7 @@
 use std::io::{BufRead, Cursor, Read};
 
 use super::engine::Record;
-use super::{LedgerError, LedgerResult};
+use super::error::{LedgerError, LedgerResult};
 
 /// Largest accepted delivery, in bytes of JSON text.
 pub const MAX_RECORD_BYTES: usize = 1 << 20;

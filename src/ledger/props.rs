@@ -88,7 +88,9 @@ proptest! {
 
         let mut one = SqliteLedger::new(dir.path().join("one.sqlite3"));
         append_all(&mut one, &stream);
-        let got = engine::project(&mut one, &context, None).unwrap_or_else(|e| panic!("{e}"));
+        let got = engine::project(&mut one, &context, None)
+            .and_then(engine::Projected::into_value)
+            .unwrap_or_else(|e| panic!("{e}"));
         prop_assert_eq!(&json::to_pretty_line(&got), &expected);
 
         let mut many = SqliteLedger::new(dir.path().join("many.sqlite3"));
@@ -99,7 +101,9 @@ proptest! {
         for pair in bounds.windows(2) {
             append_all(&mut many, &stream[pair[0]..pair[1]]);
         }
-        let got = engine::project(&mut many, &context, None).unwrap_or_else(|e| panic!("{e}"));
+        let got = engine::project(&mut many, &context, None)
+            .and_then(engine::Projected::into_value)
+            .unwrap_or_else(|e| panic!("{e}"));
         prop_assert_eq!(&json::to_pretty_line(&got), &expected);
 
         for ledger in [&mut one, &mut many] {

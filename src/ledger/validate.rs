@@ -20,10 +20,10 @@ use crate::utility::validate::{
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
-use super::HISTORY_PER_SUBJECT;
 use super::packets::{
     LEDGER_REDUCER_VERSION, MAX_PAGE, PROJECTION_SCHEMA_VERSION, ledger_identity,
 };
+use super::rows::HISTORY_PER_SUBJECT;
 
 const FIELDS: [&str; 34] = [
     "ok",
@@ -405,4 +405,49 @@ fn validate_subject_history(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ledger::packets::{self, LedgerProjectionPacket, Page};
+    use crate::ledger::rows::Counters;
+    use crate::utility::testkit;
+
+    /// The validator and the typed packet are one description: it accepts exactly the
+    /// keys the packet prints, in the packet's order.
+    #[test]
+    fn the_readback_knows_exactly_the_keys_of_the_typed_packet() {
+        let input = testkit::context();
+        let field = |key: &str| input.get(key).cloned().unwrap_or(Value::Null);
+        let context = ReducerContext::strict(
+            &field("scope"),
+            &field("retrieval_snapshot_ref"),
+            &field("policy_snapshot_ref"),
+            &Value::from(reducer::DEFAULT_REDUCER_VERSION),
+        )
+        .expect("valid context");
+        let page = Page {
+            limit: 1,
+            after: None,
+            returned: 0,
+            next_after: None,
+        };
+        let packet = LedgerProjectionPacket::new(
+            &context,
+            &Counters::default(),
+            page,
+            Vec::new(),
+            Vec::new(),
+            None,
+        );
+        let value = packets::to_value(&packet).expect("printable");
+        let keys: Vec<&str> = value
+            .as_object()
+            .map(|m| m.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, FIELDS);
+        assert!(COUNTERS.iter().all(|k| FIELDS.contains(k)));
+        validate_ledger_projection(&value).expect("an empty page passes its readback");
+    }
 }

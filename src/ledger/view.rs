@@ -16,8 +16,10 @@ use crate::ranking::prior::{Partition, SubjectUtility, UtilityView};
 use crate::utility::observation::AttributionLevel;
 use crate::utility::reducer::{self, SubjectState};
 
+use super::backend::{LedgerBackend, with_read};
 use super::engine;
-use super::{LedgerBackend, LedgerError, LedgerResult, PartitionKey, SubjectKey, SubjectRow};
+use super::error::{LedgerError, LedgerResult};
+use super::rows::{PartitionKey, SubjectKey, SubjectRow};
 
 /// Item subjects looked up per storage round.
 const ROUND: usize = 512;
@@ -62,13 +64,11 @@ fn decode(row: &SubjectRow) -> LedgerResult<SubjectUtility> {
 /// Checks that the ledger exists and can be read, without reading any subject (so that
 /// a wrong location is refused before anything else runs).
 pub fn check_readable(backend: &mut dyn LedgerBackend, partition: &Partition) -> LedgerResult<()> {
-    backend.begin_read()?;
-    let result = backend
-        .find_partition(&partition_key(partition))
-        .map(|_| ());
-    let ended = backend.end_read();
-    result?;
-    ended
+    with_read(backend, |backend| {
+        backend
+            .find_partition(&partition_key(partition))
+            .map(|_| ())
+    })
 }
 
 /// The utility of `partition` for `digests`, from one read snapshot of the ledger: every
@@ -80,11 +80,9 @@ pub fn utility_view(
     partition: &Partition,
     digests: &[&str],
 ) -> Result<UtilityView, LedgerError> {
-    backend.begin_read()?;
-    let result = read_subjects(backend, partition, digests);
-    let ended = backend.end_read();
-    let subjects = result?;
-    ended?;
+    let subjects = with_read(backend, |backend| {
+        read_subjects(backend, partition, digests)
+    })?;
     UtilityView::new(partition.clone(), subjects.into_values())
         .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))
 }
@@ -199,6 +197,7 @@ mod tests {
             let context = stage2_context();
             let partition = partition_of(&context);
             let projection = engine::project(&mut ledger, &context, None)
+                .and_then(engine::Projected::into_value)
                 .unwrap_or_else(|e| panic!("project: {e}"));
             let from_projection = UtilityView::from_projection(&projection)
                 .unwrap_or_else(|e| panic!("view: {e}\n{}", json::to_pretty_line(&projection)));

@@ -3,10 +3,12 @@
 //! Our own packets and inputs are typed structs that the packets are built from (or the
 //! inputs parsed into) and that derive their schema: the rank prior's, the ranking
 //! evaluation's, `utility-validate`'s, `recall --input` and `apply --input` come from
-//! [`crate::ranking`], [`crate::utility`] and [`crate::recall`]. The packets of LoopX's
-//! contracts are built as ordered [`crate::wire::json::Value`]s so that their bytes match
-//! the reference; the schema-only types in the submodules describe them for consumers.
-//! Field order is key order. [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
+//! [`crate::ranking`], [`crate::utility`] and [`crate::recall`], the utility ledger's from
+//! [`crate::ledger::packets`]. The packets of LoopX's contracts are built as ordered
+//! [`crate::wire::json::Value`]s so that their bytes match the reference; the schema-only
+//! types in the submodules describe them for consumers. Field order is key order; the
+//! vocabulary (constants, nullable keys, string enums) is [`crate::wire::schema`].
+//! [`all`] lists every schema and its file name under `schemas/`; [`check`] tests a
 //! packet against a schema (types, constants, required and unknown keys, key order), so
 //! the tests can prove that the printed packets match what the schemas promise.
 
@@ -16,15 +18,14 @@ pub mod ingest;
 pub mod ledger;
 pub mod recall;
 pub mod stage45;
-pub mod types;
 pub mod utility;
 
 use schemars::{JsonSchema, Schema};
 
 use crate::ranking::{evaluate, prior};
 
+pub use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 pub use check::check;
-pub use types::{AlwaysFalse, AlwaysTrue, Nullable};
 
 /// One committed schema file.
 pub struct SchemaFile {

@@ -37,11 +37,11 @@ pub(crate) mod strict;
 pub mod validate;
 
 use crate::const_string;
-use crate::schema::types::Nullable;
 use crate::wire;
 use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::pyfmt;
+use crate::wire::schema::Nullable;
 use crate::wire::text;
 use crate::wire::text::FieldError;
 

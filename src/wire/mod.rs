@@ -7,13 +7,14 @@
 //! `datetime.fromisoformat` reads them ([`timestamp`]), every hashed identifier with the
 //! exact bytes it hashes ([`digest`]), the field-level text guards shared by all
 //! contracts ([`text`]), the stricter credential rule of this port's own packets
-//! ([`credential`]), how error messages show key lists and long text ([`keys`]), and the
-//! closed sets of names that domain enums are spelled with ([`choice`]).
+//! ([`credential`]), how error messages show key lists and long text ([`keys`]), the
+//! closed sets of names that domain enums are spelled with ([`choice`]), and the JSON
+//! Schema vocabulary of typed packets ([`schema`]).
 //! Contract modules build on these; nothing here knows a contract.
 //!
-//! Inside the layer the arrows point one way: [`float`] and [`keys`] depend on nothing,
-//! [`json`] prints floats with [`float`], [`pyfmt`] reads [`json`] values, and the
-//! digests, text guards, credential rule and timestamps build on those.
+//! Inside the layer the arrows point one way: [`float`], [`keys`] and [`schema`] depend on
+//! nothing, [`json`] prints floats with [`float`], [`pyfmt`] reads [`json`] values, and
+//! the digests, text guards, credential rule and timestamps build on those.
 
 pub mod choice;
 pub mod credential;
@@ -22,5 +23,6 @@ pub mod float;
 pub mod json;
 pub mod keys;
 pub mod pyfmt;
+pub mod schema;
 pub mod text;
 pub mod timestamp;

@@ -366,6 +366,128 @@ fn round_trip_append_twice_project_subject_export_verify() {
     }
 }
 
+/// The handlers take plain typed requests: the same request as JSON (what another front
+/// end such as an MCP server sends) runs exactly as its command line, packet for packet,
+/// refusal for refusal.
+#[test]
+fn a_ledger_request_from_json_runs_as_its_command_line() {
+    use reward_memory::commands::Context;
+    use reward_memory::commands::utility_ledger::{self, LedgerRequest};
+
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/utility_project/valid/mixed-levels.json");
+    let text = std::fs::read_to_string(&fixture).expect("fixture");
+    let input = json::parse(&text).expect("json");
+    for backend in backends() {
+        let scratch = Scratch::new();
+        scratch.write("input.json", &text);
+        scratch.write("partition.json", &partition_of(&input));
+        let path = |name: &str| scratch.path.join(name).to_string_lossy().into_owned();
+        let (input_file, partition_file) = (path("input.json"), path("partition.json"));
+        let by_cli = fresh_ledger(&scratch, &backend, "cli");
+        let by_request = fresh_ledger(&scratch, &backend, "request");
+        let ctx = Context {
+            env: reward_memory::io::Env {
+                home: Some(scratch.path.join(".home")),
+                cwd: scratch.path.clone(),
+                ..reward_memory::io::Env::default()
+            },
+            registry: None,
+            runtime_root: None,
+            format: reward_memory::cli::Format::Json,
+        };
+        let request = |text: String| -> LedgerRequest {
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+        };
+        let location = |ledger: &str| json::dumps(&Value::from(ledger), COMPACT_JSON);
+        let cases: Vec<(Vec<&str>, String)> = vec![
+            (
+                vec!["append", "--input", &input_file],
+                format!(
+                    r#"{{"command": "append", "input": {}}}"#,
+                    location(&input_file)
+                ),
+            ),
+            (
+                vec!["project", "--input", &partition_file, "--limit", "2"],
+                format!(
+                    r#"{{"command": "project", "partition": {{"input": {}}}, "limit": 2}}"#,
+                    location(&partition_file)
+                ),
+            ),
+            (
+                vec![
+                    "subject",
+                    "--input",
+                    &partition_file,
+                    "--memory-ref-digest",
+                    "0123456789abcdef",
+                ],
+                format!(
+                    r#"{{"command": "subject", "partition": {{"input": {}}}, "memory_ref_digests": ["0123456789abcdef"]}}"#,
+                    location(&partition_file)
+                ),
+            ),
+            (vec!["verify"], r#"{"command": "verify"}"#.to_owned()),
+            (
+                vec!["project", "--input", &partition_file, "--limit", "0"],
+                format!(
+                    r#"{{"command": "project", "partition": {{"input": {}}}, "limit": 0}}"#,
+                    location(&partition_file)
+                ),
+            ),
+            (
+                vec!["subject", "--agent-id", "agent:a"],
+                r#"{"command": "subject", "partition": {"agent_id": "agent:a"}}"#.to_owned(),
+            ),
+        ];
+        for (args, body) in cases {
+            let cli = ledger_cmd(&scratch, args[0], &by_cli, &args[1..]);
+            let mut request = request(body.clone());
+            set_ledger(&mut request, &by_request);
+            compare(&cli, utility_ledger::run(&request, &ctx), &body);
+        }
+    }
+
+    fn set_ledger(request: &mut LedgerRequest, ledger: &str) {
+        let location = match request {
+            LedgerRequest::Append(r) => &mut r.location,
+            LedgerRequest::Project(r) => &mut r.location,
+            LedgerRequest::Subject(r) => &mut r.location,
+            LedgerRequest::Export(r) => &mut r.location,
+            LedgerRequest::Verify(r) => &mut r.location,
+        };
+        location.ledger = Some(ledger.to_owned());
+    }
+
+    fn compare(
+        cli: &Run,
+        got: Result<reward_memory::commands::Outcome, reward_memory::error::Error>,
+        body: &str,
+    ) {
+        let printed = json::parse(&cli.stdout).unwrap_or_else(|e| panic!("{body}: {e}"));
+        match got {
+            Ok(outcome) => {
+                assert_eq!(outcome.packet, printed, "{body}");
+                assert_eq!(outcome.exit.code(), cli.code, "{body}");
+            }
+            Err(err) => {
+                let field = |key: &str| printed.get(key).and_then(Value::as_str).map(str::to_owned);
+                assert_eq!(
+                    field("status").as_deref(),
+                    Some("invalid_request"),
+                    "{body}"
+                );
+                assert_eq!(field("error"), Some(err.to_string()), "{body}");
+                assert_eq!(err.exit().code(), cli.code, "{body}");
+            }
+        }
+    }
+}
+
+/// Compact JSON for building request bodies.
+const COMPACT_JSON: json::DumpOptions = reward_memory::ledger::engine::COMPACT;
+
 // ---------------------------------------------------------------------------------------
 // Generated observations
 // ---------------------------------------------------------------------------------------

@@ -37,6 +37,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::io::stat_record::StatRecord;
+
 use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavior};
 
 use crate::io::trust::{self, Kind, Untrusted};
@@ -352,68 +354,26 @@ fn make_private(path: &Path) {
 #[cfg(not(unix))]
 fn make_private(_path: &Path) {}
 
-/// What a file looks like to `stat`: identity, size and change times. Any write, even
-/// one that keeps the size, changes the change time (`ctime`), which cannot be set back.
-#[cfg(unix)]
-fn fingerprint(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = std::fs::metadata(path).ok()?;
-    Some(format!(
-        "{CHECK_RECORD_VERSION} dev={} ino={} size={} mtime={}.{:09} ctime={}.{:09}\n",
-        m.dev(),
-        m.ino(),
-        m.size(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec()
-    ))
-}
-
-#[cfg(not(unix))]
-fn fingerprint(path: &Path) -> Option<String> {
-    let m = std::fs::metadata(path).ok()?;
-    Some(format!(
-        "{CHECK_RECORD_VERSION} size={} modified={:?}\n",
-        m.len(),
-        m.modified().ok()?
-    ))
-}
+/// The `<store>-checked` record ([`crate::io::stat_record`]).
+const CHECK_RECORD: StatRecord = StatRecord {
+    version: CHECK_RECORD_VERSION,
+};
 
 /// The file recording the store's stat as a writer last left it.
+#[cfg(test)]
 pub(super) fn check_record_path(path: &Path) -> PathBuf {
-    beside(path, "-checked")
+    crate::io::stat_record::record_path(path)
 }
 
 /// True when the store file is exactly as the last writer recorded it.
 fn unchanged_since_check(path: &Path) -> bool {
-    let recorded = std::fs::read_to_string(check_record_path(path)).ok();
-    recorded.is_some() && recorded == fingerprint(path)
+    CHECK_RECORD.unchanged(path)
 }
 
 /// Records the store file's current stat as checked. Call it only after a verified
 /// connection was closed. Failing to record only costs one `quick_check` next time.
 pub(super) fn record_checked(path: &Path) {
-    let Some(line) = fingerprint(path) else {
-        return;
-    };
-    let record = check_record_path(path);
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        // A link at the record's path is never written through (ELOOP).
-        options
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
-    }
-    if let Ok(mut file) = options.open(&record) {
-        use std::io::Write as _;
-        if file.write_all(line.as_bytes()).is_err() {
-            let _ = std::fs::remove_file(&record);
-        }
-    }
+    CHECK_RECORD.record(path);
 }
 
 /// `PRAGMA quick_check`: every b-tree page, cell and free-list entry is consistent.

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 
 use crate::const_string;
 use crate::ranking::prior::profile::ModifierVersion;
-use crate::schema::types::{AlwaysFalse, AlwaysTrue, Nullable};
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 use super::profile::EvaluationProfile;
 

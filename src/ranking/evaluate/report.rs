@@ -7,10 +7,10 @@
 //! a candidate with another partition's data. Pure: no I/O.
 
 use crate::ranking::prior::profile::ModifierVersion;
-use crate::schema::types::{AlwaysFalse, AlwaysTrue};
 use crate::utility::observation::EvidenceBasis;
 use crate::wire::json::{self, Value};
 use crate::wire::pyfmt::round6;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
 
 use super::RankEvaluateError;
 use super::metrics::{Bootstrapped, Estimate, Metric, bootstrap, bootstrap_share};

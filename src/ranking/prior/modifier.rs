@@ -78,7 +78,7 @@ impl schemars::JsonSchema for Reason {
         "RankPriorReason".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        crate::schema::types::string_enum(
+        crate::wire::schema::string_enum(
             "A modifier reason code.",
             Reason::ALL.iter().map(|r| r.code()),
         )

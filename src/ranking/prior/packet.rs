@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 
 use crate::const_string;
-use crate::schema::types::{AlwaysFalse, AlwaysTrue};
 use crate::wire::json::{self, Value};
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
 
 use super::candidate::Partition;
 use super::modifier::Reason;

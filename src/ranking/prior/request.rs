@@ -18,10 +18,10 @@ use schemars::JsonSchema;
 
 use crate::const_string;
 use crate::recall::RECALL_SCHEMA_VERSION;
-use crate::schema::types::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::utility::strict;
 use crate::wire::digest;
 use crate::wire::json::{self, Map, Value};
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::wire::text;
 
 use super::candidate::{Candidate, MAX_CANDIDATES, Partition};

@@ -51,7 +51,7 @@ macro_rules! enum_schema {
                 stringify!($name).into()
             }
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-                crate::schema::types::string_enum($description, $names)
+                crate::wire::schema::string_enum($description, $names)
             }
         }
     };

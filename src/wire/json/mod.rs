@@ -19,6 +19,7 @@
 mod escape;
 mod parse;
 mod print;
+mod ser;
 #[cfg(test)]
 mod tests;
 
@@ -529,7 +530,8 @@ pub fn from_serde(value: serde_json::Value) -> Value {
     }
 }
 
-/// Serializes a typed wire struct into an ordered [`Value`] (field order = key order).
+/// Serializes a typed wire struct into an ordered [`Value`] (field order = key order),
+/// directly: the same value as `serde_json::to_value` then [`from_serde`].
 pub fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, serde_json::Error> {
-    serde_json::to_value(value).map(from_serde)
+    ser::to_value(value)
 }

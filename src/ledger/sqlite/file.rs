@@ -1,9 +1,10 @@
 //! The SQLite ledger's file as the operating system shows it: when an append must first
 //! run `PRAGMA quick_check`, how a read opens a ledger it may not write, and what a
-//! refused write says. Owns no SQL; [`super::sqlite`] asks these questions and acts.
+//! refused write says. Owns no SQL; [`super`] (the SQLite backend) asks these questions
+//! and acts.
 //!
-//! * **The checked record** (the embedded store's rule, see
-//!   [`crate::provider::embedded`]). An append never writes into a file that fails
+//! * **The checked record** (the embedded store's rule, one record format for both:
+//!   [`crate::io::stat_record`]). An append never writes into a file that fails
 //!   `PRAGMA quick_check`, and the check reads the whole file, so it runs only when the
 //!   ledger file is not exactly as an append of this crate last left it: after each
 //!   committed append, once its connection is closed (closing checkpoints the WAL into
@@ -31,17 +32,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::LedgerError;
+use crate::io::stat_record::{self, StatRecord};
+
+use super::super::error::LedgerError;
 
 /// First word of the `<ledger>-checked` record; a record in another format is ignored.
 const CHECK_RECORD_VERSION: &str = "reward_memory_utility_ledger_check_v1";
 
-/// `<ledger><suffix>`, e.g. the `-wal` file beside the ledger.
-pub fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
+pub use crate::io::stat_record::beside;
 
 /// The directory holding `path` (`.` for a bare file name).
 pub fn directory_of(path: &Path) -> &Path {
@@ -51,56 +49,26 @@ pub fn directory_of(path: &Path) -> &Path {
     }
 }
 
-/// What a file looks like to `stat`: identity, size and change times. Any write, even
-/// one that keeps the size, changes the change time (`ctime`), which cannot be set back.
-fn stat_line(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = std::fs::metadata(path).ok()?;
-    Some(format!(
-        "{CHECK_RECORD_VERSION} dev={} ino={} size={} mtime={}.{:09} ctime={}.{:09}\n",
-        m.dev(),
-        m.ino(),
-        m.size(),
-        m.mtime(),
-        m.mtime_nsec(),
-        m.ctime(),
-        m.ctime_nsec()
-    ))
-}
+/// The `<ledger>-checked` record ([`crate::io::stat_record`]).
+const CHECK_RECORD: StatRecord = StatRecord {
+    version: CHECK_RECORD_VERSION,
+};
 
 /// The file recording the ledger's stat as an append last left it.
 pub fn check_record_path(path: &Path) -> PathBuf {
-    beside(path, "-checked")
+    stat_record::record_path(path)
 }
 
 /// True when the ledger file is exactly as the last append recorded it.
 pub fn unchanged_since_check(path: &Path) -> bool {
-    let recorded = std::fs::read_to_string(check_record_path(path)).ok();
-    recorded.is_some() && recorded == stat_line(path)
+    CHECK_RECORD.unchanged(path)
 }
 
 /// Records the ledger file's current stat as checked. Call it only after the connection
 /// of a verified, committed append was closed. Failing to record only costs one
 /// `quick_check` next time. The record is never followed through a symbolic link.
 pub fn record_checked(path: &Path) {
-    use std::io::Write as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let Some(line) = stat_line(path) else {
-        return;
-    };
-    let record = check_record_path(path);
-    let opened = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-        .open(&record);
-    if let Ok(mut file) = opened
-        && file.write_all(line.as_bytes()).is_err()
-    {
-        let _ = std::fs::remove_file(&record);
-    }
+    CHECK_RECORD.record(path);
 }
 
 /// What `access(W_OK)` says about writing a path (the permission bits as they apply to
@@ -293,7 +261,7 @@ impl FileState {
     /// The ledger file's stat and its `-wal` file's length (`None`: no `-wal`).
     pub fn of(path: &Path) -> FileState {
         FileState {
-            stat: stat_line(path),
+            stat: CHECK_RECORD.stat_line(path),
             wal_len: std::fs::metadata(beside(path, "-wal"))
                 .ok()
                 .map(|m| m.len()),

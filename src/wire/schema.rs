@@ -1,9 +1,12 @@
-//! The schema kinds that typed packets share: a boolean that is always `true` or always
-//! `false`, a key that is always present and may be `null` ([`Nullable`], used through
-//! `#[schemars(with = ...)]`), and string constants ([`crate::const_string!`]). Each is
-//! also a value: the constants and booleans serialize as what their schema promises, so
-//! a packet struct that holds them can only print that. A leaf: it uses nothing of the
-//! crate, so packet types anywhere can use it without importing [`super`].
+//! The JSON Schema vocabulary of typed packets: keys whose value is one constant (a string
+//! declared with [`const_string!`](crate::const_string), [`AlwaysTrue`], [`AlwaysFalse`]),
+//! keys that are always present but may be `null` ([`Nullable`]), and string enums whose
+//! spellings come from their own table ([`string_enum`]).
+//!
+//! The constants are values too: each prints its constant (serde) and describes it
+//! (schemars), so a packet type holding [`AlwaysFalse`] can only be built, and printed,
+//! with `false`. Packet types of every layer use these; [`crate::schema`] collects their
+//! schemas. Depends on nothing else of the crate.
 
 use std::borrow::Cow;
 
@@ -12,6 +15,12 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 /// A boolean that is always `false` in the packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AlwaysFalse;
+
+impl serde::Serialize for AlwaysFalse {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(false)
+    }
+}
 
 impl JsonSchema for AlwaysFalse {
     fn schema_name() -> Cow<'static, str> {
@@ -22,15 +31,15 @@ impl JsonSchema for AlwaysFalse {
     }
 }
 
-impl serde::Serialize for AlwaysFalse {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_bool(false)
-    }
-}
-
 /// A boolean that is always `true` in the packet.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AlwaysTrue;
+
+impl serde::Serialize for AlwaysTrue {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_bool(true)
+    }
+}
 
 impl JsonSchema for AlwaysTrue {
     fn schema_name() -> Cow<'static, str> {
@@ -41,14 +50,8 @@ impl JsonSchema for AlwaysTrue {
     }
 }
 
-impl serde::Serialize for AlwaysTrue {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_bool(true)
-    }
-}
-
-/// A key that is always present and may be `null` (the schema of an `Option<T>` field
-/// that is always serialized; use it as `#[schemars(with = "Nullable<T>")]`).
+/// The schema of a key that is always present and may be `null` (an `Option<T>` field
+/// printed as `null` when it is `None`): `#[schemars(with = "Nullable<T>")]`.
 pub struct Nullable<T>(std::marker::PhantomData<T>);
 
 impl<T: JsonSchema> JsonSchema for Nullable<T> {
@@ -70,8 +73,8 @@ pub fn string_enum<'a>(description: &str, names: impl IntoIterator<Item = &'a st
     json_schema!({"type": "string", "enum": names, "description": description})
 }
 
-/// Declares a string type whose schema is one constant and whose value serializes as it
-/// (`Name::VALUE`).
+/// Declares a string type whose value is one constant: `$name::VALUE` is the text, the
+/// type prints it (serde) and its schema is that constant (schemars).
 #[macro_export]
 macro_rules! const_string {
     ($name:ident, $value:expr) => {
@@ -82,17 +85,17 @@ macro_rules! const_string {
             /// The constant.
             pub const VALUE: &'static str = $value;
         }
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str($value)
+            }
+        }
         impl schemars::JsonSchema for $name {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
             }
             fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 schemars::json_schema!({"type": "string", "const": $value})
-            }
-        }
-        impl serde::Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                serializer.serialize_str($value)
             }
         }
     };

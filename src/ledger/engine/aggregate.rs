@@ -1,0 +1,542 @@
+//! The append's classification and maintenance, inside its write transaction: each
+//! chunk of deliveries is stored, then staged deliveries are classified a window of
+//! subjects at a time (accepted, duplicate, conflicting), their observation aggregates
+//! written and every touched subject recomputed from all of its accepted observations.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::utility::observation::Observation;
+
+use super::super::backend::LedgerBackend;
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::packets::{self, AppendReport, Refusal};
+use super::super::rows::{
+    BatchRow, Counters, DeliveryRow, ObservationKey, ObservationRow, PartitionKey, SubjectKey,
+};
+use super::intake::{Intake, Prepared, Staged};
+use super::state::{reduce_members, subject_counters};
+
+/// Valid deliveries handled per storage round (and per hand-over from the validating
+/// thread).
+pub(super) const CHUNK: usize = 1024;
+/// Deliveries classified and aggregated together (see [`aggregate_run`]); their
+/// touched subjects are recomputed together, right after.
+const RUN: usize = 65536;
+
+/// A small multiply-rotate hasher (FxHash's scheme) for the append's internal maps,
+/// whose keys are ids and numbers: SipHash's DoS resistance buys nothing there, and no
+/// output ever depends on a map's iteration order (changed rows are sorted by key).
+#[derive(Default, Clone, Copy)]
+struct FastHasher(u64);
+
+const FAST_HASH_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FastHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FAST_HASH_SEED);
+    }
+}
+
+impl Hasher for FastHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let mut tail = [0u8; 8];
+        let rest = chunks.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.add(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 59));
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.add(n as u64);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map of the append's working state, hashed with [`FastHasher`].
+type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+
+struct Aggregate {
+    /// Its `fingerprints` list every version once the id conflicts.
+    row: ObservationRow,
+    dirty: bool,
+}
+
+impl Aggregate {
+    /// True when a delivery with this fingerprint was stored under the id.
+    fn knows(&self, fingerprint: &str) -> bool {
+        self.row.fingerprint == fingerprint
+            || self.row.fingerprints.iter().any(|f| f == fingerprint)
+    }
+}
+
+pub(super) struct AppendState {
+    high_water: i64,
+    batch: BatchRow,
+    /// Resolved partitions by [`PartitionKey::hash_of`] (colliding keys share a list).
+    partitions: FastMap<u64, Vec<(PartitionKey, i64)>>,
+    deltas: BTreeMap<i64, Counters>,
+    /// Subjects to recompute, with their sorted digests joined by `,`.
+    touched: BTreeMap<SubjectKey, String>,
+    refusals: Vec<Refusal>,
+    /// Each resolved partition's latest order key, as this batch changes it.
+    latest: FastMap<i64, String>,
+    latest_changed: BTreeSet<i64>,
+    /// Partitions whose latest subject lost its latest observation: read them again.
+    latest_rescan: BTreeSet<i64>,
+    /// Stored deliveries waiting for their aggregate run, in ledger order.
+    staged: Vec<Staged>,
+    /// Where written chunks go to be freed, off the writing thread.
+    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
+}
+
+/// What a written chunk leaves behind, freed by the dropping thread (the writer is the
+/// append's bottleneck; freeing a chunk's many small strings is not its job).
+pub(super) type Garbage = (Vec<Observation>, Vec<DeliveryRow>, Vec<ObservationRow>);
+
+impl AppendState {
+    /// The state of a new batch after the ledger's last one; written chunks go to
+    /// `garbage` to be freed off the writing thread.
+    pub(super) fn begin(
+        backend: &mut dyn LedgerBackend,
+        garbage: Option<std::sync::mpsc::Sender<Garbage>>,
+    ) -> LedgerResult<AppendState> {
+        Ok(AppendState {
+            high_water: backend.high_water()?,
+            batch: BatchRow {
+                batch_id: backend.last_batch_id()? + 1,
+                ..BatchRow::default()
+            },
+            partitions: FastMap::default(),
+            deltas: BTreeMap::new(),
+            touched: BTreeMap::new(),
+            refusals: Vec::new(),
+            latest: FastMap::default(),
+            latest_changed: BTreeSet::new(),
+            latest_rescan: BTreeSet::new(),
+            garbage,
+            staged: Vec::with_capacity(RUN + CHUNK),
+        })
+    }
+
+    /// One validated chunk of the input: its records counted, its refusals kept, its
+    /// deliveries stored and staged (a full run is aggregated at once).
+    pub(super) fn take_chunk(
+        &mut self,
+        backend: &mut dyn LedgerBackend,
+        intake: Intake,
+    ) -> LedgerResult<()> {
+        let Intake {
+            mut prepared,
+            received,
+            refused,
+        } = intake;
+        self.batch.received += received;
+        for (line, code, error) in refused {
+            self.refuse(line, code, error);
+        }
+        process_chunk(backend, self, &mut prepared)
+    }
+
+    /// Ends the batch: the last aggregate run, the partitions' counters and latest
+    /// observations, the batch row; what the append did.
+    pub(super) fn finish(mut self, backend: &mut dyn LedgerBackend) -> LedgerResult<AppendReport> {
+        aggregate_run(backend, &mut self)?;
+        let deltas: Vec<(i64, Counters)> = self
+            .deltas
+            .iter()
+            .filter(|(_, d)| !d.is_zero())
+            .map(|(id, d)| (*id, *d))
+            .collect();
+        backend.add_counters(&deltas)?;
+        for pid in std::mem::take(&mut self.latest_rescan) {
+            let key = backend.scan_latest(pid)?.unwrap_or_default();
+            self.latest.insert(pid, key);
+            self.latest_changed.insert(pid);
+        }
+        let latest: Vec<(i64, String)> = self
+            .latest_changed
+            .iter()
+            .map(|pid| (*pid, self.latest.get(pid).cloned().unwrap_or_default()))
+            .collect();
+        backend.set_latest(&latest)?;
+        if self.batch.first_seq > 0 {
+            self.batch.last_seq = self.high_water;
+        }
+        backend.record_batch(&self.batch)?;
+        Ok(AppendReport {
+            batch: self.batch,
+            refusals: self.refusals,
+            high_water: self.high_water,
+            backend: backend.backend_name(),
+        })
+    }
+    fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
+        self.batch.refused += 1;
+        if self.refusals.len() < packets::MAX_REFUSALS {
+            self.refusals.push(Refusal {
+                line,
+                reason_code,
+                error,
+            });
+        }
+    }
+
+    fn cached_partition(&self, hash: u64, observation: &Observation) -> Option<i64> {
+        self.partitions
+            .get(&hash)
+            .and_then(|list| list.iter().find(|(k, _)| k.holds(observation)))
+            .map(|found| found.1)
+    }
+
+    /// The partition ids of a chunk's deliveries: cached ones, then the others read in
+    /// one round, then the missing ones created.
+    fn partition_ids(
+        &mut self,
+        backend: &mut dyn LedgerBackend,
+        pending: &[Prepared],
+    ) -> LedgerResult<Vec<i64>> {
+        let mut unknown: Vec<PartitionKey> = Vec::new();
+        for p in pending {
+            if self
+                .cached_partition(p.partition_hash, &p.observation)
+                .is_none()
+                && !unknown.iter().any(|k| k.holds(&p.observation))
+            {
+                unknown.push(PartitionKey::of(&p.observation));
+            }
+        }
+        if !unknown.is_empty() {
+            let found = backend.find_partitions(&unknown)?;
+            for (key, row) in unknown.into_iter().zip(found) {
+                let (id, latest) = match row {
+                    Some(row) => (row.partition_id, row.latest_key),
+                    None => (backend.insert_partition(&key)?, String::new()),
+                };
+                self.latest.insert(id, latest);
+                let hash = PartitionKey::hash_of_key(&key);
+                self.partitions.entry(hash).or_default().push((key, id));
+            }
+        }
+        pending
+            .iter()
+            .map(|p| {
+                self.cached_partition(p.partition_hash, &p.observation)
+                    .ok_or_else(|| LedgerError::Storage("a partition was not resolved".into()))
+            })
+            .collect()
+    }
+}
+
+/// Stores a chunk's deliveries (in ledger order, at the end of the `deliveries` table)
+/// and stages them for the next aggregate run.
+fn process_chunk(
+    backend: &mut dyn LedgerBackend,
+    state: &mut AppendState,
+    pending: &mut Vec<Prepared>,
+) -> LedgerResult<()> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let partition_ids = state.partition_ids(backend, pending)?;
+    let mut deliveries = Vec::with_capacity(pending.len());
+    let mut spent = Vec::with_capacity(pending.len());
+    for (p, pid) in pending.drain(..).zip(partition_ids) {
+        state.high_water += 1;
+        let seq = state.high_water;
+        if state.batch.first_seq == 0 {
+            state.batch.first_seq = seq;
+        }
+        let Prepared {
+            observation,
+            mut row,
+            mut staged,
+            ..
+        } = p;
+        staged.pid = pid;
+        staged.seq = seq;
+        state.staged.push(staged);
+        row.seq = seq;
+        row.batch_id = state.batch.batch_id;
+        row.partition_id = pid;
+        deliveries.push(row);
+        spent.push(observation);
+    }
+    backend.write_chunk(&deliveries, &[], &[])?;
+    if let Some(garbage) = &state.garbage {
+        // A stopped dropping thread only means the chunk is freed here.
+        let _ = garbage.send((spent, deliveries, Vec::new()));
+    }
+    if state.staged.len() >= RUN {
+        aggregate_run(backend, state)?;
+    }
+    Ok(())
+}
+
+/// Aggregates the staged deliveries, a window of subjects at a time in key order
+/// (partition, subject, observation): a window's aggregates are read, its deliveries
+/// classified (each id's in ledger order: a delivery's class depends only on the earlier
+/// deliveries of its id), its changed aggregates written and its touched subjects
+/// recomputed while their pages are still cached. A large run thus visits each storage
+/// page about once instead of once per delivery.
+fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
+    let mut staged_run = std::mem::take(&mut state.staged);
+    // References are sorted, not the (large) staged deliveries. Stable: each id's
+    // deliveries stay in ledger order.
+    let mut staged: Vec<&Staged> = staged_run.iter().collect();
+    staged.sort_by(|a, b| {
+        (a.pid, &a.subject_id, &a.observation_id).cmp(&(b.pid, &b.subject_id, &b.observation_id))
+    });
+    let window = backend.subject_window().max(1);
+    let mut start = 0;
+    while start < staged.len() {
+        let mut end = start;
+        let mut subjects = 0;
+        while end < staged.len() {
+            if end == start
+                || staged[end].pid != staged[end - 1].pid
+                || staged[end].subject_id != staged[end - 1].subject_id
+            {
+                if subjects == window {
+                    break;
+                }
+                subjects += 1;
+            }
+            end += 1;
+        }
+        aggregate_window(backend, state, &staged[start..end])?;
+        flush_subjects(backend, state)?;
+        start = end;
+    }
+    // The run's buffer is kept for the next run: a second one would double its resident
+    // memory.
+    drop(staged);
+    staged_run.clear();
+    state.staged = staged_run;
+    Ok(())
+}
+
+/// Classifies one window of staged deliveries (sorted by key, each id's in ledger order)
+/// and writes the changed aggregates; touched subjects are left in `state.touched`.
+fn aggregate_window(
+    backend: &mut dyn LedgerBackend,
+    state: &mut AppendState,
+    staged: &[&Staged],
+) -> LedgerResult<()> {
+    // Sorted by key: an id's repeated deliveries are adjacent, and each key is spelled
+    // out once.
+    let keys: Vec<ObservationKey> = staged
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| {
+            i.checked_sub(1)
+                .and_then(|prev| staged.get(prev))
+                .is_none_or(|q| {
+                    (q.pid, &q.subject_id, &q.observation_id)
+                        != (p.pid, &p.subject_id, &p.observation_id)
+                })
+        })
+        .map(|(_, p)| (p.pid, p.subject_id.text(), p.observation_id.text()))
+        .collect();
+    let mut aggregates: FastMap<String, Aggregate> = backend
+        .load_observations(&keys)?
+        .into_iter()
+        .map(|row| (row.observation_id.clone(), Aggregate { row, dirty: false }))
+        .collect();
+    drop(keys);
+    let mut new_versions: Vec<(String, String)> = Vec::new();
+    for p in staged {
+        let pid = p.pid;
+        let seq = p.seq;
+        let delta = state.deltas.entry(pid).or_default();
+        delta.deliveries += 1;
+        let id = p.observation_id.text();
+        let fingerprint = p.fingerprint.text();
+        let mut touch = false;
+        match aggregates.get_mut(&id) {
+            None => {
+                state.batch.appended += 1;
+                delta.accepted += 1;
+                touch = true;
+                aggregates.insert(
+                    id.clone(),
+                    Aggregate {
+                        row: ObservationRow {
+                            observation_id: id,
+                            partition_id: pid,
+                            subject_id: p.subject_id.text(),
+                            version_count: 1,
+                            delivery_count: 1,
+                            fingerprint,
+                            rep_seq: seq,
+                            rep_order: p.order.clone(),
+                            fingerprints: Vec::new(),
+                            utility_label: p.utility_label,
+                            evidence_basis: p.evidence_basis,
+                            confidence: p.confidence,
+                        },
+                        dirty: true,
+                    },
+                );
+            }
+            Some(agg) if agg.knows(&fingerprint) => {
+                state.batch.duplicate += 1;
+                delta.duplicate += 1;
+                agg.dirty = true;
+                agg.row.delivery_count += 1;
+                if fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
+                    agg.row.rep_seq = seq;
+                    agg.row.rep_order = p.order.clone();
+                    touch = agg.row.version_count == 1;
+                }
+                if agg.row.version_count > 1 {
+                    delta.rejected += 1;
+                }
+            }
+            Some(agg) => {
+                state.batch.conflicting += 1;
+                agg.dirty = true;
+                if agg.row.version_count == 1 {
+                    delta.accepted -= 1;
+                    delta.conflicting += 1;
+                    delta.rejected += agg.row.delivery_count + 1;
+                    new_versions.push((id.clone(), agg.row.fingerprint.clone()));
+                    agg.row.fingerprints.push(agg.row.fingerprint.clone());
+                    touch = true;
+                } else {
+                    delta.rejected += 1;
+                }
+                new_versions.push((id.clone(), fingerprint.clone()));
+                agg.row.fingerprints.push(fingerprint);
+                agg.row.fingerprints.sort();
+                agg.row.version_count += 1;
+                agg.row.delivery_count += 1;
+            }
+        }
+        if touch {
+            // An id belongs to one subject: the subject of this delivery.
+            let key = (pid, p.subject_id.text());
+            state
+                .touched
+                .entry(key)
+                .or_insert_with(|| p.digests.clone());
+        }
+    }
+    let mut changed: Vec<ObservationRow> = aggregates
+        .into_values()
+        .filter(|a| a.dirty)
+        .map(|a| a.row)
+        .collect();
+    changed.sort_by(|a, b| {
+        (a.partition_id, &a.subject_id, &a.observation_id).cmp(&(
+            b.partition_id,
+            &b.subject_id,
+            &b.observation_id,
+        ))
+    });
+    new_versions.sort();
+    backend.write_chunk(&[], &changed, &new_versions)?;
+    if let Some(garbage) = &state.garbage {
+        let _ = garbage.send((Vec::new(), Vec::new(), changed));
+    }
+    Ok(())
+}
+
+fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
+    let touched: Vec<(SubjectKey, String)> =
+        std::mem::take(&mut state.touched).into_iter().collect();
+    for round in touched.chunks(backend.subject_window().max(1)) {
+        let keys: Vec<SubjectKey> = round.iter().map(|(k, _)| k.clone()).collect();
+        let olds = backend.load_subjects(&keys)?;
+        let members = backend.subject_members(&keys)?;
+        let mut puts = Vec::new();
+        let mut digests = Vec::new();
+        let mut deletes = Vec::new();
+        for (((key, subject_digests), old), rows) in round.iter().zip(olds).zip(members) {
+            let new = reduce_members(key, subject_digests, &rows)?;
+            let (rescan, newer) = {
+                let current = state.latest.get(&key.0).map_or("", String::as_str);
+                let rescan = old.as_ref().is_some_and(|old| {
+                    old.last_key == current
+                        && new.as_ref().is_none_or(|n| n.last_key < old.last_key)
+                });
+                (
+                    rescan,
+                    new.as_ref().is_some_and(|n| n.last_key.as_str() > current),
+                )
+            };
+            if rescan {
+                state.latest_rescan.insert(key.0);
+            }
+            if let Some(n) = &new
+                && newer
+            {
+                state.latest.insert(key.0, n.last_key.clone());
+                state.latest_changed.insert(key.0);
+            }
+            let delta = state.deltas.entry(key.0).or_default();
+            if let Some(old) = &old {
+                delta.add(&subject_counters(old, -1));
+            }
+            match new {
+                Some(row) => {
+                    delta.add(&subject_counters(&row, 1));
+                    if old.is_none() && row.attribution_level != "item" {
+                        for d in subject_digests.split(',') {
+                            digests.push((key.0, d.to_owned(), key.1.clone()));
+                        }
+                    }
+                    puts.push(row);
+                }
+                None => {
+                    if old.is_some() {
+                        deletes.push(key.clone());
+                    }
+                }
+            }
+        }
+        digests.sort();
+        backend.put_subjects(&puts, &digests)?;
+        backend.delete_subjects(&deletes)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FastHasher;
+    use std::hash::Hasher as _;
+
+    #[test]
+    fn the_fast_hasher_separates_lengths_and_contents() {
+        let hash = |bytes: &[u8]| {
+            let mut h = FastHasher::default();
+            h.write(bytes);
+            h.finish()
+        };
+        assert_ne!(hash(b"muo_a"), hash(b"muo_b"));
+        assert_ne!(hash(b"abc"), hash(b"abc\0"));
+        assert_ne!(hash(b"01234567"), hash(b"012345670"));
+        assert_eq!(hash(b"same"), hash(b"same"));
+    }
+}

@@ -1,0 +1,35 @@
+//! The ledger's operations over any [`super::LedgerBackend`]: append (classify deliveries,
+//! maintain aggregates, recompute touched subjects with the reducer), project, subject
+//! look-up, export and verify.
+//!
+//! Owns the incremental maintenance rules, never the utility rules: a touched subject is
+//! always recomputed from all of its accepted observations, taken in `observation_id`
+//! order, by [`crate::utility::reducer::reduce_subject`]; within the v0 caps a projection
+//! is literally [`crate::utility::reducer::reduce`] over the partition's deliveries.
+//! Memory stays bounded: deliveries are processed in chunks and touched subjects are
+//! flushed in groups.
+//!
+//! One file per concern: `append.rs` drives a batch (the reading and validating threads,
+//! the write transaction) over `intake.rs` (records validated into deliveries) and
+//! `aggregate.rs` (classification, aggregates, touched subjects); `state.rs` is a subject
+//! as stored; `read.rs` projects and looks up, `export.rs` writes deliveries out (and
+//! salvages a damaged file), `verify.rs` recomputes everything and compares. What they
+//! report is typed beside the packets ([`super::packets`]).
+
+mod aggregate;
+mod append;
+mod export;
+mod intake;
+mod read;
+mod state;
+mod verify;
+
+pub use append::append;
+pub use export::{COMPACT, export, salvage};
+pub use intake::{NOT_PUBLIC_SAFE, Record, prepare_delivery};
+pub use read::{Paging, Projected, project, subjects, v0_projection, within_v0_caps};
+pub use state::{
+    decode_state, encode_state, member_of_delivery, reduce_members, reduce_stored_subject,
+    subject_level,
+};
+pub use verify::verify;

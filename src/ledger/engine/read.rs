@@ -1,0 +1,266 @@
+//! The ledger's reads of one partition: its projection (the exact `utility-project`
+//! packet within the v0 caps, else a paged `memory_utility_ledger_projection_v0`) and
+//! the subjects that contain given digests.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::utility::observation::AttributionLevel;
+use crate::utility::reducer::{
+    self, MAX_CONFLICT_FINGERPRINTS, MAX_OBSERVATIONS, MAX_REJECTIONS, MAX_SUBJECTS,
+    ProjectionRequest, ReducerContext,
+};
+use crate::wire::json::{self, Value};
+
+use super::super::backend::{LedgerBackend, with_read};
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::packets::{
+    self, LedgerProjectionPacket, LedgerSubjectPacket, Page, StoredSubject,
+};
+use super::super::rows::{
+    ConflictRow, Counters, DeliveryRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
+    split_order_key,
+};
+use super::state::decode_state;
+
+/// A page request of the ledger projection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: usize,
+    pub after: Option<String>,
+}
+
+/// What `project` prints: the exact `utility-project` packet within the v0 caps, else a
+/// page of the ledger projection.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Projected {
+    /// The `memory_utility_projection_v0` packet `utility-project` prints for the
+    /// partition's deliveries (LoopX's bytes, from the reducer).
+    V0(Value),
+    /// A `memory_utility_ledger_projection_v0` page.
+    Page(Box<LedgerProjectionPacket>),
+}
+
+impl Projected {
+    /// The packet as the ordered value the output layer prints.
+    pub fn into_value(self) -> LedgerResult<Value> {
+        match self {
+            Projected::V0(value) => Ok(value),
+            Projected::Page(page) => page.into_value(),
+        }
+    }
+}
+
+/// True when `utility-project` would reduce this partition (not refuse it at a cap).
+pub fn within_v0_caps(counters: &Counters) -> bool {
+    counters.deliveries <= MAX_OBSERVATIONS as i64 && counters.subjects <= MAX_SUBJECTS as i64
+}
+
+/// Projects one partition: the exact `utility-project` packet within the v0 caps (and
+/// without paging), else a `memory_utility_ledger_projection_v0` page.
+pub fn project(
+    backend: &mut dyn LedgerBackend,
+    context: &ReducerContext,
+    paging: Option<&Paging>,
+) -> LedgerResult<Projected> {
+    with_read(backend, |backend| {
+        let key = PartitionKey::of_context(context);
+        let partition = backend.find_partition(&key)?;
+        let counters = partition.as_ref().map(|p| p.counters).unwrap_or_default();
+        if paging.is_none() && within_v0_caps(&counters) {
+            let mut values = Vec::new();
+            if let Some(p) = &partition {
+                backend.partition_deliveries(p.partition_id, &mut |row| {
+                    let observation = row.observation(&key).ok_or_else(|| {
+                        LedgerError::Storage(format!("delivery {} is damaged", row.seq))
+                    })?;
+                    values.push(observation.to_value());
+                    Ok(())
+                })?;
+            }
+            return v0_projection(context, &values).map(Projected::V0);
+        }
+        let paging = paging.cloned().unwrap_or(Paging {
+            limit: packets::MAX_PAGE,
+            after: None,
+        });
+        ledger_projection(backend, context, partition.as_ref(), &paging)
+            .map(|page| Projected::Page(Box::new(page)))
+    })
+}
+
+/// `utility-project` over `observations` in this context.
+pub fn v0_projection(context: &ReducerContext, observations: &[Value]) -> LedgerResult<Value> {
+    let scope = Value::Object(context.scope.to_map());
+    let retrieval = Value::from(context.retrieval_snapshot_ref.as_str());
+    let policy = Value::from(context.policy_snapshot_ref.as_str());
+    let version = Value::from(context.reducer_version.as_str());
+    reducer::reduce(&ProjectionRequest {
+        observations,
+        scope: &scope,
+        retrieval_snapshot_ref: &retrieval,
+        policy_snapshot_ref: &policy,
+        reducer_version: &version,
+        previous_projection: None,
+    })
+    .map_err(|e| LedgerError::Storage(format!("projection failed its readback: {e}")))
+}
+
+/// A stored subject with its bounded history, as ledger packets print it.
+fn subject_with_history(
+    backend: &mut dyn LedgerBackend,
+    partition: &PartitionKey,
+    row: &SubjectRow,
+) -> LedgerResult<StoredSubject> {
+    let state = decode_state(row).ok_or_else(|| {
+        LedgerError::Storage(format!("subject {} state is damaged", row.subject_id))
+    })?;
+    let found = backend.deliveries_by_seq(&row.history_seqs)?;
+    let by_seq: HashMap<i64, &DeliveryRow> = found.iter().map(|d| (d.seq, d)).collect();
+    let mut history = Vec::with_capacity(row.history_seqs.len());
+    for seq in &row.history_seqs {
+        let observation = by_seq
+            .get(seq)
+            .and_then(|d| d.observation(partition))
+            .ok_or_else(|| {
+                LedgerError::Storage(format!(
+                    "history delivery {seq} of {} is missing",
+                    row.subject_id
+                ))
+            })?;
+        history.push(reducer::history_entry(&observation, &row.subject_id));
+    }
+    let history_truncated = row.observation_count > history.len() as i64;
+    Ok(StoredSubject {
+        state,
+        history,
+        history_truncated,
+    })
+}
+
+fn conflict_record(c: &ConflictRow) -> Value {
+    let fingerprints: Vec<&String> = c
+        .fingerprints
+        .iter()
+        .take(MAX_CONFLICT_FINGERPRINTS)
+        .collect();
+    Value::Object(crate::obj! {
+        "observation_id" => c.observation_id.as_str(),
+        "reason_codes" => json::str_list(&[reducer::reason::CONFLICTING_DELIVERY]),
+        "delivery_count" => c.delivery_count,
+        "delivery_fingerprints" => json::str_list(&fingerprints),
+        "delivery_fingerprints_truncated" => c.version_count > MAX_CONFLICT_FINGERPRINTS as i64,
+        "quarantine_proposed" => true,
+        "automatic_deletion" => false,
+        "action_authority_granted" => false,
+    })
+}
+
+fn ledger_projection(
+    backend: &mut dyn LedgerBackend,
+    context: &ReducerContext,
+    partition: Option<&PartitionRow>,
+    paging: &Paging,
+) -> LedgerResult<LedgerProjectionPacket> {
+    let key = PartitionKey::of_context(context);
+    let counters = partition.map(|p| p.counters).unwrap_or_default();
+    let mut subjects = Vec::new();
+    let mut next_after = None;
+    let mut conflicts = Vec::new();
+    let mut last = None;
+    if let Some(p) = partition {
+        let after_key = match &paging.after {
+            None => None,
+            Some(after) => {
+                let found = backend.load_subjects(&[(p.partition_id, after.clone())])?;
+                match found.into_iter().next().flatten() {
+                    Some(row) => Some(row.subject_id),
+                    None => {
+                        return Err(LedgerError::Request(
+                            "--after must name a subject_id of this partition (the next_after of the previous page)"
+                                .into(),
+                        ));
+                    }
+                }
+            }
+        };
+        let mut rows =
+            backend.subjects_page(p.partition_id, after_key.as_deref(), paging.limit + 1)?;
+        if rows.len() > paging.limit {
+            rows.truncate(paging.limit);
+            next_after = rows.last().map(|r| r.subject_id.clone());
+        }
+        for row in &rows {
+            subjects.push(subject_with_history(backend, &key, row)?);
+        }
+        conflicts = backend
+            .conflicts(p.partition_id, MAX_REJECTIONS)?
+            .iter()
+            .map(conflict_record)
+            .collect();
+        last = split_order_key(&p.latest_key);
+    } else if paging.after.is_some() {
+        return Err(LedgerError::Request(
+            "--after must name a subject_id of this partition (the next_after of the previous page)"
+                .into(),
+        ));
+    }
+    let page = Page {
+        limit: paging.limit as u64,
+        after: paging.after.clone(),
+        returned: subjects.len() as u64,
+        next_after,
+    };
+    Ok(LedgerProjectionPacket::new(
+        context, &counters, page, subjects, conflicts, last,
+    ))
+}
+
+/// The subjects of a partition that contain any of `digests` (sorted, unique).
+pub fn subjects(
+    backend: &mut dyn LedgerBackend,
+    context: &ReducerContext,
+    digests: &[String],
+) -> LedgerResult<LedgerSubjectPacket> {
+    with_read(backend, |backend| {
+        let key = PartitionKey::of_context(context);
+        let mut found: BTreeMap<String, SubjectRow> = BTreeMap::new();
+        let mut matched: BTreeSet<String> = BTreeSet::new();
+        if let Some(p) = backend.find_partition(&key)? {
+            let item_keys: Vec<SubjectKey> = digests
+                .iter()
+                .map(|d| {
+                    (
+                        p.partition_id,
+                        reducer::subject_id_for(
+                            AttributionLevel::Item,
+                            std::slice::from_ref(d),
+                            "",
+                        ),
+                    )
+                })
+                .collect();
+            for (d, row) in digests.iter().zip(backend.load_subjects(&item_keys)?) {
+                if let Some(row) = row {
+                    matched.insert(d.clone());
+                    found.insert(row.subject_id.clone(), row);
+                }
+            }
+            for d in digests {
+                for row in backend.subjects_with_digest(p.partition_id, d)? {
+                    matched.insert(d.clone());
+                    found.insert(row.subject_id.clone(), row);
+                }
+            }
+        }
+        let mut stored = Vec::with_capacity(found.len());
+        for row in found.values() {
+            stored.push(subject_with_history(backend, &key, row)?);
+        }
+        let missing: Vec<String> = digests
+            .iter()
+            .filter(|d| !matched.contains(*d))
+            .cloned()
+            .collect();
+        Ok(LedgerSubjectPacket::new(context, digests, missing, stored))
+    })
+}

@@ -1,0 +1,641 @@
+//! [`LedgerBackend`] on PostgreSQL: every statement of the trait's operations; many keys
+//! travel as `UNNEST` arrays, so that a round trip serves a whole window.
+
+use std::cell::RefCell;
+
+use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
+use super::super::error::{LedgerError, LedgerResult};
+use super::super::rows::{
+    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS_D,
+    DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
+    PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
+};
+use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
+use super::schema::{
+    OBSERVATION_COLUMNS, SCHEMA, SUBJECT_COLUMNS, delivery, observation, observation_at, partition,
+    partition_at, subject,
+};
+use super::{APPEND_LOCK, PgLedger, map_error};
+
+impl LedgerBackend for PgLedger {
+    fn backend_name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn subject_window(&self) -> usize {
+        4096
+    }
+
+    fn begin_write(&mut self) -> LedgerResult<()> {
+        self.exec("BEGIN")?;
+        let result = (|| {
+            self.query("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])?;
+            // Every statement of an append looks rows up by key. Given thousands of keys
+            // at once the planner would rather scan whole tables (and hash-join them),
+            // which costs the size of the ledger on every round: keep it on the indexes.
+            self.exec(
+                "SET LOCAL enable_seqscan = off; SET LOCAL enable_hashjoin = off; \
+                 SET LOCAL enable_mergejoin = off",
+            )?;
+            match self.check_meta()? {
+                None => {
+                    self.exec(SCHEMA)?;
+                    self.query(
+                        "INSERT INTO utility_ledger_meta (key, value) VALUES \
+                         ('ledger_schema_version', $1), ('ledger_format', $2)",
+                        &[&LEDGER_SCHEMA_VERSION.to_string(), &LEDGER_FORMAT],
+                    )?;
+                    Ok(())
+                }
+                Some(()) => Ok(()),
+            }
+        })();
+        if result.is_err() {
+            self.rollback();
+        }
+        result
+    }
+
+    fn commit(&mut self) -> LedgerResult<()> {
+        let r = self.exec("COMMIT");
+        if r.is_err() {
+            self.rollback();
+        }
+        r
+    }
+
+    fn rollback(&mut self) {
+        let _ = self.client.batch_execute("ROLLBACK");
+    }
+
+    fn begin_read(&mut self) -> LedgerResult<()> {
+        self.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
+        let result = match self.check_meta() {
+            Ok(None) => Err(LedgerError::Missing),
+            Ok(Some(())) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            self.rollback();
+        }
+        result
+    }
+
+    fn end_read(&mut self) -> LedgerResult<()> {
+        self.rollback();
+        Ok(())
+    }
+
+    fn high_water(&mut self) -> LedgerResult<i64> {
+        let rows = self.query(
+            "SELECT coalesce(max(seq), 0) FROM utility_ledger_deliveries",
+            &[],
+        )?;
+        Ok(rows.first().map_or(0, |r| r.get(0)))
+    }
+
+    fn last_batch_id(&mut self) -> LedgerResult<i64> {
+        let rows = self.query(
+            "SELECT coalesce(max(batch_id), 0) FROM utility_ledger_batches",
+            &[],
+        )?;
+        Ok(rows.first().map_or(0, |r| r.get(0)))
+    }
+
+    fn record_batch(&mut self, b: &BatchRow) -> LedgerResult<()> {
+        let columns = b.to_columns();
+        self.query(
+            &format!(
+                "INSERT INTO utility_ledger_batches ({BATCH_COLUMNS}) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            ),
+            &sql_params(&columns),
+        )
+        .map(|_| ())
+    }
+
+    fn find_partition(&mut self, key: &PartitionKey) -> LedgerResult<Option<PartitionRow>> {
+        let rows = self.query(
+            &format!(
+                "SELECT {PARTITION_COLUMNS} FROM utility_ledger_partitions WHERE agent_id = $1 \
+                 AND project_id = $2 AND corpus_id = $3 AND surface_id = $4 \
+                 AND retrieval_snapshot_ref = $5 AND policy_snapshot_ref = $6"
+            ),
+            &sql_params(&key.fields()),
+        )?;
+        Ok(rows_to(rows, partition, self.secret.as_deref())?
+            .into_iter()
+            .next())
+    }
+
+    fn partitions(&mut self) -> LedgerResult<Vec<PartitionRow>> {
+        let rows = self.query(
+            &format!(
+                "SELECT {PARTITION_COLUMNS} FROM utility_ledger_partitions ORDER BY partition_id"
+            ),
+            &[],
+        )?;
+        rows_to(rows, partition, self.secret.as_deref())
+    }
+
+    fn insert_partition(&mut self, key: &PartitionKey) -> LedgerResult<i64> {
+        let rows = self.query(
+            "INSERT INTO utility_ledger_partitions (partition_id, agent_id, project_id, corpus_id, \
+             surface_id, retrieval_snapshot_ref, policy_snapshot_ref) \
+             SELECT coalesce(max(partition_id), 0) + 1, $1, $2, $3, $4, $5, $6 \
+             FROM utility_ledger_partitions RETURNING partition_id",
+            &sql_params(&key.fields()),
+        )?;
+        rows.first()
+            .map(|r| r.get(0))
+            .ok_or_else(|| LedgerError::Storage("partition insert returned nothing".into()))
+    }
+
+    fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()> {
+        if deltas.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = deltas.iter().map(|d| d.0).collect();
+        let columns: Vec<Vec<i64>> = (0..COUNTER_COLUMNS.len())
+            .map(|i| deltas.iter().map(|d| d.1.to_array()[i]).collect())
+            .collect();
+        let sets: Vec<String> = COUNTER_COLUMNS
+            .iter()
+            .map(|c| format!("{c} = p.{c} + k.{c}"))
+            .collect();
+        let arrays: Vec<String> = (0..COUNTER_COLUMNS.len())
+            .map(|i| format!("${}::bigint[]", i + 2))
+            .collect();
+        let sql = format!(
+            "UPDATE utility_ledger_partitions p SET {} FROM UNNEST($1::bigint[], {}) \
+             AS k(id, {}) WHERE p.partition_id = k.id",
+            sets.join(", "),
+            arrays.join(", "),
+            COUNTER_COLUMNS.join(", ")
+        );
+        let mut params: Vec<&(dyn postgres::types::ToSql + Sync)> = vec![&ids];
+        for c in &columns {
+            params.push(c);
+        }
+        self.query(&sql, &params)?;
+        Ok(())
+    }
+
+    fn find_partitions(
+        &mut self,
+        keys: &[PartitionKey],
+    ) -> LedgerResult<Vec<Option<PartitionRow>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let field = |f: fn(&PartitionKey) -> &str| -> Vec<&str> { keys.iter().map(f).collect() };
+        let agents = field(|k| &k.agent_id);
+        let projects = field(|k| &k.project_id);
+        let corpora = field(|k| &k.corpus_id);
+        let surfaces = field(|k| &k.surface_id);
+        let retrievals = field(|k| &k.retrieval_snapshot_ref);
+        let policies = field(|k| &k.policy_snapshot_ref);
+        let columns: Vec<String> = PARTITION_COLUMNS
+            .split(", ")
+            .map(|c| format!("p.{}", c.trim()))
+            .collect();
+        let rows = self.query(
+            &format!(
+                "SELECT k.i, {} FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], \
+                 $5::text[], $6::text[]) WITH ORDINALITY AS k(a, pr, c, s, r, po, i) \
+                 JOIN utility_ledger_partitions p ON p.agent_id = k.a AND p.project_id = k.pr \
+                 AND p.corpus_id = k.c AND p.surface_id = k.s \
+                 AND p.retrieval_snapshot_ref = k.r AND p.policy_snapshot_ref = k.po ORDER BY k.i",
+                columns.join(", ")
+            ),
+            &[
+                &agents,
+                &projects,
+                &corpora,
+                &surfaces,
+                &retrievals,
+                &policies,
+            ],
+        )?;
+        let found = by_key_index(rows, keys.len(), partition_at, self.secret.as_deref())?;
+        Ok(found.into_iter().map(|mut v| v.pop()).collect())
+    }
+
+    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()> {
+        if latest.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<i64> = latest.iter().map(|l| l.0).collect();
+        let keys: Vec<&str> = latest.iter().map(|l| l.1.as_str()).collect();
+        self.query(
+            "UPDATE utility_ledger_partitions p SET latest_key = k.key \
+             FROM UNNEST($1::bigint[], $2::text[]) AS k(id, key) WHERE p.partition_id = k.id",
+            &[&ids, &keys],
+        )?;
+        Ok(())
+    }
+
+    fn load_observations(&mut self, keys: &[ObservationKey]) -> LedgerResult<Vec<ObservationRow>> {
+        let ids: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
+        let rows = self.query(
+            &format!(
+                "SELECT {OBSERVATION_COLUMNS} FROM utility_ledger_observations o \
+                 WHERE o.observation_id = ANY($1)"
+            ),
+            &[&ids],
+        )?;
+        rows_to(rows, observation, self.secret.as_deref())
+    }
+
+    fn write_chunk(
+        &mut self,
+        deliveries: &[DeliveryRow],
+        observations: &[ObservationRow],
+        conflict_versions: &[(String, String)],
+    ) -> LedgerResult<()> {
+        if !deliveries.is_empty() {
+            let col = |f: fn(&DeliveryRow) -> String| -> Vec<String> {
+                deliveries.iter().map(f).collect()
+            };
+            let seqs: Vec<i64> = deliveries.iter().map(|d| d.seq).collect();
+            let batches: Vec<i64> = deliveries.iter().map(|d| d.batch_id).collect();
+            let pids: Vec<i64> = deliveries.iter().map(|d| d.partition_id).collect();
+            let confidences: Vec<f64> = deliveries.iter().map(|d| d.confidence).collect();
+            let ids = col(|d| d.observation_id.clone());
+            let receipts = col(|d| d.application_receipt_id.clone());
+            let digests = col(|d| d.memory_ref_digests.clone());
+            let outcomes = col(|d| d.outcome_ref.clone());
+            let labels = col(|d| d.utility_label.clone());
+            let levels = col(|d| d.attribution_level.clone());
+            let bases = col(|d| d.evidence_basis.clone());
+            let reasons = col(|d| d.reason_codes.clone());
+            let evidence = col(|d| d.evidence_refs.clone());
+            let evaluators = col(|d| d.evaluator_ref.clone());
+            let versions = col(|d| d.evaluation_version.clone());
+            let created = col(|d| d.created_at.clone());
+            self.query(
+                "INSERT INTO utility_ledger_deliveries (seq, batch_id, partition_id, \
+                 observation_id, application_receipt_id, memory_ref_digests, outcome_ref, \
+                 utility_label, attribution_level, evidence_basis, confidence, reason_codes, \
+                 evidence_refs, evaluator_ref, evaluation_version, created_at) \
+                 SELECT * FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], \
+                 $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], \
+                 $11::float8[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])",
+                &[
+                    &seqs,
+                    &batches,
+                    &pids,
+                    &ids,
+                    &receipts,
+                    &digests,
+                    &outcomes,
+                    &labels,
+                    &levels,
+                    &bases,
+                    &confidences,
+                    &reasons,
+                    &evidence,
+                    &evaluators,
+                    &versions,
+                    &created,
+                ],
+            )?;
+        }
+        if !observations.is_empty() {
+            let ids: Vec<&str> = observations
+                .iter()
+                .map(|o| o.observation_id.as_str())
+                .collect();
+            let pids: Vec<i64> = observations.iter().map(|o| o.partition_id).collect();
+            let subjects: Vec<&str> = observations.iter().map(|o| o.subject_id.as_str()).collect();
+            let versions: Vec<i64> = observations.iter().map(|o| o.version_count).collect();
+            let counts: Vec<i64> = observations.iter().map(|o| o.delivery_count).collect();
+            let fps: Vec<&str> = observations
+                .iter()
+                .map(|o| o.fingerprint.as_str())
+                .collect();
+            let reps: Vec<i64> = observations.iter().map(|o| o.rep_seq).collect();
+            let orders: Vec<&str> = observations.iter().map(|o| o.rep_order.as_str()).collect();
+            let labels: Vec<i16> = observations
+                .iter()
+                .map(|o| o.utility_label.index() as i16)
+                .collect();
+            let bases: Vec<i16> = observations
+                .iter()
+                .map(|o| o.evidence_basis.index() as i16)
+                .collect();
+            let confidences: Vec<f64> = observations.iter().map(|o| o.confidence).collect();
+            self.query(
+                "INSERT INTO utility_ledger_observations (observation_id, partition_id, \
+                 subject_id, version_count, delivery_count, fingerprint, rep_seq, rep_order, \
+                 utility_label, evidence_basis, confidence) \
+                 SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bigint[], \
+                 $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::int2[], $10::int2[], \
+                 $11::float8[]) \
+                 ON CONFLICT (observation_id) DO UPDATE SET \
+                 version_count = excluded.version_count, delivery_count = excluded.delivery_count, \
+                 rep_seq = excluded.rep_seq, rep_order = excluded.rep_order",
+                &[
+                    &ids,
+                    &pids,
+                    &subjects,
+                    &versions,
+                    &counts,
+                    &fps,
+                    &reps,
+                    &orders,
+                    &labels,
+                    &bases,
+                    &confidences,
+                ],
+            )?;
+        }
+        if !conflict_versions.is_empty() {
+            let ids: Vec<&str> = conflict_versions.iter().map(|v| v.0.as_str()).collect();
+            let fps: Vec<&str> = conflict_versions.iter().map(|v| v.1.as_str()).collect();
+            self.query(
+                "INSERT INTO utility_ledger_conflict_versions (observation_id, fingerprint) \
+                 SELECT * FROM UNNEST($1::text[], $2::text[]) ON CONFLICT DO NOTHING",
+                &[&ids, &fps],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (pids, sids) = key_arrays(keys);
+        let rows = self.query(
+            "SELECT k.i, o.observation_id, o.partition_id, o.subject_id, o.version_count, \
+             o.delivery_count, o.fingerprint, o.rep_seq, o.rep_order, NULL::text[], \
+             o.utility_label, o.evidence_basis, o.confidence \
+             FROM UNNEST($1::bigint[], $2::text[]) WITH ORDINALITY AS k(pid, sid, i) \
+             JOIN utility_ledger_observations o ON o.partition_id = k.pid \
+             AND o.subject_id = k.sid AND o.version_count = 1 \
+             ORDER BY k.i, o.observation_id",
+            &[&pids, &sids],
+        )?;
+        by_key_index(rows, keys.len(), observation_at, self.secret.as_deref())
+    }
+
+    fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (pids, sids) = key_arrays(keys);
+        let rows = self.query(
+            &format!(
+                "SELECT k.i, {SUBJECT_COLUMNS} FROM UNNEST($1::bigint[], $2::text[]) \
+                 WITH ORDINALITY AS k(pid, sid, i) \
+                 JOIN utility_ledger_subjects s ON s.partition_id = k.pid AND s.subject_id = k.sid \
+                 ORDER BY k.i"
+            ),
+            &[&pids, &sids],
+        )?;
+        let found = by_key_index(rows, keys.len(), subject, self.secret.as_deref())?;
+        Ok(found.into_iter().map(|mut v| v.pop()).collect())
+    }
+
+    fn put_subjects(
+        &mut self,
+        rows: &[SubjectRow],
+        digests: &[(i64, String, String)],
+    ) -> LedgerResult<()> {
+        if !rows.is_empty() {
+            let pids: Vec<i64> = rows.iter().map(|s| s.partition_id).collect();
+            let sids: Vec<&str> = rows.iter().map(|s| s.subject_id.as_str()).collect();
+            let levels: Vec<&str> = rows.iter().map(|s| s.attribution_level.as_str()).collect();
+            let reviews: Vec<&str> = rows.iter().map(|s| s.review_state.as_str()).collect();
+            let counts: Vec<i64> = rows.iter().map(|s| s.observation_count).collect();
+            let lasts: Vec<&str> = rows.iter().map(|s| s.last_key.as_str()).collect();
+            let states: Vec<&str> = rows.iter().map(|s| s.state.as_str()).collect();
+            let seqs: Vec<String> = rows.iter().map(|s| format_seqs(&s.history_seqs)).collect();
+            self.query(
+                "INSERT INTO utility_ledger_subjects (partition_id, subject_id, \
+                 attribution_level, review_state, observation_count, last_key, state, history_seqs) \
+                 SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], \
+                 $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) \
+                 ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
+                 review_state = excluded.review_state, observation_count = excluded.observation_count, \
+                 last_key = excluded.last_key, state = excluded.state, \
+                 history_seqs = excluded.history_seqs",
+                &[&pids, &sids, &levels, &reviews, &counts, &lasts, &states, &seqs],
+            )?;
+        }
+        if !digests.is_empty() {
+            let pids: Vec<i64> = digests.iter().map(|d| d.0).collect();
+            let ds: Vec<&str> = digests.iter().map(|d| d.1.as_str()).collect();
+            let sids: Vec<&str> = digests.iter().map(|d| d.2.as_str()).collect();
+            self.query(
+                "INSERT INTO utility_ledger_subject_digests (partition_id, memory_ref_digest, \
+                 subject_id) SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[]) \
+                 ON CONFLICT DO NOTHING",
+                &[&pids, &ds, &sids],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn delete_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let (pids, sids) = key_arrays(keys);
+        self.query(
+            "DELETE FROM utility_ledger_subjects s USING UNNEST($1::bigint[], $2::text[]) \
+             AS k(pid, sid) WHERE s.partition_id = k.pid AND s.subject_id = k.sid",
+            &[&pids, &sids],
+        )?;
+        self.query(
+            "DELETE FROM utility_ledger_subject_digests s USING UNNEST($1::bigint[], $2::text[]) \
+             AS k(pid, sid) WHERE s.partition_id = k.pid AND s.subject_id = k.sid",
+            &[&pids, &sids],
+        )?;
+        Ok(())
+    }
+
+    fn partition_deliveries(
+        &mut self,
+        partition_id: i64,
+        visit: &mut dyn FnMut(DeliveryRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        self.stream(
+            &format!(
+                "SELECT {DELIVERY_COLUMNS_D} FROM utility_ledger_deliveries d \
+                 WHERE d.partition_id = $1 ORDER BY d.seq"
+            ),
+            &[&partition_id],
+            visit,
+        )
+    }
+
+    fn all_deliveries(
+        &mut self,
+        after_seq: i64,
+        visit: &mut dyn FnMut(DeliveryRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        self.stream(
+            &format!(
+                "SELECT {DELIVERY_COLUMNS_D} FROM utility_ledger_deliveries d WHERE d.seq > $1 \
+                 ORDER BY d.seq"
+            ),
+            &[&after_seq],
+            visit,
+        )
+    }
+
+    fn deliveries_by_seq(&mut self, seqs: &[i64]) -> LedgerResult<Vec<DeliveryRow>> {
+        let rows = self.query(
+            &format!(
+                "SELECT {DELIVERY_COLUMNS_D} FROM utility_ledger_deliveries d \
+                 WHERE d.seq = ANY($1) ORDER BY d.seq"
+            ),
+            &[&seqs],
+        )?;
+        rows_to(rows, |r| delivery(r, 0), self.secret.as_deref())
+    }
+
+    fn subjects_page(
+        &mut self,
+        partition_id: i64,
+        after: Option<&str>,
+        limit: usize,
+    ) -> LedgerResult<Vec<SubjectRow>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.query(
+            &format!(
+                "SELECT {SUBJECT_COLUMNS} FROM utility_ledger_subjects s WHERE s.partition_id = $1 \
+                 AND s.subject_id > $2 ORDER BY s.subject_id LIMIT $3"
+            ),
+            &[&partition_id, &after.unwrap_or(""), &limit],
+        )?;
+        rows_to(rows, |r| subject(r, 0), self.secret.as_deref())
+    }
+
+    fn subjects_with_digest(
+        &mut self,
+        partition_id: i64,
+        digest: &str,
+    ) -> LedgerResult<Vec<SubjectRow>> {
+        let rows = self.query(
+            &format!(
+                "SELECT {SUBJECT_COLUMNS} FROM utility_ledger_subject_digests g \
+                 JOIN utility_ledger_subjects s ON s.partition_id = g.partition_id \
+                 AND s.subject_id = g.subject_id \
+                 WHERE g.partition_id = $1 AND g.memory_ref_digest = $2 ORDER BY s.subject_id"
+            ),
+            &[&partition_id, &digest],
+        )?;
+        rows_to(rows, |r| subject(r, 0), self.secret.as_deref())
+    }
+
+    fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>> {
+        let rows = self.query(
+            "SELECT max(last_key) FROM utility_ledger_subjects WHERE partition_id = $1",
+            &[&partition_id],
+        )?;
+        Ok(rows.first().and_then(|r| r.get(0)))
+    }
+
+    fn conflicts(&mut self, partition_id: i64, limit: usize) -> LedgerResult<Vec<ConflictRow>> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = self.query(
+            "SELECT o.observation_id, o.delivery_count, o.version_count, \
+             ARRAY(SELECT v.fingerprint FROM utility_ledger_conflict_versions v \
+             WHERE v.observation_id = o.observation_id ORDER BY v.fingerprint LIMIT 17) \
+             FROM utility_ledger_observations o WHERE o.partition_id = $1 \
+             AND o.version_count > 1 ORDER BY o.observation_id LIMIT $2",
+            &[&partition_id, &limit],
+        )?;
+        rows_to(
+            rows,
+            |r| {
+                Ok(ConflictRow {
+                    observation_id: r.try_get(0)?,
+                    delivery_count: r.try_get(1)?,
+                    version_count: r.try_get(2)?,
+                    fingerprints: r.try_get(3)?,
+                })
+            },
+            self.secret.as_deref(),
+        )
+    }
+
+    fn verify_observations(
+        &mut self,
+        visit: &mut dyn FnMut(Vec<DeliveryRow>, Option<ObservationRow>) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        self.exec(&format!(
+            "DECLARE verify_deliveries NO SCROLL CURSOR FOR SELECT {DELIVERY_COLUMNS_D} \
+             FROM utility_ledger_deliveries d ORDER BY d.observation_id, d.seq"
+        ))?;
+        self.exec(&format!(
+            "DECLARE verify_observations NO SCROLL CURSOR FOR SELECT {OBSERVATION_COLUMNS} \
+             FROM utility_ledger_observations o ORDER BY o.observation_id"
+        ))?;
+        let secret = self.secret.clone();
+        let client = RefCell::new(&mut self.client);
+        let s = secret.as_deref();
+        let left = Cursor::new(&client, "verify_deliveries", s)
+            .map(|r| r.and_then(|row| delivery(&row, 0).map_err(|e| map_error(&e, s))));
+        let right = Cursor::new(&client, "verify_observations", s)
+            .map(|r| r.and_then(|row| observation(&row).map_err(|e| map_error(&e, s))));
+        merge_observations(left, right, visit)
+    }
+
+    fn verify_subjects(
+        &mut self,
+        visit: &mut dyn FnMut(SubjectKey, Vec<DeliveryRow>, Option<SubjectRow>) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        self.exec(&format!(
+            "DECLARE verify_members NO SCROLL CURSOR FOR SELECT {DELIVERY_COLUMNS_D}, o.subject_id \
+             FROM utility_ledger_observations o JOIN utility_ledger_deliveries d \
+             ON d.seq = o.rep_seq WHERE o.version_count = 1 \
+             ORDER BY o.partition_id, o.subject_id, o.observation_id"
+        ))?;
+        self.exec(&format!(
+            "DECLARE verify_subjects NO SCROLL CURSOR FOR SELECT {SUBJECT_COLUMNS} \
+             FROM utility_ledger_subjects s ORDER BY s.partition_id, s.subject_id"
+        ))?;
+        let secret = self.secret.clone();
+        let client = RefCell::new(&mut self.client);
+        let s = secret.as_deref();
+        let left = Cursor::new(&client, "verify_members", s).map(|r| {
+            r.and_then(|row| {
+                let d = delivery(&row, 0).map_err(|e| map_error(&e, s))?;
+                let sid: String = row.try_get(16).map_err(|e| map_error(&e, s))?;
+                Ok((sid, d))
+            })
+        });
+        let right = Cursor::new(&client, "verify_subjects", s)
+            .map(|r| r.and_then(|row| subject(&row, 0).map_err(|e| map_error(&e, s))));
+        merge_subjects(left, right, visit)
+    }
+
+    fn all_subject_digests(&mut self) -> LedgerResult<Vec<(i64, String, String)>> {
+        let rows = self.query(
+            "SELECT partition_id, subject_id, memory_ref_digest FROM utility_ledger_subject_digests \
+             ORDER BY partition_id, subject_id, memory_ref_digest",
+            &[],
+        )?;
+        rows_to(
+            rows,
+            |r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)),
+            self.secret.as_deref(),
+        )
+    }
+
+    fn batches(&mut self) -> LedgerResult<Vec<BatchRow>> {
+        let rows = self.query(
+            &format!("SELECT {BATCH_COLUMNS} FROM utility_ledger_batches ORDER BY batch_id"),
+            &[],
+        )?;
+        rows_to(
+            rows,
+            |r| BatchRow::from_columns(|i| r.try_get(i)),
+            self.secret.as_deref(),
+        )
+    }
+}
