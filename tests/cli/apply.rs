@@ -2,19 +2,10 @@
 
 use serde_json::{Value, json};
 
-use crate::recall::{ingest_memories, loop_setup, mask, recall, routed};
-use crate::snap;
+use crate::recall::{ingest_memories, loop_setup, recall, routed};
+use crate::support::mask_session;
 use crate::support::{Run, Scratch};
-
-macro_rules! snap_masked {
-    ($name:expr, $run:expr) => {{
-        let run: Run = $run;
-        let text = mask(&run.transcript());
-        crate::support::snapshot_settings().bind(|| {
-            insta::assert_snapshot!($name, text);
-        });
-    }};
-}
+use crate::{snap, snap_masked};
 
 /// A loop scratch after one recall: the scratch, the session ref and the recall packet.
 fn recalled() -> (Scratch, String, Value) {
@@ -103,7 +94,7 @@ fn decisions_are_refused_with_clear_errors() {
     for (name, run) in cases {
         assert_eq!(run.code, 2, "{name}: {}", run.stdout);
         assert_eq!(run.json()["status"], "invalid_request", "{name}");
-        snap_masked!(name, run);
+        snap_masked!(name, run, mask_session);
     }
 }
 
@@ -138,7 +129,7 @@ fn an_expired_session_is_refused() {
             "recall session {session} expired at 2001-01-01T00:00:00.000000+00:00: run recall again"
         )
     );
-    snap_masked!("apply_expired_session", run);
+    snap_masked!("apply_expired_session", run, mask_session);
     // The file's modification time is its expiry; the next recall removes expired ones.
     let file = std::fs::File::options()
         .write(true)

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::snap;
-use crate::support::{Run, Scratch, fixtures_dir, pretty, read_json};
+use crate::support::{Run, Scratch, fixtures_dir, mask_latency, pretty, read_json};
 
 fn fixture(rel: &str) -> String {
     fixtures_dir().join(rel).to_string_lossy().into_owned()
@@ -30,16 +30,9 @@ fn detail(scratch: &Scratch, args: &[&str]) -> Run {
     out
 }
 
-/// Replaces `latency_ms: N` (wall clock) with a placeholder.
-fn mask_latency(mut run: Run) -> Run {
-    let re = regex::Regex::new(r"latency_ms: \d+").expect("valid pattern");
-    run.stdout = re.replace_all(&run.stdout, "latency_ms: [ms]").into_owned();
-    run
-}
-
 #[test]
 fn evaluate_lists_cases_totals_and_gate() {
-    let out = mask_latency(detail(&Scratch::new(), &["evaluate"]));
+    let out = detail(&Scratch::new(), &["evaluate"]).masked(mask_latency);
     assert!(out.stdout.contains("| compact_restart_survival "));
     assert!(out.stdout.contains("- assertion_count: 31\n"));
     assert!(out.stdout.contains("- decision: advance_stage_5\n"));

@@ -2,24 +2,13 @@
 //! `latency_ms` values are wall-clock timings and are masked in snapshots.
 
 use crate::snap;
-use crate::support::{Run, run};
-
-/// The run with every `"latency_ms": <n>` value replaced by `"[ms]"`.
-pub fn mask_latency(out: Run) -> Run {
-    let re = regex::Regex::new(r#""latency_ms": \d+"#).expect("pattern");
-    Run {
-        stdout: re
-            .replace_all(&out.stdout, r#""latency_ms": "[ms]""#)
-            .into_owned(),
-        ..out
-    }
-}
+use crate::support::{mask_latency, run};
 
 #[test]
 fn the_suite_passes_and_advances_to_stage_5() {
     snap!(
         "evaluate_json",
-        mask_latency(run(&["evaluate", "--format", "json"]))
+        run(&["evaluate", "--format", "json"]).masked(mask_latency)
     );
 }
 

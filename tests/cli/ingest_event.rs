@@ -5,27 +5,11 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::snap_masked;
 use crate::support::{
-    Run, Scratch, assert_invalid_request, fixture_files, fixtures_dir, pretty, read_json,
-    run_with_file, schema_named, snake_stem as stem, snapshot_settings,
+    Run, Scratch, assert_invalid_request, fixture_files, fixtures_dir, mask_latency, pretty,
+    read_json, run_with_file, schema_named, snake_stem as stem,
 };
-
-/// Snapshots a run, masking only the wall-clock latency of executed writes.
-macro_rules! snap_masked {
-    ($name:expr, $run:expr) => {{
-        let run: Run = $run;
-        let text = mask_latency(&run.transcript());
-        snapshot_settings().bind(|| {
-            insta::assert_snapshot!($name, text);
-        });
-    }};
-}
-
-/// Wall-clock latency is the only value of these packets that varies between runs.
-fn mask_latency(text: &str) -> String {
-    let re = regex::Regex::new(r#""latency_ms": \d+"#).expect("valid pattern");
-    re.replace_all(text, r#""latency_ms": "[ms]""#).into_owned()
-}
 
 /// Checks a printed packet against its committed schema.
 pub fn conforms(schema_version: &str, run: &Run) {
@@ -62,7 +46,11 @@ fn valid_full_form_fixtures_are_planned_or_guard_blocked() {
         );
         assert_eq!(out.json()["external_writes_performed"], false);
         conforms("reward_memory_ingest_receipt_v0", &out);
-        snap_masked!(format!("ingest_event_valid_{}", stem(&path)), out);
+        snap_masked!(
+            format!("ingest_event_valid_{}", stem(&path)),
+            out,
+            mask_latency
+        );
     }
 }
 
@@ -73,7 +61,11 @@ fn invalid_full_form_fixtures_are_request_errors() {
     for path in files {
         let out = run_full_form(&path);
         assert_invalid_request(&out, &path);
-        snap_masked!(format!("ingest_event_invalid_{}", stem(&path)), out);
+        snap_masked!(
+            format!("ingest_event_invalid_{}", stem(&path)),
+            out,
+            mask_latency
+        );
     }
 }
 
@@ -87,7 +79,8 @@ fn markdown_shows_status_and_reason_codes_only_when_present() {
     );
     snap_masked!(
         "ingest_event_markdown_planned",
-        s.run(&["ingest-event", "--input", "input.json"], None)
+        s.run(&["ingest-event", "--input", "input.json"], None),
+        mask_latency
     );
 }
 
@@ -125,7 +118,7 @@ fn execute_without_a_route_and_half_a_route_are_refused() {
         ],
         None,
     );
-    snap_masked!("ingest_event_execute_without_route", out);
+    snap_masked!("ingest_event_execute_without_route", out, mask_latency);
     let out = s.run(
         &[
             "ingest-event",
@@ -138,7 +131,7 @@ fn execute_without_a_route_and_half_a_route_are_refused() {
         ],
         None,
     );
-    snap_masked!("ingest_event_goal_without_agent", out);
+    snap_masked!("ingest_event_goal_without_agent", out, mask_latency);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -203,7 +196,7 @@ fn configured_dry_run_is_planned_and_writes_nothing() {
         "a dry run never creates the store"
     );
     conforms("reward_memory_ingest_receipt_v0", &out);
-    snap_masked!("ingest_event_embedded_planned", out);
+    snap_masked!("ingest_event_embedded_planned", out, mask_latency);
 }
 
 #[test]
@@ -225,7 +218,7 @@ fn execute_activates_with_exact_readback_then_is_idempotent() {
         "ingest_exact_readback_verified"
     );
     conforms("reward_memory_ingest_receipt_v0", &first);
-    snap_masked!("ingest_event_embedded_activated", first);
+    snap_masked!("ingest_event_embedded_activated", first, mask_latency);
 
     // The stored bytes are exactly the canonical record plus one newline.
     let (count, content): (i64, Vec<u8>) = store(&s)
@@ -245,7 +238,7 @@ fn execute_activates_with_exact_readback_then_is_idempotent() {
     assert_eq!(packet["write"]["write_count"], 0);
     assert_eq!(packet["external_writes_performed"], false);
     conforms("reward_memory_ingest_receipt_v0", &second);
-    snap_masked!("ingest_event_embedded_idempotent", second);
+    snap_masked!("ingest_event_embedded_idempotent", second, mask_latency);
     let count: i64 = store(&s)
         .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
         .expect("count");
@@ -271,7 +264,7 @@ fn a_conflicting_payload_at_the_same_ref_is_not_overwritten() {
     );
     assert_eq!(packet["write"]["status"], "partial");
     conforms("reward_memory_ingest_receipt_v0", &out);
-    snap_masked!("ingest_event_embedded_revision_conflict", out);
+    snap_masked!("ingest_event_embedded_revision_conflict", out, mask_latency);
     let after: Vec<u8> = store(&s)
         .query_row("SELECT content FROM resources", [], |r| r.get(0))
         .expect("row");
@@ -285,7 +278,7 @@ fn guard_blocked_execute_never_touches_the_store() {
     assert_eq!(out.json()["status"], "guard_blocked");
     assert!(!s.path.join("rt").exists());
     conforms("reward_memory_ingest_receipt_v0", &out);
-    snap_masked!("ingest_event_embedded_guard_blocked", out);
+    snap_masked!("ingest_event_embedded_guard_blocked", out, mask_latency);
 }
 
 #[test]
@@ -304,7 +297,7 @@ fn an_unknown_provider_id_fails_open_as_provider_unavailable() {
     );
     assert_eq!(packet["write"]["status"], "planned");
     conforms("reward_memory_ingest_receipt_v0", &out);
-    snap_masked!("ingest_event_unsupported_provider", out);
+    snap_masked!("ingest_event_unsupported_provider", out, mask_latency);
 }
 
 #[test]
@@ -344,7 +337,11 @@ fn a_readback_the_recall_guard_refuses_is_readback_unverified() {
     assert_eq!(packet["readback"]["status"], "guard_blocked");
     assert_eq!(packet["write"]["write_count"], 1);
     conforms("reward_memory_ingest_receipt_v0", &out);
-    snap_masked!("ingest_event_embedded_readback_unverified", out);
+    snap_masked!(
+        "ingest_event_embedded_readback_unverified",
+        out,
+        mask_latency
+    );
 }
 
 #[test]
@@ -355,21 +352,24 @@ fn configured_form_rejects_full_packet_fields_and_unknown_surfaces() {
     s.write("bad.json", &pretty(&input));
     snap_masked!(
         "ingest_event_configured_rejects_corpus",
-        configured(&s, "bad.json", true)
+        configured(&s, "bad.json", true),
+        mask_latency
     );
     let mut input = embedded("event.json");
     input["event"]["surface_id"] = json!("issue_fix.diagnosis");
     s.write("bad.json", &pretty(&input));
     snap_masked!(
         "ingest_event_configured_unknown_surface",
-        configured(&s, "bad.json", true)
+        configured(&s, "bad.json", true),
+        mask_latency
     );
     let mut input = embedded("event.json");
     input["adapter"] = json!("scoped_feedback");
     s.write("bad.json", &pretty(&input));
     snap_masked!(
         "ingest_event_configured_adapter_mismatch",
-        configured(&s, "bad.json", true)
+        configured(&s, "bad.json", true),
+        mask_latency
     );
 }
 
@@ -377,7 +377,7 @@ fn configured_form_rejects_full_packet_fields_and_unknown_surfaces() {
 fn an_unavailable_experiment_refuses_the_write() {
     let s = embedded_setup(|c| c["automation"] = json!({"fail_open": false}));
     let out = configured(&s, "event.json", true);
-    snap_masked!("ingest_event_experiment_config_invalid", out);
+    snap_masked!("ingest_event_experiment_config_invalid", out, mask_latency);
     assert!(!s.path.join("rt").exists());
 }
 

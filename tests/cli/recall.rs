@@ -9,39 +9,12 @@ use std::os::unix::fs::PermissionsExt as _;
 use serde_json::{Value, json};
 
 use crate::ingest_event::conforms;
-use crate::snap;
+use crate::support::mask_session;
 use crate::support::{
     Run, Scratch, assert_invalid_request, file_stem as stem, fixture_files, fixtures_dir, pretty,
     read_json, run_with_file,
 };
-
-/// Masks what varies between runs: session refs, clock readings, latency.
-pub fn mask(text: &str) -> String {
-    let rules = [
-        (r"rms_[0-9a-f]{32}", "rms_[session]"),
-        (
-            r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00",
-            "[timestamp]",
-        ),
-        (r#""latency_ms": \d+"#, r#""latency_ms": "[ms]""#),
-    ];
-    let mut out = text.to_owned();
-    for (pattern, replacement) in rules {
-        let re = regex::Regex::new(pattern).expect("valid pattern");
-        out = re.replace_all(&out, replacement).into_owned();
-    }
-    out
-}
-
-macro_rules! snap_masked {
-    ($name:expr, $run:expr) => {{
-        let run: Run = $run;
-        let text = mask(&run.transcript());
-        crate::support::snapshot_settings().bind(|| {
-            insta::assert_snapshot!($name, text);
-        });
-    }};
-}
+use crate::{snap, snap_masked};
 
 fn recall_file(path: &std::path::Path) -> Run {
     let args = ["recall", "--input", "input.json", "--format", "json"];
@@ -59,7 +32,7 @@ fn valid_explicit_requests_recall_fail_open() {
         let packet = run.json();
         assert_eq!(packet["recall_session_ref"], Value::Null);
         assert_eq!(packet["rank_prior_applied"], false);
-        snap_masked!(format!("recall_valid_{}", stem(&path)), run);
+        snap_masked!(format!("recall_valid_{}", stem(&path)), run, mask_session);
     }
 }
 
@@ -229,7 +202,7 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
         meta.modified().expect("mtime") > std::time::SystemTime::now(),
         "the modification time is the expiry"
     );
-    snap_masked!("recall_loop_first", first);
+    snap_masked!("recall_loop_first", first, mask_session);
 
     // apply: the agent used the second memory (the test-suite habit).
     let memory_ref = packet["results"][1]["memory_ref"].as_str().expect("ref");
@@ -262,7 +235,7 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
         application["receipt"]["memory_ref_digests"],
         json!([packet["results"][1]["memory_ref_digest"]])
     );
-    snap_masked!("recall_loop_apply", applied);
+    snap_masked!("recall_loop_apply", applied, mask_session);
 
     // utility-observe accepts the receipt unchanged.
     let mut observe = read_json(&fixtures_dir().join("recall/loop/observe.json"));
@@ -346,7 +319,7 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
         reranked["rank_prior"]["candidates"][0]["reason_codes"],
         json!(["positive_utility_boost"])
     );
-    snap_masked!("recall_loop_rank_prior", second);
+    snap_masked!("recall_loop_rank_prior", second, mask_session);
 
     // The default stays off: the same recall without --rank-prior keeps the old order.
     assert_eq!(candidates(&recall(&s, &[]).json()), semantic);
@@ -440,7 +413,7 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
     assert_eq!(receipt["exact_readback_verified"], true);
     assert_eq!(receipt["effect_version"], 1);
     assert_eq!(receipt["provider_write_performed"], true);
-    snap_masked!("rank_prior_effect_applied_embedded", effect);
+    snap_masked!("rank_prior_effect_applied_embedded", effect, mask_session);
     let retry = routed(&s, &execute).json();
     assert_eq!(
         (
@@ -521,7 +494,7 @@ fn a_projection_of_another_partition_is_refused_before_recall() {
     assert_eq!(run.code, 2, "{}", run.stdout);
     assert_eq!(run.json()["status"], "invalid_request");
     assert!(!s.path.join("rt").exists(), "no provider was called");
-    snap_masked!("recall_rank_prior_other_partition", run);
+    snap_masked!("recall_rank_prior_other_partition", run, mask_session);
 }
 
 #[test]
@@ -682,7 +655,7 @@ fn configured_recall_request_errors_are_clear() {
         let run = routed(&s, &with_format);
         assert_eq!(run.code, 2, "{name}: {}", run.stdout);
         assert_eq!(run.json()["status"], "invalid_request", "{name}");
-        snap_masked!(*name, run);
+        snap_masked!(*name, run, mask_session);
     }
 }
 
@@ -796,7 +769,7 @@ fn a_prior_without_a_verdict_stays_off_and_markdown_says_why() {
         "{}",
         run.stdout
     );
-    snap_masked!("recall_rank_prior_evaluation_missing", run);
+    snap_masked!("recall_rank_prior_evaluation_missing", run, mask_session);
 }
 
 #[test]

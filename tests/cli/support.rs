@@ -14,6 +14,14 @@ pub struct Run {
 }
 
 impl Run {
+    /// The run with its standard output passed through `mask`.
+    pub fn masked(self, mask: fn(&str) -> String) -> Run {
+        Run {
+            stdout: mask(&self.stdout),
+            ..self
+        }
+    }
+
     /// The whole observable behaviour as one text block.
     pub fn transcript(&self) -> String {
         format!(
@@ -173,6 +181,49 @@ pub fn snapshot_settings() -> insta::Settings {
     settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/snapshots"));
     settings.set_prepend_module_to_snapshot(false);
     settings
+}
+
+/// Replaces the wall-clock `latency_ms` values, in JSON (`"latency_ms": N`) and in the
+/// markdown views (`latency_ms: N`), with a placeholder: the only values of most packets
+/// that vary between runs.
+pub fn mask_latency(text: &str) -> String {
+    let json = regex::Regex::new(r#""latency_ms": \d+"#).expect("valid pattern");
+    let markdown = regex::Regex::new(r#"(^|[^"])latency_ms: \d+"#).expect("valid pattern");
+    let text = json.replace_all(text, r#""latency_ms": "[ms]""#);
+    markdown
+        .replace_all(&text, "${1}latency_ms: [ms]")
+        .into_owned()
+}
+
+/// Masks what varies between runs of the attribution loop: recall session refs, clock
+/// readings (microsecond ISO timestamps) and latency.
+pub fn mask_session(text: &str) -> String {
+    let rules = [
+        (r"rms_[0-9a-f]{32}", "rms_[session]"),
+        (
+            r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00",
+            "[timestamp]",
+        ),
+    ];
+    let mut out = text.to_owned();
+    for (pattern, replacement) in rules {
+        let re = regex::Regex::new(pattern).expect("valid pattern");
+        out = re.replace_all(&out, replacement).into_owned();
+    }
+    mask_latency(&out)
+}
+
+/// Snapshots a run's transcript under `name` after a mask (`mask_latency`,
+/// `mask_session`, or any `fn(&str) -> String`).
+#[macro_export]
+macro_rules! snap_masked {
+    ($name:expr, $run:expr, $mask:expr) => {{
+        let run: $crate::support::Run = $run;
+        let text = ($mask)(&run.transcript());
+        $crate::support::snapshot_settings().bind(|| {
+            insta::assert_snapshot!($name, text);
+        });
+    }};
 }
 
 /// Snapshots a run's transcript under `name`.
