@@ -17,6 +17,7 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod layers;
 mod man;
 mod openviking;
 mod operator_control;
