@@ -22,9 +22,13 @@
 //!   digests and text guards; it uses nothing above it.
 //!
 //! The contracts and the attribution loop declare their own domain enums and errors and
-//! use nothing of the shell; [`error`] wraps their errors. Not every arrow points down
-//! yet: [`io`] carries the ledger's PostgreSQL settings; [`contract`] and [`recall`] use
-//! each other, as do [`utility`], [`ledger`] and [`ranking`].
+//! use nothing of the shell; [`error`] wraps their errors and is the one exit-code
+//! mapping. No files import each other in a circle. A few imports still run from a lower
+//! layer to a higher one, for reasons of the domain: [`recall`] uses the registry and
+//! route types of [`contract`], the [`provider`] trait and the [`ranking`] prior, and
+//! [`ranking`] and [`ledger`] use each other (the evaluation replays a ledger; the ledger
+//! builds the prior's utility view). `docs/architecture.md` states the rules, which
+//! `tests/cli/layers.rs` checks against the source.
 
 pub mod cli;
 pub mod commands;

@@ -13,7 +13,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(packet) = reward_memory::utility::project_input(&source) {
         let _ = reward_memory::output::render(&packet, Format::Json);
         if packet.get("ok") == Some(&Value::Bool(true)) {
-            let checked = reward_memory::utility::validate_input(&packet);
+            let checked = reward_memory::ledger::validate::validate_input(&packet);
             assert_eq!(checked.get("ok"), Some(&Value::Bool(true)));
         }
     }

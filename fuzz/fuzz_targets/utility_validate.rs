@@ -8,6 +8,6 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    let packet = reward_memory::utility::validate_input(&source);
+    let packet = reward_memory::ledger::validate::validate_input(&source);
     let _ = reward_memory::output::render(&packet, Format::Json);
 });

@@ -13,7 +13,8 @@ use crate::error::Error;
 use crate::io;
 use crate::recall::decision::{self, ApplyError, ApplyOutcome, Decision};
 
-use super::{Context, Outcome, resolve};
+use super::context::{Context, Outcome};
+use super::resolve;
 
 /// What `apply` is asked to record: the decision's fields, or an `input` file holding
 /// them as one object.

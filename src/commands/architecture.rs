@@ -4,7 +4,7 @@
 use crate::contract::architecture;
 use crate::error::Error;
 
-use super::{Context, NoArguments, Outcome};
+use super::context::{Context, NoArguments, Outcome};
 
 /// Runs `architecture`: the packet, exit 0.
 pub fn run(_: &NoArguments, _: &Context) -> Result<Outcome, Error> {

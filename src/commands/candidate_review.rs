@@ -6,7 +6,7 @@ use crate::contract::candidate::{self, CandidateCase, ReviewDecision};
 use crate::error::Error;
 use crate::wire::json::Value;
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// What `candidate-review` builds and how it is reviewed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

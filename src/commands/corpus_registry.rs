@@ -4,7 +4,7 @@
 use crate::contract::registry;
 use crate::error::Error;
 
-use super::{Context, NoArguments, Outcome};
+use super::context::{Context, NoArguments, Outcome};
 
 /// Runs `corpus-registry`: the packet, exit 0.
 pub fn run(_: &NoArguments, _: &Context) -> Result<Outcome, Error> {

@@ -7,8 +7,8 @@ use crate::contract::{dogfood, evaluation};
 use crate::error::Error;
 use crate::io;
 
+use super::context::{Context, Outcome};
 use super::resolve::InputFile;
-use super::{Context, Outcome};
 
 /// The batch `dogfood-evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

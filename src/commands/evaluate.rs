@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::io;
 use crate::wire::json::Value;
 
-use super::{Context, NoArguments, Outcome};
+use super::context::{Context, NoArguments, Outcome};
 
 /// Runs `evaluate`: the suite packet, exit 2 unless the gate is ready.
 pub fn run(_: &NoArguments, _: &Context) -> Result<Outcome, Error> {

@@ -6,7 +6,9 @@ use crate::cli::ExperimentStatusArgs;
 use crate::error::Error;
 use crate::wire::json::Value;
 
-use super::{Context, Notes, Outcome, resolve};
+use super::context::{Context, Outcome};
+use super::resolve;
+use crate::output::notes::Notes;
 
 /// The goal and agent whose experiment `experiment-status` resolves (through the
 /// registry route of the context).

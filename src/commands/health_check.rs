@@ -6,7 +6,7 @@ use crate::contract::health::{self, HealthCase};
 use crate::error::Error;
 use crate::wire::json::Value;
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// What `health-check` classifies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

@@ -13,8 +13,10 @@ use crate::io;
 use crate::provider::{ProviderConfig, ProviderFactory};
 use crate::wire::json::{Map, Value};
 
+use super::context::{Context, Outcome};
+use super::resolve;
 use super::resolve::InputFile;
-use super::{Context, Notes, Outcome, resolve};
+use crate::output::notes::Notes;
 
 /// One feedback event to ingest: the input file, and for the configured form the goal
 /// and agent whose experiment route to use.

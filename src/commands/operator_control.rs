@@ -5,8 +5,8 @@ use crate::cli::OperatorControlArgs;
 use crate::contract::operator::{self, ControlRequest, OperatorAction};
 use crate::error::Error;
 
+use super::context::{Context, Outcome};
 use super::resolve::InputFile;
-use super::{Context, Outcome};
 
 /// The control `operator-control` prepares, and the file with the record it targets.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

@@ -14,7 +14,7 @@ use crate::ranking::evaluate::profile::{EvaluationProfile, MAX_SEED, parse_sweep
 use crate::ranking::evaluate::report::Source;
 use crate::ranking::evaluate::{RankEvaluateError, episodes, evaluate, plot, simulate};
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// What `rank-evaluate` is asked to run: held-out episodes from a file, or the
 /// simulator, with an optional profile, seed, sweep and chart.

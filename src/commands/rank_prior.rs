@@ -24,7 +24,9 @@ use crate::ranking::prior::request::{
 };
 use crate::wire::json::Value;
 
-use super::{Context, Notes, Outcome, resolve};
+use super::context::{Context, Outcome};
+use super::resolve;
+use crate::output::notes::Notes;
 
 /// What `rank-prior` is asked to do.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

@@ -39,7 +39,9 @@ use crate::recall::{ProviderSource, RecallSession, execute_recall};
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
 
-use super::{Context, Notes, Outcome, resolve};
+use super::context::{Context, Outcome};
+use super::resolve;
+use crate::output::notes::Notes;
 
 /// What `recall` is asked to do: the explicit form (`input`) or the configured form
 /// (`goal_id`, `agent_id`, the queries), and optionally the rank prior.

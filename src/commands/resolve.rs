@@ -18,12 +18,13 @@ use crate::contract::experiment::{self, ExperimentError, Resolution};
 use crate::error::Error;
 use crate::io::{self, InputError};
 use crate::ledger::{self, LedgerBackend, LedgerError, Location};
-use crate::provider::ProviderFactory as _;
-use crate::provider::{ContextProvider, DefaultFactory, ProviderConfig, ProviderError};
-use crate::wire::json::Map;
+
+use crate::provider::DefaultFactory;
+
 use crate::wire::json::Value;
 
-use super::{Context, Notes};
+use super::context::Context;
+use crate::output::notes::Notes;
 
 /// The runtime root: `--runtime-root` (with `~` expanded) or `~/.codex/loopx`.
 pub fn runtime_root(ctx: &Context) -> PathBuf {
@@ -128,14 +129,6 @@ pub fn provider_factory(ctx: &Context) -> DefaultFactory {
         runtime_root: runtime_root(ctx),
         env: ctx.env.clone(),
     }
-}
-
-/// The factory (§11.2) for a normalized binding, with the runtime root of `ctx`.
-pub fn build_provider(
-    binding: &Map,
-    ctx: &Context,
-) -> Result<Box<dyn ContextProvider>, ProviderError> {
-    provider_factory(ctx).build(&ProviderConfig::from_binding(binding))
 }
 
 /// The ledger location of a command: `ledger` (a `--ledger` value), else

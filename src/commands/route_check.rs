@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::obj;
 use crate::wire::json::{Map, Value};
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// The change `route-check` routes: a recorded case, or the facts of one change. A
 /// missing key takes the command line's default.

@@ -29,8 +29,8 @@ use crate::utility::observation::memory_ref_digests;
 use crate::utility::reducer::ReducerContext;
 use crate::wire::json::Value;
 
+use super::context::{Context, Outcome};
 use super::resolve::open_ledger;
-use super::{Context, Outcome};
 
 /// Where a ledger command reads or writes: a `--ledger` location (a SQLite file or a
 /// `postgres://` URL) and the runtime root of the default one.

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::io;
 use crate::utility;
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// What `utility-observe` is asked to read.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

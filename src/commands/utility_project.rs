@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::io;
 use crate::utility::{UtilityError, project_input, scan};
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// What `utility-project` is asked to read.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]

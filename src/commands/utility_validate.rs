@@ -1,12 +1,12 @@
 //! `utility-validate`: reads one projection packet and runs the readback validator on it
-//! ([`crate::utility::validate_input`]).
+//! ([`crate::ledger::validate::validate_input`]).
 
 use crate::cli::InputArgs;
 use crate::error::Error;
 use crate::io;
-use crate::utility;
+use crate::ledger;
 
-use super::{Context, Outcome};
+use super::context::{Context, Outcome};
 
 /// What `utility-validate` is asked to read.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
@@ -29,5 +29,5 @@ impl From<&InputArgs> for UtilityValidateRequest {
 /// Runs `utility-validate`: the validation packet, exit 2 when the projection is invalid.
 pub fn run(request: &UtilityValidateRequest, ctx: &Context) -> Result<Outcome, Error> {
     let input = io::read_input_object(&ctx.env, &request.input, request.max_input_bytes)?;
-    Ok(Outcome::by_ok(utility::validate_input(&input)))
+    Ok(Outcome::by_ok(ledger::validate::validate_input(&input)))
 }

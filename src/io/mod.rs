@@ -60,7 +60,7 @@ pub struct Env {
 }
 
 /// The standard libpq variables, captured at start-up: the defaults of a PostgreSQL
-/// ledger URL ([`crate::ledger::postgres::config`]).
+/// ledger URL (the ledger's PostgreSQL backend reads them when it builds its config).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PgEnv {
     pub host: Option<String>,
@@ -613,15 +613,6 @@ pub fn clear_stale_staging(staging_root: &Path) -> usize {
 /// removed when the handle is dropped.
 pub fn private_temp_dir(prefix: &str) -> Result<tempfile::TempDir, std::io::Error> {
     tempfile::Builder::new().prefix(prefix).tempdir()
-}
-
-/// Reads a file the registry route points at; `None` when it does not exist.
-pub fn read_optional_file(path: &Path) -> Result<Option<Vec<u8>>, std::io::Error> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err),
-    }
 }
 
 /// True when a regular file exists at `path`.

@@ -407,6 +407,21 @@ fn validate_subject_history(
     Ok(())
 }
 
+/// `utility-validate` on an already parsed input: a ledger projection packet (by its
+/// `schema_version`) is checked here, any other as a `utility-project` projection
+/// ([`crate::utility::validate::validate_projection`]); the packet's `ok` says whether
+/// the projection is valid.
+pub fn validate_input(input: &Value) -> Value {
+    let result = if input.get("schema_version").and_then(Value::as_str)
+        == Some(crate::ledger::packets::PROJECTION_SCHEMA_VERSION)
+    {
+        validate_ledger_projection(input)
+    } else {
+        crate::utility::validate_projection(input)
+    };
+    crate::utility::validation_packet(&result)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,6 +16,7 @@
 //! JSON output never changes. Nothing is coloured. [`Format`] names the two outputs;
 //! [`error_packet`] is the packet of a request error.
 
+pub mod notes;
 pub mod report;
 pub mod views;
 
@@ -32,25 +33,7 @@ crate::choice! {
     }
 }
 
-/// Facts about a run that the packet does not carry (it must stay byte-compatible) but a
-/// person reading `--detail` needs, e.g. where the embedded store is. Never printed in
-/// JSON. A command fills the fields it knows; [`detail_report`] shows those that
-/// are set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Notes {
-    /// The registry file the goal/agent route was read from.
-    pub registry: Option<std::path::PathBuf>,
-    /// Where the provider keeps records: the embedded store's file, or the `ov` command.
-    pub store: Option<String>,
-    /// The utility ledger a command read or wrote, without credentials
-    /// ([`crate::ledger::Location::public_display`]).
-    pub ledger: Option<String>,
-    /// Why the command failed open on something of the user's (a recall session that
-    /// could not be stored, an embedded store it would not trust), naming the path and
-    /// the fix. Printed on stderr as `reward-memory: warning: ...`, whatever the format;
-    /// the packet carries only public-safe codes.
-    pub warnings: Vec<String>,
-}
+pub use notes::Notes;
 
 /// The `reward_memory_error_v0` packet for a request error; a message over
 /// [`crate::wire::keys::MAX_ERROR_BYTES`] is cut ([`crate::wire::keys::bound`]).

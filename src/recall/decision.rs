@@ -12,8 +12,8 @@ use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::text::{self, FieldError};
 
+use super::application::{APPLICATION_SCHEMA_VERSION, application_receipt_id, apply_recall};
 use super::session::{self, SessionError, StoredSession};
-use super::{APPLICATION_SCHEMA_VERSION, application_receipt_id, apply_recall};
 
 /// Why a decision cannot be recorded; each message says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 
-use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(ErrorVersion, "reward_memory_error_v0");
 const_string!(InvalidRequest, "invalid_request");

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 
-use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(
     ExperimentStatusVersion,

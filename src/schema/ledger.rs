@@ -15,8 +15,8 @@ use super::utility::{
     AttributionLevel, EvidenceBasis, EvidenceLabelSummary, HistoryEntry, Rejection, ReviewProposal,
     SubjectReview, UtilityBounds, UtilityLabel,
 };
-use super::{AlwaysFalse, AlwaysTrue};
 use crate::ledger::packets;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
 
 pub use crate::ledger::PartitionInput;
 pub use crate::ledger::packets::{AppendReceipt, LedgerVerifyPacket};

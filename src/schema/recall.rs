@@ -16,9 +16,9 @@ use schemars::JsonSchema;
 
 use super::ingest::QueryEvidence;
 use super::stage45::ApplicationReceipt;
-use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
 use crate::ranking::prior::RankPriorPacket;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(RecallVersion, "reward_memory_recall_v0");
 const_string!(ApplicationVersion, "reward_memory_application_v0");

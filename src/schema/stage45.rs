@@ -12,8 +12,8 @@ use schemars::JsonSchema;
 
 use super::core::CandidateReviewPacket;
 use super::utility::ObservationPacket;
-use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(EvaluationVersion, "reward_memory_evaluation_v0");
 const_string!(ReleaseGateVersion, "reward_memory_release_gate_v0");

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 
-use super::{AlwaysFalse, AlwaysTrue, Nullable};
 use crate::const_string;
+use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(ObservationVersion, "memory_utility_observation_v0");
 const_string!(ProjectionVersion, "memory_utility_projection_v0");

@@ -7,15 +7,17 @@
 //! * [`bounds`]: the v0 caps both of them enforce;
 //! * [`scan`]: `utility-project`'s direct reading of the common input shape from its text.
 //!
-//! The bounded rank prior (Stage 3) and the held-out ranking evaluation (Stage 4) are
-//! [`crate::ranking`], the durable ledger [`crate::ledger`].
+//! The bounded rank prior (Stage 3), the held-out ranking evaluation (Stage 4) and the
+//! durable ledger build on this module, in `ranking` and `ledger` above it.
 //!
 //! This module also owns the pure cores of the `utility-*` commands on an already parsed
-//! input ([`project_input`], [`observe_input`], [`validate_input`]); their handlers in
-//! the shell read the input. Their request errors are [`UtilityError`]s. The observation
-//! and the projection are LoopX's packets (built to the reference's bytes, see
-//! [`crate::schema::utility`]); the `utility-validate` packet is ours and typed
-//! ([`ValidationPacket`]). Nothing here writes memory content or grants authority.
+//! input ([`project_input`], [`observe_input`], and [`validate_projection`] with
+//! [`validation_packet`], which the ledger's `validate_input` calls for a `utility-project`
+//! projection); their handlers in the shell read the input. Their request errors are
+//! [`UtilityError`]s. The observation and the projection are LoopX's packets (built to the
+//! reference's bytes; `schema::utility` describes them); the `utility-validate` packet is
+//! ours and typed ([`ValidationPacket`]). Nothing here writes memory content or grants
+//! authority.
 //!
 //! `utility-observe --input FILE|-` (our addition) reads one object with exactly
 //! `application_receipt`, `verified_outcome`, `attribution_context`, `evaluator_proposal`
@@ -216,19 +218,6 @@ impl ValidationPacket {
 /// The `utility-validate` packet for a validation result.
 pub fn validation_packet(result: &Result<(), FieldError>) -> Value {
     ValidationPacket::new(result).to_value()
-}
-
-/// `utility-validate` on an already parsed input: the packet, whose `ok` says whether the
-/// projection is valid.
-pub fn validate_input(input: &Value) -> Value {
-    let result = if input.get("schema_version").and_then(Value::as_str)
-        == Some(crate::ledger::packets::PROJECTION_SCHEMA_VERSION)
-    {
-        crate::ledger::validate::validate_ledger_projection(input)
-    } else {
-        validate_projection(input)
-    };
-    validation_packet(&result)
 }
 
 #[cfg(test)]

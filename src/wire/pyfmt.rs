@@ -192,12 +192,6 @@ pub fn str_repr(s: &str) -> String {
     out
 }
 
-/// Python's `repr` of a list of strings, e.g. `['a', 'b']`.
-pub fn str_list_repr<S: AsRef<str>>(items: &[S]) -> String {
-    let parts: Vec<String> = items.iter().map(|s| str_repr(s.as_ref())).collect();
-    format!("[{}]", parts.join(", "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

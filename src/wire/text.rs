@@ -297,12 +297,6 @@ fn secret_at(t: &Folded, i: usize) -> bool {
         || prefixed_key()
 }
 
-/// Python `re.fullmatch` semantics on an already-anchored pattern. Python's `$` also
-/// matches before a single trailing newline, which `strip()` has always removed here.
-pub fn full_match(re: &Regex, s: &str) -> bool {
-    re.is_match(s)
-}
-
 /// True when the text contains something that looks like a local path.
 ///
 /// Every alternative of the pattern contains a `/` or `\`, so text without either is

@@ -4,11 +4,11 @@
 //! their reason lines cover only states it does not pin (a configuration error, a guard
 //! that did not pass, a failed evaluation); the rest is their `--detail` report.
 
-use crate::output::Notes;
+use crate::output::notes::Notes;
 use crate::output::report::{Report, show};
 use crate::wire::json::{Map, Value};
 
-use super::{Line, at, entry_rows, fields_of, is_false, objects, s, strings};
+use super::fields::{Line, at, entry_rows, fields_of, is_false, objects, s, strings};
 
 pub(super) fn architecture_detail(p: &Map, _: &Notes, report: &mut Report) {
     let rows = objects(p, "memory_classes")

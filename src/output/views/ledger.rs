@@ -1,12 +1,12 @@
 //! Views of the utility ledger's packets (docs/utility.md#utility-ledger): the append
 //! receipt, the paged projection, the subject lookup and the verify report.
 
-use crate::output::Notes;
+use crate::output::notes::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
+use super::fields::{Line, at, fields_of, items, ledger_and_fields, objects, s};
 use super::utility::{PARTITION_FIELDS, SUBJECT_HEADER, review_proposals_section, subject_rows};
-use super::{Line, at, fields_of, items, ledger_and_fields, objects, s};
 
 /// `received N, appended N, ...` of the append receipt.
 fn append_counts(p: &Map) -> String {

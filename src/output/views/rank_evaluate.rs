@@ -3,12 +3,12 @@
 //! gate's checks), printed in the default markdown, and its `--detail` report (paired
 //! differences, the sweep, and where the numbers come from).
 
-use crate::output::Notes;
+use crate::output::notes::Notes;
 use crate::output::report::Report;
 use crate::wire::float;
 use crate::wire::json::{Map, Value};
 
-use super::{at, counts, entries, fields_of, objects, s};
+use super::fields::{at, counts, entries, fields_of, objects, s};
 
 /// The verdict's context, the arm × metric table and the gate's checks: what a person
 /// needs to judge the verdict, printed in the default markdown.

@@ -2,11 +2,11 @@
 //! rank prior's effect, with the ranked-candidates table the recall and rank-prior
 //! reports share.
 
-use crate::output::Notes;
+use crate::output::notes::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
-use super::{Line, at, fields_of, ledger_and_fields, objects, s};
+use super::fields::{Line, at, fields_of, ledger_and_fields, objects, s};
 
 /// What an agent at a terminal needs next: how many results, the session to apply them
 /// with, and whether the rank prior moved anything (or why it stayed off).

@@ -2,11 +2,11 @@
 //! its validation, and the subjects table and review proposals that the ledger's
 //! packets show too.
 
-use crate::output::Notes;
+use crate::output::notes::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
-use super::{Line, counts, entries, fields_of, ledger_and_fields, objects, s, strings};
+use super::fields::{Line, counts, entries, fields_of, ledger_and_fields, objects, s, strings};
 
 /// The fields that name a utility partition: the scope and the two snapshot refs. The
 /// projection, observation and ledger reports show them in this order.

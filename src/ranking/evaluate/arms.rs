@@ -20,8 +20,8 @@ use std::collections::BTreeMap;
 use crate::ranking::prior::{Candidate, Partition, Profile, UtilityView, rank};
 use crate::wire::json::Value;
 
-use super::RankEvaluateError;
 use super::dataset::{Dataset, HeldOutEpisode};
+use super::error::RankEvaluateError;
 use super::ledger::{
     Counters, LedgerOpener, PartitionKey, SubjectFacts, is_inference, key_of, subject_facts,
 };

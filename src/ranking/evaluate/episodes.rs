@@ -22,8 +22,8 @@ use crate::wire::json::{self, Map, Value};
 use crate::wire::text::{self, REF_RE};
 use crate::wire::timestamp::{Instant, parse_aware};
 
-use super::RankEvaluateError;
 use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
+use super::error::RankEvaluateError;
 
 /// Schema version of an episode line.
 pub const EPISODE_SCHEMA_VERSION: &str = EpisodeVersion::VALUE;

@@ -30,7 +30,7 @@ use crate::utility::observation::{
 use crate::utility::reducer::{reduce_subject, subject_id};
 use crate::wire::json::{self, Value};
 
-use super::RankEvaluateError;
+use super::error::RankEvaluateError;
 
 /// Deliveries per append batch (one transaction each).
 pub const BATCH: usize = 20_000;

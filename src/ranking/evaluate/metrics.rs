@@ -45,11 +45,6 @@ impl Metric {
             Metric::FalseAttenuation => "false_attenuation",
         }
     }
-
-    /// True when larger is better.
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::Ndcg | Metric::SuccessAt1)
-    }
 }
 
 /// `(numerator, denominator)` of every metric for one episode and arm.

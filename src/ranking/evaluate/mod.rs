@@ -21,6 +21,7 @@
 pub mod arms;
 pub mod dataset;
 pub mod episodes;
+pub mod error;
 pub mod ledger;
 pub mod metrics;
 pub mod packet;
@@ -31,48 +32,12 @@ pub mod rng;
 pub mod run;
 pub mod simulate;
 
-use crate::ranking::prior::RankPriorError;
 use crate::wire::json::Value;
 
+pub use error::RankEvaluateError;
 use ledger::LedgerOpener;
-use profile::{EvaluationProfile, MAX_SEED, Sweep};
+use profile::{EvaluationProfile, Sweep};
 use report::{Source, SweepPoint, SweepResult};
-
-/// What went wrong in `rank-evaluate`; each message says what to fix.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RankEvaluateError {
-    /// The evaluation profile is invalid.
-    #[error("{0}")]
-    Profile(String),
-    /// `--sweep` is invalid.
-    #[error("{0}")]
-    Sweep(String),
-    /// `--seed` is out of range.
-    #[error("--seed must be an integer between 0 and {MAX_SEED}")]
-    Seed,
-    /// `EPISODES.jsonl` has malformed lines (listed with their numbers).
-    #[error("{0}")]
-    Episodes(String),
-    /// The simulator could not build a product object (a bug in the simulator or a
-    /// contract change it does not follow).
-    #[error("{0}")]
-    Simulator(String),
-    /// The evaluation's utility ledger failed.
-    #[error("rank-evaluate ledger: {0}")]
-    Ledger(String),
-    /// The rank prior refused a candidate list or partition.
-    #[error(transparent)]
-    RankPrior(#[from] RankPriorError),
-    /// The chart could not be drawn.
-    #[error("cannot draw the plot: {0}")]
-    Plot(String),
-    /// The chart could not be written.
-    #[error("cannot write the plot {path}: {reason}")]
-    PlotWrite { path: String, reason: String },
-    /// An internal invariant broke; please report it.
-    #[error("rank-evaluate internal error: {0}")]
-    Internal(&'static str),
-}
 
 /// Runs the evaluation of one dataset (and, for a simulation, the sweep) and returns the
 /// verdict packet.

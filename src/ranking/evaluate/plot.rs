@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 use crate::wire::json::Value;
 
-use super::RankEvaluateError;
+use super::error::RankEvaluateError;
 
 const WIDTH: u32 = 760;
 const HEIGHT: u32 = 440;

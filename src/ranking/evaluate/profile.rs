@@ -18,7 +18,7 @@ use crate::wire::json::{Map, Value};
 use crate::wire::keys;
 use crate::wire::text::FieldError;
 
-use super::RankEvaluateError;
+use super::error::RankEvaluateError;
 use crate::ranking::prior::profile::ProfileVersion;
 use crate::ranking::prior::{PROFILE_SCHEMA_VERSION, Profile};
 use crate::utility::observation::EvidenceBasis;
@@ -27,8 +27,7 @@ use crate::utility::observation::EvidenceBasis;
 pub const EVALUATION_PROFILE_SCHEMA_VERSION: &str = "memory_utility_ranking_evaluation_profile_v0";
 /// The seed when neither the profile nor `--seed` names one.
 pub const DEFAULT_SEED: u64 = 1;
-/// The largest accepted seed (an exact integer in every JSON reader).
-pub const MAX_SEED: u64 = (1 << 53) - 1;
+pub use super::rng::MAX_SEED;
 /// At most this many sweep points.
 pub const MAX_SWEEP_POINTS: usize = 20;
 

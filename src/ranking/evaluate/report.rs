@@ -12,7 +12,7 @@ use crate::wire::json::{self, Value};
 use crate::wire::pyfmt::round6;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
 
-use super::RankEvaluateError;
+use super::error::RankEvaluateError;
 use super::metrics::{Bootstrapped, Estimate, Metric, bootstrap, bootstrap_share};
 use super::packet::{self as wire, EvaluationVersion, HoldReason, Semantic, SourceKind, Verdict};
 use super::profile::EvaluationProfile;

@@ -3,6 +3,9 @@
 //! seed gives the same numbers on every platform; nothing reads the clock or the
 //! environment.
 
+/// The largest accepted seed (an exact integer in every JSON reader).
+pub const MAX_SEED: u64 = (1 << 53) - 1;
+
 /// One independent stream of pseudo-random numbers.
 #[derive(Debug, Clone)]
 pub struct Rng {

@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
 
-use super::RankEvaluateError;
 use super::arms::{Arm, ArmContext, Pool, Ranker, TrainingState};
 use super::dataset::Dataset;
+use super::error::RankEvaluateError;
 use super::ledger::{Counters, LedgerOpener, SubjectFacts};
 use super::metrics::{EpisodeValues, episode_values};
 use super::profile::EvaluationProfile;

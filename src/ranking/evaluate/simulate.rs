@@ -20,8 +20,8 @@ use crate::wire::json::{self, Value};
 use crate::wire::pyfmt::round6;
 use crate::wire::timestamp::parse_aware;
 
-use super::RankEvaluateError;
 use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
+use super::error::RankEvaluateError;
 use super::profile::{EvaluationProfile, SimulatorParams};
 use super::rng::Rng;
 

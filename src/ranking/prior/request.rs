@@ -466,11 +466,6 @@ pub fn effect_receipt(
     EffectPacket::new(request, provider_id, payload, r).to_value()
 }
 
-/// `rank-prior` without `--execute` on an already parsed input: pure.
-pub fn rank_input(input: &Value) -> Result<Value, RankPriorError> {
-    rank_request(&parse_request(input)?)
-}
-
 /// The ranking packet of a request (it needs candidates).
 pub fn rank_request(request: &Request) -> Result<Value, RankPriorError> {
     let Some(candidates) = &request.candidates else {

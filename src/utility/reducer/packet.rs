@@ -45,22 +45,12 @@ impl Review {
 }
 
 impl SubjectState {
-    /// The support counters as printed.
-    pub fn support_value(&self) -> Value {
-        self.with_support(|json| json.to_value())
-    }
-
     fn with_support<R>(&self, f: impl FnOnce(&Json<'_>) -> R) -> R {
         let mut entries = [("", Json::Null); 4];
         for ((slot, label), n) in entries.iter_mut().zip(UtilityLabel::ALL).zip(self.support) {
             *slot = (label.as_str(), count(n));
         }
         f(&Json::Object(&entries))
-    }
-
-    /// The evidence-strength counters as printed.
-    pub fn evidence_strength_value(&self) -> Value {
-        self.with_evidence_strength(|json| json.to_value())
     }
 
     fn with_evidence_strength<R>(&self, f: impl FnOnce(&Json<'_>) -> R) -> R {
@@ -73,11 +63,6 @@ impl SubjectState {
             *slot = (basis.as_str(), count(n));
         }
         f(&Json::Object(&entries))
-    }
-
-    /// The joint evidence summary as printed.
-    pub fn summary_value(&self) -> Value {
-        Json::Items(&SummaryItems(&self.summary)).to_value()
     }
 
     /// The 19-key subject packet.

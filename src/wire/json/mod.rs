@@ -256,14 +256,6 @@ impl Map {
             Repr::Indexed(index) => MapIter::Indexed(index.iter()),
         }
     }
-
-    /// The ordered entries, consuming the map.
-    pub fn into_entries(self) -> Vec<(Text, Value)> {
-        match self.repr {
-            Repr::Small(entries) => entries.into_vec(),
-            Repr::Indexed(index) => index.into_iter().collect(),
-        }
-    }
 }
 
 /// Iterator over a [`Map`]'s entries in order.
@@ -411,18 +403,6 @@ impl Value {
     /// Looks a key up when the value is an object.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.as_object().and_then(|m| m.get(key))
-    }
-    /// The Python type name of the value, as used in some error strings.
-    pub fn py_type_name(&self) -> &'static str {
-        match self {
-            Value::Null => "NoneType",
-            Value::Bool(_) => "bool",
-            Value::Int(_) | Value::BigInt(_) => "int",
-            Value::Float(_) => "float",
-            Value::Str(_) => "str",
-            Value::Array(_) => "list",
-            Value::Object(_) => "dict",
-        }
     }
 }
 
