@@ -856,6 +856,11 @@ pub struct LedgerExportArgs {
     /// Append the output to a new ledger. Whole-ledger only
     #[arg(long)]
     pub salvage: bool,
+    /// Write each delivery as a `memory_utility_ledger_delivery_v0` line with its sequence
+    /// and provenance (import, attribute, correct) around the observation; such lines are
+    /// a report, not `append` input (plain export lines re-append as imports)
+    #[arg(long, conflicts_with = "salvage")]
+    pub provenance: bool,
     #[command(flatten)]
     pub location: LedgerLocationArg,
     /// Output format of an error packet (the export itself is always JSON Lines)

@@ -16,7 +16,7 @@ use super::utility::{
     SubjectReview, UtilityBounds, UtilityLabel,
 };
 use super::{AlwaysFalse, AlwaysTrue};
-use crate::ledger::packets;
+use crate::ledger::{Provenance, packets};
 
 pub use crate::ledger::PartitionInput;
 pub use crate::ledger::packets::{AppendReceipt, LedgerVerifyPacket};
@@ -26,8 +26,9 @@ pub use crate::ledger::packets::{AppendReceipt, LedgerVerifyPacket};
 pub type LedgerProjectionPacket =
     packets::LedgerProjectionPacket<LedgerSubject, Rejection, ReviewProposal>;
 
-/// `memory_utility_ledger_subject_v0` as described.
-pub type LedgerSubjectPacket = packets::LedgerSubjectPacket<LedgerSubject>;
+/// `memory_utility_ledger_subject_v0` as described: its history entries also say how
+/// each delivery arrived.
+pub type LedgerSubjectPacket = packets::LedgerSubjectPacket<LedgerSubjectWithProvenance>;
 
 /// A subject of a ledger packet: the projection's 19-key subject plus its latest history.
 #[derive(JsonSchema)]
@@ -57,4 +58,63 @@ pub struct LedgerSubject {
     pub observation_history: Vec<HistoryEntry>,
     /// True when the subject has more observations than its history shows.
     pub observation_history_truncated: bool,
+}
+
+/// A subject of `memory_utility_ledger_subject_v0`: [`LedgerSubject`] whose history
+/// entries carry their provenance.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields, rename = "LedgerSubjectWithProvenance")]
+#[allow(dead_code)] // Schema-only: built as `packets::SubjectWithHistory`.
+pub struct LedgerSubjectWithProvenance {
+    pub subject_id: String,
+    pub attribution_level: AttributionLevel,
+    pub memory_ref_digests: Vec<String>,
+    pub utility_estimate: f64,
+    pub utility_bounds: UtilityBounds,
+    pub effective_utility_label: UtilityLabel,
+    pub effective_evidence_basis: EvidenceBasis,
+    pub confidence: f64,
+    pub uncertainty: f64,
+    pub support: BTreeMap<String, u64>,
+    pub evidence_strength: BTreeMap<String, u64>,
+    pub evidence_label_summary: Vec<EvidenceLabelSummary>,
+    pub observation_count: u64,
+    pub last_observed_at: String,
+    pub last_observation_id: String,
+    pub review: SubjectReview,
+    pub read_only: AlwaysTrue,
+    pub automatic_deletion: AlwaysFalse,
+    pub action_authority_granted: AlwaysFalse,
+    /// The subject's latest accepted observations (at most 16), oldest first.
+    pub observation_history: Vec<LedgerHistoryEntry>,
+    /// True when the subject has more observations than its history shows.
+    pub observation_history_truncated: bool,
+}
+
+/// A history entry of `memory_utility_ledger_subject_v0`: LoopX's [`HistoryEntry`] plus
+/// how its delivery arrived in the ledger.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // Schema-only: built by the ledger's subject read.
+pub struct LedgerHistoryEntry {
+    pub observation_id: String,
+    /// `muof_` + 64 hex.
+    pub observation_fingerprint: String,
+    pub subject_id: String,
+    pub application_receipt_id: String,
+    pub outcome_ref: String,
+    pub memory_ref_digests: Vec<String>,
+    pub attribution_level: AttributionLevel,
+    pub utility_label: UtilityLabel,
+    pub evidence_basis: EvidenceBasis,
+    pub confidence: f64,
+    pub reason_codes: Vec<String>,
+    pub evidence_refs: Vec<String>,
+    pub evaluator_ref: String,
+    pub evaluation_version: String,
+    pub created_at: String,
+    /// How the delivery arrived: `import` (`utility-ledger append`, and every delivery
+    /// stored before provenance was recorded), `attribute` (with the evaluator id) or
+    /// `correct` (with the operator checkpoint ref).
+    pub provenance: Provenance,
 }
