@@ -317,6 +317,15 @@ pub enum Command {
     RankEvaluate(RankEvaluateArgs),
     /// Durable utility ledger: append observations, project, look up, export, verify
     UtilityLedger(UtilityLedgerArgs),
+    /// Record an owner correction of one memory's utility under an authorized operator checkpoint
+    ///
+    /// Reads {corpus, operator_checkpoint, partition, memory_ref_digest, utility_label,
+    /// reason_code, evidence_refs?, created_at}: the corpus declaration and checkpoint as
+    /// operator-control takes them (checkpoint action "correct", authority the corpus
+    /// owner_ref). Appends one owner_correction item observation with provenance correct
+    /// and prints memory_utility_correction_receipt_v0; an unauthorized checkpoint exits 2
+    /// and appends nothing.
+    UtilityCorrect(UtilityCorrectArgs),
     /// Print a shell completion script to stdout
     Completions(CompletionsArgs),
     /// Print the man page (roff) of reward-memory or of one subcommand to stdout
@@ -663,6 +672,20 @@ pub enum LedgerCommand {
     /// first difference (also on stderr in markdown).
     #[command(after_help = LEDGER_HELP)]
     Verify(LedgerVerifyArgs),
+}
+
+// `utility-correct` (help text on [`Command::UtilityCorrect`]).
+#[derive(Debug, Clone, Args)]
+pub struct UtilityCorrectArgs {
+    /// memory_utility_correction_input JSON file; `-` reads standard input
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
 }
 
 // `--ledger LOCATION` and the `--runtime-root` of its default.

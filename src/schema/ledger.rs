@@ -19,7 +19,7 @@ use super::{AlwaysFalse, AlwaysTrue};
 use crate::ledger::{Provenance, packets};
 
 pub use crate::ledger::PartitionInput;
-pub use crate::ledger::packets::{AppendReceipt, LedgerVerifyPacket};
+pub use crate::ledger::packets::{AppendReceipt, CorrectionReceipt, LedgerVerifyPacket};
 
 /// `memory_utility_ledger_projection_v0` as described: its subjects, conflict records and
 /// review proposals are LoopX's.
@@ -117,4 +117,29 @@ pub struct LedgerHistoryEntry {
     /// stored before provenance was recorded), `attribute` (with the evaluator id) or
     /// `correct` (with the operator checkpoint ref).
     pub provenance: Provenance,
+}
+
+/// The `--input` of `utility-correct` (`memory_utility_correction_input`).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // Schema-only: read by `utility::correction::build_correction`.
+pub struct CorrectionInput {
+    /// A corpus declaration, as `operator-control` takes it (active).
+    pub corpus: BTreeMap<String, serde_json::Value>,
+    /// A verified operator checkpoint of the corpus (`corpus_id`, `project_ref`), with
+    /// `action: "correct"` and `authority_ref` the corpus `owner_ref`; its `source_ref`
+    /// becomes the delivery's provenance ref.
+    pub operator_checkpoint: BTreeMap<String, serde_json::Value>,
+    /// `{scope, retrieval_snapshot_ref, policy_snapshot_ref}`; `scope.corpus_id` is the
+    /// corpus.
+    pub partition: BTreeMap<String, serde_json::Value>,
+    /// The corrected memory: 16 lowercase hex.
+    pub memory_ref_digest: String,
+    pub utility_label: UtilityLabel,
+    /// One reason code (a token).
+    pub reason_code: String,
+    /// Up to 15 further evidence refs (the checkpoint's `source_ref` is always added).
+    pub evidence_refs: Option<Vec<String>>,
+    /// An aware ISO timestamp.
+    pub created_at: String,
 }
