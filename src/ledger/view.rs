@@ -10,10 +10,10 @@
 //! with the ledger's size. The partition is the look-up key, so utility of another scope
 //! or snapshot pair can never enter the view.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ranking::prior::{Partition, SubjectUtility, UtilityView};
-use crate::utility::observation::AttributionLevel;
+use crate::utility::observation::{AttributionLevel, EvidenceBasis};
 use crate::utility::reducer::{self, SubjectState};
 
 use super::backend::{LedgerBackend, with_read};
@@ -55,10 +55,62 @@ pub fn subject_utility(state: &SubjectState) -> SubjectUtility {
     }
 }
 
-fn decode(row: &SubjectRow) -> LedgerResult<SubjectUtility> {
+fn decode_row(row: &SubjectRow) -> LedgerResult<SubjectState> {
     engine::decode_state(row)
-        .map(|state| subject_utility(&state))
         .ok_or_else(|| LedgerError::Storage(format!("subject {} state is damaged", row.subject_id)))
+}
+
+/// What the prior reads of a stored subject; with `attested_only`, a subject with evidence
+/// above `evaluator_inference` is reduced again from its accepted observations without
+/// those above `evaluator_inference` whose representative delivery arrived by import
+/// (`None` when nothing is left of it).
+fn decode(
+    backend: &mut dyn LedgerBackend,
+    row: &SubjectRow,
+    attested_only: bool,
+) -> LedgerResult<Option<SubjectUtility>> {
+    let state = decode_row(row)?;
+    let attestable = |basis: EvidenceBasis| basis > EvidenceBasis::EvaluatorInference;
+    if !attested_only || !state.summary.iter().any(|p| attestable(p.basis)) {
+        return Ok(Some(subject_utility(&state)));
+    }
+    let key: SubjectKey = (row.partition_id, row.subject_id.clone());
+    let members = backend
+        .subject_members(std::slice::from_ref(&key))?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let seqs: Vec<i64> = members
+        .iter()
+        .filter(|m| attestable(m.evidence_basis))
+        .map(|m| m.rep_seq)
+        .collect();
+    let batch_of: BTreeMap<i64, i64> = backend
+        .deliveries_by_seq(&seqs)?
+        .into_iter()
+        .map(|d| (d.seq, d.batch_id))
+        .collect();
+    let batches: Vec<i64> = batch_of.values().copied().collect();
+    let attested: BTreeSet<i64> = backend
+        .batch_provenance(&batches)?
+        .into_iter()
+        .filter(|(_, p)| p.is_attested())
+        .map(|(id, _)| id)
+        .collect();
+    let kept: Vec<_> = members
+        .into_iter()
+        .filter(|m| {
+            !attestable(m.evidence_basis)
+                || batch_of
+                    .get(&m.rep_seq)
+                    .is_some_and(|batch| attested.contains(batch))
+        })
+        .collect();
+    let digests = state.memory_ref_digests.join(",");
+    match engine::reduce_members(&key, &digests, &kept)? {
+        None => Ok(None),
+        Some(reduced) => Ok(Some(subject_utility(&decode_row(&reduced)?))),
+    }
 }
 
 /// Checks that the ledger exists and can be read, without reading any subject (so that
@@ -74,23 +126,32 @@ pub fn check_readable(backend: &mut dyn LedgerBackend, partition: &Partition) ->
 /// The utility of `partition` for `digests`, from one read snapshot of the ledger: every
 /// subject that mentions one of them. A partition the ledger has never seen gives a view
 /// without utility (every modifier exactly 1.0), as the `empty` projection of `project`
-/// does.
+/// does. With `attested_only` (a profile's `require_attested_tiers`) evidence above
+/// `evaluator_inference` counts only when the runtime produced it (provenance
+/// `attribute` or `correct`), and the view says its tiers are attested.
 pub fn utility_view(
     backend: &mut dyn LedgerBackend,
     partition: &Partition,
     digests: &[&str],
+    attested_only: bool,
 ) -> Result<UtilityView, LedgerError> {
     let subjects = with_read(backend, |backend| {
-        read_subjects(backend, partition, digests)
+        read_subjects(backend, partition, digests, attested_only)
     })?;
-    UtilityView::new(partition.clone(), subjects.into_values())
-        .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))
+    let view = UtilityView::new(partition.clone(), subjects.into_values())
+        .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))?;
+    Ok(if attested_only {
+        view.with_attested_tiers()
+    } else {
+        view
+    })
 }
 
 fn read_subjects(
     backend: &mut dyn LedgerBackend,
     partition: &Partition,
     digests: &[&str],
+    attested_only: bool,
 ) -> LedgerResult<BTreeMap<String, SubjectUtility>> {
     let mut found = BTreeMap::new();
     let Some(stored) = backend.find_partition(&partition_key(partition))? else {
@@ -109,13 +170,17 @@ fn read_subjects(
             })
             .collect();
         for row in backend.load_subjects(&keys)?.into_iter().flatten() {
-            found.insert(row.subject_id.clone(), decode(&row)?);
+            if let Some(subject) = decode(backend, &row, attested_only)? {
+                found.insert(row.subject_id.clone(), subject);
+            }
         }
     }
     for d in digests {
         for row in backend.subjects_with_digest(id, d)? {
-            if !found.contains_key(&row.subject_id) {
-                found.insert(row.subject_id.clone(), decode(&row)?);
+            if !found.contains_key(&row.subject_id)
+                && let Some(subject) = decode(backend, &row, attested_only)?
+            {
+                found.insert(row.subject_id.clone(), subject);
             }
         }
     }
@@ -167,6 +232,7 @@ mod tests {
                     allow_evaluator_inference: inference
                         || min == EvidenceBasis::EvaluatorInference,
                     min_support: support,
+                    require_attested_tiers: false,
                 }
             })
     }
@@ -201,7 +267,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("project: {e}"));
             let from_projection = UtilityView::from_projection(&projection)
                 .unwrap_or_else(|e| panic!("view: {e}\n{}", json::to_pretty_line(&projection)));
-            let from_ledger = utility_view(&mut ledger, &partition, &DIGESTS)
+            let from_ledger = utility_view(&mut ledger, &partition, &DIGESTS, false)
                 .unwrap_or_else(|e| panic!("ledger view: {e}"));
             let candidates: Vec<Candidate> = DIGESTS
                 .iter()
@@ -228,13 +294,13 @@ mod tests {
         append_all(&mut ledger, &[]);
         let mut partition = partition_of(&stage2_context());
         partition.retrieval_snapshot_ref = "retrieval:other".into();
-        let view = utility_view(&mut ledger, &partition, &DIGESTS)
+        let view = utility_view(&mut ledger, &partition, &DIGESTS, false)
             .unwrap_or_else(|e| panic!("ledger view: {e}"));
         assert_eq!(view, UtilityView::empty(partition.clone()));
         assert!(check_readable(&mut ledger, &partition).is_ok());
         let mut missing = SqliteLedger::new(dir.path().join("absent.sqlite3"));
         assert_eq!(
-            utility_view(&mut missing, &partition, &DIGESTS),
+            utility_view(&mut missing, &partition, &DIGESTS, false),
             Err(LedgerError::Missing)
         );
         assert_eq!(
