@@ -308,4 +308,92 @@ mod tests {
             Err(LedgerError::Missing)
         );
     }
+
+    fn append_as(ledger: &mut SqliteLedger, batch: &[crate::utility::testkit::Spec], p: &Provenance) {
+        let mut records = batch.iter().enumerate().map(|(i, spec)| {
+            Ok(engine::Record::Item {
+                line: i as u64 + 1,
+                bytes: json::dumps(&spec.build().to_value(), engine::COMPACT).into_bytes(),
+            })
+        });
+        let report = engine::append_with(ledger, &mut records, p).expect("append");
+        assert_eq!(report.batch.refused, 0);
+    }
+
+    fn attested_profile(require: bool) -> Profile {
+        Profile {
+            schema_version: Default::default(),
+            profile_id: "profile:attested".into(),
+            semantic_floor: 0.0,
+            candidate_pool: 16,
+            modifier_bounds: [0.5, 2.0],
+            min_evidence_basis: EvidenceBasis::DeterministicEffect,
+            allow_evaluator_inference: false,
+            min_support: 1,
+            require_attested_tiers: require,
+        }
+    }
+
+    fn codes_for(ledger: &mut SqliteLedger, require: bool) -> (f64, Vec<&'static str>) {
+        let partition = partition_of(&stage2_context());
+        let profile = attested_profile(require);
+        let view = utility_view(ledger, &partition, &[DIGEST_A], profile.require_attested_tiers)
+            .expect("view");
+        let m = rank_prior::modifier(&view, DIGEST_A, &profile);
+        (m.value, m.reasons.iter().map(|r| r.code()).collect())
+    }
+
+    use crate::ledger::Provenance;
+    use crate::utility::testkit::{DIGEST_A, Spec};
+
+    /// An imported deterministic_effect observation moves the prior without the option
+    /// and not with it; the same tier appended by the runtime (provenance attribute)
+    /// moves it either way.
+    #[test]
+    fn require_attested_tiers_ignores_imported_tiers_and_counts_attributed_ones() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+        append_as(
+            &mut ledger,
+            &[Spec::item("helpful", "deterministic_effect", 0.9, "v:import")],
+            &Provenance::Import,
+        );
+        let (value, codes) = codes_for(&mut ledger, false);
+        assert!(value > 1.0, "{codes:?}");
+        assert_eq!(codes, ["positive_utility_boost"]);
+        assert_eq!(codes_for(&mut ledger, true), (1.0, vec!["no_utility_evidence"]));
+
+        append_as(
+            &mut ledger,
+            &[Spec::item("harmful", "deterministic_effect", 0.8, "v:attributed")],
+            &Provenance::Attribute {
+                evaluator_id: "evaluator:deterministic".into(),
+            },
+        );
+        let (value, codes) = codes_for(&mut ledger, true);
+        assert!(value < 1.0, "only the attributed harmful observation counts: {codes:?}");
+        assert_eq!(codes, ["negative_utility_attenuation", "review_proposed"]);
+        // Without the option both count (a same-tier conflict: unknown).
+        assert_eq!(codes_for(&mut ledger, false), (1.0, vec!["utility_unknown"]));
+    }
+
+    /// A projection carries no provenance: with the option, a memory whose effective
+    /// tier is above evaluator_inference is not counted and says why.
+    #[test]
+    fn require_attested_tiers_cannot_attest_a_projection() {
+        let projection = crate::utility::testkit::project(&[Spec::item(
+            "helpful",
+            "deterministic_effect",
+            0.9,
+            "v:projection",
+        )
+        .build()
+        .to_value()]);
+        let view = UtilityView::from_projection(&projection).expect("view");
+        let m = rank_prior::modifier(&view, DIGEST_A, &attested_profile(true));
+        assert_eq!(m.value, 1.0);
+        assert_eq!(m.reasons, [rank_prior::Reason::EvidenceTierUnattested]);
+        let m = rank_prior::modifier(&view, DIGEST_A, &attested_profile(false));
+        assert!(m.value > 1.0);
+    }
 }
