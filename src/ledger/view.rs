@@ -309,7 +309,11 @@ mod tests {
         );
     }
 
-    fn append_as(ledger: &mut SqliteLedger, batch: &[crate::utility::testkit::Spec], p: &Provenance) {
+    fn append_as(
+        ledger: &mut SqliteLedger,
+        batch: &[crate::utility::testkit::Spec],
+        p: &Provenance,
+    ) {
         let mut records = batch.iter().enumerate().map(|(i, spec)| {
             Ok(engine::Record::Item {
                 line: i as u64 + 1,
@@ -337,8 +341,13 @@ mod tests {
     fn codes_for(ledger: &mut SqliteLedger, require: bool) -> (f64, Vec<&'static str>) {
         let partition = partition_of(&stage2_context());
         let profile = attested_profile(require);
-        let view = utility_view(ledger, &partition, &[DIGEST_A], profile.require_attested_tiers)
-            .expect("view");
+        let view = utility_view(
+            ledger,
+            &partition,
+            &[DIGEST_A],
+            profile.require_attested_tiers,
+        )
+        .expect("view");
         let m = rank_prior::modifier(&view, DIGEST_A, &profile);
         (m.value, m.reasons.iter().map(|r| r.code()).collect())
     }
@@ -355,26 +364,45 @@ mod tests {
         let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
         append_as(
             &mut ledger,
-            &[Spec::item("helpful", "deterministic_effect", 0.9, "v:import")],
+            &[Spec::item(
+                "helpful",
+                "deterministic_effect",
+                0.9,
+                "v:import",
+            )],
             &Provenance::Import,
         );
         let (value, codes) = codes_for(&mut ledger, false);
         assert!(value > 1.0, "{codes:?}");
         assert_eq!(codes, ["positive_utility_boost"]);
-        assert_eq!(codes_for(&mut ledger, true), (1.0, vec!["no_utility_evidence"]));
+        assert_eq!(
+            codes_for(&mut ledger, true),
+            (1.0, vec!["no_utility_evidence"])
+        );
 
         append_as(
             &mut ledger,
-            &[Spec::item("harmful", "deterministic_effect", 0.8, "v:attributed")],
+            &[Spec::item(
+                "harmful",
+                "deterministic_effect",
+                0.8,
+                "v:attributed",
+            )],
             &Provenance::Attribute {
                 evaluator_id: "evaluator:deterministic".into(),
             },
         );
         let (value, codes) = codes_for(&mut ledger, true);
-        assert!(value < 1.0, "only the attributed harmful observation counts: {codes:?}");
+        assert!(
+            value < 1.0,
+            "only the attributed harmful observation counts: {codes:?}"
+        );
         assert_eq!(codes, ["negative_utility_attenuation", "review_proposed"]);
         // Without the option both count (a same-tier conflict: unknown).
-        assert_eq!(codes_for(&mut ledger, false), (1.0, vec!["utility_unknown"]));
+        assert_eq!(
+            codes_for(&mut ledger, false),
+            (1.0, vec!["utility_unknown"])
+        );
     }
 
     /// A projection carries no provenance: with the option, a memory whose effective
