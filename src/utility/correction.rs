@@ -1,7 +1,7 @@
 //! An owner correction (`utility-correct`): one `owner_correction` item observation for
 //! one memory digest in one partition, admitted only under an operator checkpoint that
 //! the corpus declaration authorizes: the checks of `operator-control`
-//! ([`crate::contract::operator::checkpoint_authority`]) with the action `correct` and the
+//! (`contract::operator::checkpoint_authority`) with the action `correct` and the
 //! corpus owner (`owner_ref`) as the authority.
 //!
 //! Owns the correction input (`memory_utility_correction_input`), the observation it
