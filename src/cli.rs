@@ -317,6 +317,15 @@ pub enum Command {
     RankEvaluate(RankEvaluateArgs),
     /// Durable utility ledger: append observations, project, look up, export, verify
     UtilityLedger(UtilityLedgerArgs),
+    /// Record an owner correction of one memory's utility under an authorized operator checkpoint
+    ///
+    /// Reads {corpus, operator_checkpoint, partition, memory_ref_digest, utility_label,
+    /// reason_code, evidence_refs?, created_at}: the corpus declaration and checkpoint as
+    /// operator-control takes them (checkpoint action "correct", authority the corpus
+    /// owner_ref). Appends one owner_correction item observation with provenance correct
+    /// and prints memory_utility_correction_receipt_v0; an unauthorized checkpoint exits 2
+    /// and appends nothing.
+    UtilityCorrect(UtilityCorrectArgs),
     /// Print a shell completion script to stdout
     Completions(CompletionsArgs),
     /// Print the man page (roff) of reward-memory or of one subcommand to stdout
@@ -665,6 +674,20 @@ pub enum LedgerCommand {
     Verify(LedgerVerifyArgs),
 }
 
+// `utility-correct` (help text on [`Command::UtilityCorrect`]).
+#[derive(Debug, Clone, Args)]
+pub struct UtilityCorrectArgs {
+    /// memory_utility_correction_input JSON file; `-` reads standard input
+    #[arg(long, value_name = "FILE")]
+    pub input: String,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
 // `--ledger LOCATION` and the `--runtime-root` of its default.
 #[derive(Debug, Clone, Default, Args)]
 pub struct LedgerLocationArg {
@@ -856,6 +879,11 @@ pub struct LedgerExportArgs {
     /// Append the output to a new ledger. Whole-ledger only
     #[arg(long)]
     pub salvage: bool,
+    /// Write each delivery as a `memory_utility_ledger_delivery_v0` line with its sequence
+    /// and provenance (import, attribute, correct) around the observation; such lines are
+    /// a report, not `append` input (plain export lines re-append as imports)
+    #[arg(long, conflicts_with = "salvage")]
+    pub provenance: bool,
     #[command(flatten)]
     pub location: LedgerLocationArg,
     /// Output format of an error packet (the export itself is always JSON Lines)

@@ -46,6 +46,9 @@ pub enum Error {
     /// An `operator-control` request is invalid.
     #[error(transparent)]
     Operator(#[from] OperatorError),
+    /// A `utility-correct` input is malformed or its checkpoint is not authorized.
+    #[error(transparent)]
+    Correction(#[from] crate::utility::correction::CorrectionError),
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),

@@ -29,6 +29,7 @@ pub mod rank_prior;
 pub mod recall;
 pub mod resolve;
 pub mod route_check;
+pub mod utility_correct;
 pub mod utility_ledger;
 pub mod utility_observe;
 pub mod utility_project;
@@ -70,6 +71,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::RankPrior(args) => rank_prior::run(&(&args).into(), &ctx.with_route(&args.route)),
         Command::RankEvaluate(args) => rank_evaluate::run(&(&args).into(), ctx),
         Command::UtilityLedger(args) => utility_ledger::run(&(&args).into(), ctx),
+        Command::UtilityCorrect(args) => utility_correct::run(&(&args).into(), ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
     }
@@ -92,6 +94,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         Command::Apply(a) => a.format.format,
         Command::RankPrior(a) => a.format.format,
         Command::RankEvaluate(a) => a.format.format,
+        Command::UtilityCorrect(a) => a.format.format,
         Command::UtilityLedger(a) => match &a.command {
             cli::LedgerCommand::Append(a) => a.format.format,
             cli::LedgerCommand::Project(a) => a.format.format,

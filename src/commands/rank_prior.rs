@@ -166,6 +166,7 @@ fn command_on(request: &RankPriorRequest, ctx: &Context, input: &Value) -> Resul
         opened.backend.as_mut(),
         &parsed.partition,
         &parsed.digests(),
+        parsed.profile.require_attested_tiers,
     )?;
     let parsed = parsed.into_request(Some(view))?;
     let notes = Notes {

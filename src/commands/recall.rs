@@ -326,8 +326,13 @@ fn run_prior(
                 .iter()
                 .map(|c| c.memory_ref_digest.as_str())
                 .collect();
-            from_ledger = ledger_view::utility_view(backend.as_mut(), &prior.partition, &digests)
-                .map_err(|_| LEDGER_UNAVAILABLE)?;
+            from_ledger = ledger_view::utility_view(
+                backend.as_mut(),
+                &prior.partition,
+                &digests,
+                prior.profile.require_attested_tiers,
+            )
+            .map_err(|_| LEDGER_UNAVAILABLE)?;
             &from_ledger
         }
         (PriorUtility::Ledger, None) => return Err(LEDGER_UNAVAILABLE),

@@ -138,6 +138,9 @@ pub struct LedgerExportRequest {
     pub after_sequence: Option<i64>,
     #[serde(default)]
     pub salvage: bool,
+    /// Lines with each delivery's sequence and provenance around its observation.
+    #[serde(default)]
+    pub provenance: bool,
     #[serde(default)]
     pub location: LedgerLocation,
 }
@@ -235,6 +238,7 @@ impl From<&LedgerExportArgs> for LedgerExportRequest {
             partition: (&a.partition).into(),
             after_sequence: a.after_sequence,
             salvage: a.salvage,
+            provenance: a.provenance,
             location: (&a.location).into(),
         }
     }
@@ -423,6 +427,11 @@ fn export(r: &LedgerExportRequest, ctx: &Context) -> Result<Outcome, Error> {
             "--salvage exports the whole ledger: leave out the partition and filter its output",
         ));
     }
+    if r.salvage && r.provenance {
+        return Err(request(
+            "--salvage reads rows of a damaged ledger without their provenance: leave out --provenance",
+        ));
+    }
     let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let mut out = io::StdoutStream::new();
     let mut write = |line: &str| {
@@ -442,6 +451,7 @@ fn export(r: &LedgerExportRequest, ctx: &Context) -> Result<Outcome, Error> {
         opened.backend.as_mut(),
         partition.as_ref(),
         after,
+        r.provenance,
         &mut write,
     );
     let flushed = out.finish();

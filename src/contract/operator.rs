@@ -156,16 +156,33 @@ fn active_record<'a>(reviewed_record: &'a Map, corpus: &Map) -> FieldResult<&'a 
 }
 
 /// The operator checkpoint, verified and bound to the corpus and the action.
-struct OperatorAuthority {
-    operator_ref: String,
-    authority_ref: String,
-    source_ref: String,
+pub(crate) struct OperatorAuthority {
+    pub(crate) operator_ref: String,
+    pub(crate) authority_ref: String,
+    pub(crate) source_ref: String,
 }
 
 fn operator_authority(
     checkpoint: &Map,
     corpus: &Map,
     action: OperatorAction,
+) -> FieldResult<OperatorAuthority> {
+    let expected = match action {
+        OperatorAction::Edit => corpus_str(corpus, &["owner_ref"]),
+        OperatorAction::Retire => corpus_str(corpus, &["maintenance", "retirement_authority"]),
+    };
+    checkpoint_authority(checkpoint, corpus, action.as_str(), expected)
+}
+
+/// The checks of an operator checkpoint against a normalized corpus declaration, in the
+/// reference's order and wording: verified, its refs tokens, bound to the corpus id, the
+/// corpus project and `action`, and naming `expected_authority` (the authority the corpus
+/// declares for that action). `operator-control` and `utility-correct` share it.
+pub(crate) fn checkpoint_authority(
+    checkpoint: &Map,
+    corpus: &Map,
+    action: &str,
+    expected_authority: &str,
 ) -> FieldResult<OperatorAuthority> {
     if !strict_bool(checkpoint.get("verified"), "verified")? {
         return Err(fail("operator authority checkpoint must be verified"));
@@ -183,14 +200,10 @@ fn operator_authority(
     if project_ref != corpus_str(corpus, &["scope", "project_ref"]) {
         return Err(fail("operator authority project does not match"));
     }
-    if checkpoint_action != action.as_str() {
+    if checkpoint_action != action {
         return Err(fail("operator authority action does not match"));
     }
-    let expected = match action {
-        OperatorAction::Edit => corpus_str(corpus, &["owner_ref"]),
-        OperatorAction::Retire => corpus_str(corpus, &["maintenance", "retirement_authority"]),
-    };
-    if authority_ref != expected {
+    if authority_ref != expected_authority {
         return Err(fail(
             "operator authority does not match the corpus declaration",
         ));
@@ -200,6 +213,22 @@ fn operator_authority(
         authority_ref,
         source_ref,
     })
+}
+
+/// The corpus's owner (`owner_ref`) of a normalized corpus declaration: the authority an
+/// owner correction of its memories' utility needs.
+pub(crate) fn corpus_owner(corpus: &Map) -> &str {
+    corpus_str(corpus, &["owner_ref"])
+}
+
+/// The corpus's id (`corpus_id`) of a normalized corpus declaration.
+pub(crate) fn corpus_id(corpus: &Map) -> &str {
+    corpus_str(corpus, &["corpus_id"])
+}
+
+/// True when a normalized corpus declaration's lifecycle state is `active`.
+pub(crate) fn corpus_active(corpus: &Map) -> bool {
+    corpus_str(corpus, &["lifecycle", "state"]) == "active"
 }
 
 /// Builds the `reward_memory_operator_control_v0` packet (`decision` + `receipt`) for

@@ -3,6 +3,7 @@
 //! snapshot around a read, and the merges of the key-ordered row streams `verify` reads.
 
 use super::error::{LedgerError, LedgerResult};
+use super::provenance::Provenance;
 use super::rows::{
     BatchRow, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey,
     ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
@@ -62,6 +63,13 @@ pub trait LedgerBackend {
     fn last_batch_id(&mut self) -> LedgerResult<i64>;
     /// Records a committed batch.
     fn record_batch(&mut self, batch: &BatchRow) -> LedgerResult<()>;
+    /// Records how a batch arrived when it did not arrive by import (inside the write
+    /// transaction; the first such batch creates the batch-provenance table).
+    fn record_provenance(&mut self, batch_id: i64, provenance: &Provenance) -> LedgerResult<()>;
+    /// The recorded provenance of those of `batch_ids` that have one, by batch id; every
+    /// other batch arrived by import. A ledger without the batch-provenance table (never
+    /// written to by the runtime, or written before provenance existed) has none.
+    fn batch_provenance(&mut self, batch_ids: &[i64]) -> LedgerResult<Vec<(i64, Provenance)>>;
 
     /// The partition with this key.
     fn find_partition(&mut self, key: &PartitionKey) -> LedgerResult<Option<PartitionRow>>;

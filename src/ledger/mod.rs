@@ -32,7 +32,10 @@
 //!   sequences of its latest history entries;
 //! * `subject_digests`: digest → set/none subject, for `subject` look-ups (an item
 //!   subject's id is computed from its digest);
-//! * `batches`: one row per committed append.
+//! * `batches`: one row per committed append;
+//! * `batch_provenance`: how a batch arrived ([`Provenance`]), one row per batch that did
+//!   not arrive by import; created by the first such batch (a ledger without it, such as
+//!   one written before provenance existed, reads as all import).
 
 mod backend;
 pub mod engine;
@@ -42,6 +45,7 @@ mod location;
 pub mod packets;
 mod partition;
 pub mod postgres;
+mod provenance;
 mod rows;
 pub mod sqlite;
 pub mod validate;
@@ -53,6 +57,7 @@ pub use backend::{
 pub use error::{LedgerError, LedgerResult};
 pub use location::{Location, check_sqlite_trust, default_sqlite_path};
 pub use partition::{PartitionInput, check_public_safe};
+pub use provenance::Provenance;
 pub use rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
     DELIVERY_COLUMNS_D, DeliveryRow, HISTORY_PER_SUBJECT, LEDGER_SCHEMA_VERSION, ObservationKey,

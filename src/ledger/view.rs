@@ -10,10 +10,10 @@
 //! with the ledger's size. The partition is the look-up key, so utility of another scope
 //! or snapshot pair can never enter the view.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ranking::prior::{Partition, SubjectUtility, UtilityView};
-use crate::utility::observation::AttributionLevel;
+use crate::utility::observation::{AttributionLevel, EvidenceBasis};
 use crate::utility::reducer::{self, SubjectState};
 
 use super::backend::{LedgerBackend, with_read};
@@ -55,10 +55,62 @@ pub fn subject_utility(state: &SubjectState) -> SubjectUtility {
     }
 }
 
-fn decode(row: &SubjectRow) -> LedgerResult<SubjectUtility> {
+fn decode_row(row: &SubjectRow) -> LedgerResult<SubjectState> {
     engine::decode_state(row)
-        .map(|state| subject_utility(&state))
         .ok_or_else(|| LedgerError::Storage(format!("subject {} state is damaged", row.subject_id)))
+}
+
+/// What the prior reads of a stored subject; with `attested_only`, a subject with evidence
+/// above `evaluator_inference` is reduced again from its accepted observations without
+/// those above `evaluator_inference` whose representative delivery arrived by import
+/// (`None` when nothing is left of it).
+fn decode(
+    backend: &mut dyn LedgerBackend,
+    row: &SubjectRow,
+    attested_only: bool,
+) -> LedgerResult<Option<SubjectUtility>> {
+    let state = decode_row(row)?;
+    let attestable = |basis: EvidenceBasis| basis > EvidenceBasis::EvaluatorInference;
+    if !attested_only || !state.summary.iter().any(|p| attestable(p.basis)) {
+        return Ok(Some(subject_utility(&state)));
+    }
+    let key: SubjectKey = (row.partition_id, row.subject_id.clone());
+    let members = backend
+        .subject_members(std::slice::from_ref(&key))?
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let seqs: Vec<i64> = members
+        .iter()
+        .filter(|m| attestable(m.evidence_basis))
+        .map(|m| m.rep_seq)
+        .collect();
+    let batch_of: BTreeMap<i64, i64> = backend
+        .deliveries_by_seq(&seqs)?
+        .into_iter()
+        .map(|d| (d.seq, d.batch_id))
+        .collect();
+    let batches: Vec<i64> = batch_of.values().copied().collect();
+    let attested: BTreeSet<i64> = backend
+        .batch_provenance(&batches)?
+        .into_iter()
+        .filter(|(_, p)| p.is_attested())
+        .map(|(id, _)| id)
+        .collect();
+    let kept: Vec<_> = members
+        .into_iter()
+        .filter(|m| {
+            !attestable(m.evidence_basis)
+                || batch_of
+                    .get(&m.rep_seq)
+                    .is_some_and(|batch| attested.contains(batch))
+        })
+        .collect();
+    let digests = state.memory_ref_digests.join(",");
+    match engine::reduce_members(&key, &digests, &kept)? {
+        None => Ok(None),
+        Some(reduced) => Ok(Some(subject_utility(&decode_row(&reduced)?))),
+    }
 }
 
 /// Checks that the ledger exists and can be read, without reading any subject (so that
@@ -74,23 +126,32 @@ pub fn check_readable(backend: &mut dyn LedgerBackend, partition: &Partition) ->
 /// The utility of `partition` for `digests`, from one read snapshot of the ledger: every
 /// subject that mentions one of them. A partition the ledger has never seen gives a view
 /// without utility (every modifier exactly 1.0), as the `empty` projection of `project`
-/// does.
+/// does. With `attested_only` (a profile's `require_attested_tiers`) evidence above
+/// `evaluator_inference` counts only when the runtime produced it (provenance
+/// `attribute` or `correct`), and the view says its tiers are attested.
 pub fn utility_view(
     backend: &mut dyn LedgerBackend,
     partition: &Partition,
     digests: &[&str],
+    attested_only: bool,
 ) -> Result<UtilityView, LedgerError> {
     let subjects = with_read(backend, |backend| {
-        read_subjects(backend, partition, digests)
+        read_subjects(backend, partition, digests, attested_only)
     })?;
-    UtilityView::new(partition.clone(), subjects.into_values())
-        .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))
+    let view = UtilityView::new(partition.clone(), subjects.into_values())
+        .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))?;
+    Ok(if attested_only {
+        view.with_attested_tiers()
+    } else {
+        view
+    })
 }
 
 fn read_subjects(
     backend: &mut dyn LedgerBackend,
     partition: &Partition,
     digests: &[&str],
+    attested_only: bool,
 ) -> LedgerResult<BTreeMap<String, SubjectUtility>> {
     let mut found = BTreeMap::new();
     let Some(stored) = backend.find_partition(&partition_key(partition))? else {
@@ -109,13 +170,17 @@ fn read_subjects(
             })
             .collect();
         for row in backend.load_subjects(&keys)?.into_iter().flatten() {
-            found.insert(row.subject_id.clone(), decode(&row)?);
+            if let Some(subject) = decode(backend, &row, attested_only)? {
+                found.insert(row.subject_id.clone(), subject);
+            }
         }
     }
     for d in digests {
         for row in backend.subjects_with_digest(id, d)? {
-            if !found.contains_key(&row.subject_id) {
-                found.insert(row.subject_id.clone(), decode(&row)?);
+            if !found.contains_key(&row.subject_id)
+                && let Some(subject) = decode(backend, &row, attested_only)?
+            {
+                found.insert(row.subject_id.clone(), subject);
             }
         }
     }
@@ -167,6 +232,7 @@ mod tests {
                     allow_evaluator_inference: inference
                         || min == EvidenceBasis::EvaluatorInference,
                     min_support: support,
+                    require_attested_tiers: false,
                 }
             })
     }
@@ -201,7 +267,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("project: {e}"));
             let from_projection = UtilityView::from_projection(&projection)
                 .unwrap_or_else(|e| panic!("view: {e}\n{}", json::to_pretty_line(&projection)));
-            let from_ledger = utility_view(&mut ledger, &partition, &DIGESTS)
+            let from_ledger = utility_view(&mut ledger, &partition, &DIGESTS, false)
                 .unwrap_or_else(|e| panic!("ledger view: {e}"));
             let candidates: Vec<Candidate> = DIGESTS
                 .iter()
@@ -228,18 +294,134 @@ mod tests {
         append_all(&mut ledger, &[]);
         let mut partition = partition_of(&stage2_context());
         partition.retrieval_snapshot_ref = "retrieval:other".into();
-        let view = utility_view(&mut ledger, &partition, &DIGESTS)
+        let view = utility_view(&mut ledger, &partition, &DIGESTS, false)
             .unwrap_or_else(|e| panic!("ledger view: {e}"));
         assert_eq!(view, UtilityView::empty(partition.clone()));
         assert!(check_readable(&mut ledger, &partition).is_ok());
         let mut missing = SqliteLedger::new(dir.path().join("absent.sqlite3"));
         assert_eq!(
-            utility_view(&mut missing, &partition, &DIGESTS),
+            utility_view(&mut missing, &partition, &DIGESTS, false),
             Err(LedgerError::Missing)
         );
         assert_eq!(
             check_readable(&mut missing, &partition),
             Err(LedgerError::Missing)
         );
+    }
+
+    fn append_as(
+        ledger: &mut SqliteLedger,
+        batch: &[crate::utility::testkit::Spec],
+        p: &Provenance,
+    ) {
+        let mut records = batch.iter().enumerate().map(|(i, spec)| {
+            Ok(engine::Record::Item {
+                line: i as u64 + 1,
+                bytes: json::dumps(&spec.build().to_value(), engine::COMPACT).into_bytes(),
+            })
+        });
+        let report = engine::append_with(ledger, &mut records, p).expect("append");
+        assert_eq!(report.batch.refused, 0);
+    }
+
+    fn attested_profile(require: bool) -> Profile {
+        Profile {
+            schema_version: Default::default(),
+            profile_id: "profile:attested".into(),
+            semantic_floor: 0.0,
+            candidate_pool: 16,
+            modifier_bounds: [0.5, 2.0],
+            min_evidence_basis: EvidenceBasis::DeterministicEffect,
+            allow_evaluator_inference: false,
+            min_support: 1,
+            require_attested_tiers: require,
+        }
+    }
+
+    fn codes_for(ledger: &mut SqliteLedger, require: bool) -> (f64, Vec<&'static str>) {
+        let partition = partition_of(&stage2_context());
+        let profile = attested_profile(require);
+        let view = utility_view(
+            ledger,
+            &partition,
+            &[DIGEST_A],
+            profile.require_attested_tiers,
+        )
+        .expect("view");
+        let m = rank_prior::modifier(&view, DIGEST_A, &profile);
+        (m.value, m.reasons.iter().map(|r| r.code()).collect())
+    }
+
+    use crate::ledger::Provenance;
+    use crate::utility::testkit::{DIGEST_A, Spec};
+
+    /// An imported deterministic_effect observation moves the prior without the option
+    /// and not with it; the same tier appended by the runtime (provenance attribute)
+    /// moves it either way.
+    #[test]
+    fn require_attested_tiers_ignores_imported_tiers_and_counts_attributed_ones() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+        append_as(
+            &mut ledger,
+            &[Spec::item(
+                "helpful",
+                "deterministic_effect",
+                0.9,
+                "v:import",
+            )],
+            &Provenance::Import,
+        );
+        let (value, codes) = codes_for(&mut ledger, false);
+        assert!(value > 1.0, "{codes:?}");
+        assert_eq!(codes, ["positive_utility_boost"]);
+        assert_eq!(
+            codes_for(&mut ledger, true),
+            (1.0, vec!["no_utility_evidence"])
+        );
+
+        append_as(
+            &mut ledger,
+            &[Spec::item(
+                "harmful",
+                "deterministic_effect",
+                0.8,
+                "v:attributed",
+            )],
+            &Provenance::Attribute {
+                evaluator_id: "evaluator:deterministic".into(),
+            },
+        );
+        let (value, codes) = codes_for(&mut ledger, true);
+        assert!(
+            value < 1.0,
+            "only the attributed harmful observation counts: {codes:?}"
+        );
+        assert_eq!(codes, ["negative_utility_attenuation", "review_proposed"]);
+        // Without the option both count (a same-tier conflict: unknown).
+        assert_eq!(
+            codes_for(&mut ledger, false),
+            (1.0, vec!["utility_unknown"])
+        );
+    }
+
+    /// A projection carries no provenance: with the option, a memory whose effective
+    /// tier is above evaluator_inference is not counted and says why.
+    #[test]
+    fn require_attested_tiers_cannot_attest_a_projection() {
+        let projection = crate::utility::testkit::project(&[Spec::item(
+            "helpful",
+            "deterministic_effect",
+            0.9,
+            "v:projection",
+        )
+        .build()
+        .to_value()]);
+        let view = UtilityView::from_projection(&projection).expect("view");
+        let m = rank_prior::modifier(&view, DIGEST_A, &attested_profile(true));
+        assert_eq!(m.value, 1.0);
+        assert_eq!(m.reasons, [rank_prior::Reason::EvidenceTierUnattested]);
+        let m = rank_prior::modifier(&view, DIGEST_A, &attested_profile(false));
+        assert!(m.value > 1.0);
     }
 }

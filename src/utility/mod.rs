@@ -32,6 +32,7 @@
 //! otherwise.
 
 pub mod bounds;
+pub mod correction;
 pub mod observation;
 pub mod reducer;
 pub mod scan;

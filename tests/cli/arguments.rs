@@ -66,7 +66,10 @@ fn a_global_option_after_a_subcommand_that_does_not_read_it_gets_a_hint() {
         "{line}"
     );
     // A command group counts as a reader when its leaves read it.
-    assert!(line.contains("and utility-ledger read it"), "{line}");
+    assert!(
+        line.contains("utility-ledger and utility-correct read it"),
+        "{line}"
+    );
     assert!(!line.contains("as a value"), "{line}");
 }
 

@@ -2289,3 +2289,206 @@ fn reading_a_read_only_ledger_leaves_nothing_that_later_refuses_its_owner() {
     assert_eq!(appended.code, 0, "{}", appended.transcript());
     assert_eq!(appended.json()["status"], "committed");
 }
+
+/// The observation line `utility-correct` appends for `fixtures/utility_correct/valid`,
+/// read back from a ledger it wrote.
+fn corrected_ledger(scratch: &Scratch, name: &str) -> (String, String) {
+    let ledger = scratch
+        .path
+        .join(format!("{name}.sqlite3"))
+        .to_string_lossy()
+        .into_owned();
+    let input = crate::support::fixtures_dir().join("utility_correct/valid/harmful.json");
+    let run = scratch.run(
+        &[
+            "utility-correct",
+            "--input",
+            &input.to_string_lossy(),
+            "--ledger",
+            &ledger,
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let export = scratch.run(
+        &[
+            "utility-ledger",
+            "export",
+            "--ledger",
+            &ledger,
+            "--provenance",
+        ],
+        None,
+    );
+    assert_eq!(export.code, 0, "{}", export.transcript());
+    (ledger, export.stdout)
+}
+
+fn provenance_kinds(scratch: &Scratch, ledger: &str) -> Vec<String> {
+    let export = scratch.run(
+        &[
+            "utility-ledger",
+            "export",
+            "--ledger",
+            ledger,
+            "--provenance",
+        ],
+        None,
+    );
+    assert_eq!(export.code, 0, "{}", export.transcript());
+    export
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json line");
+            v["provenance"]["kind"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// `utility-ledger append` stores imports only: a delivery line that claims provenance
+/// `correct` (what `export --provenance` prints) and an observation carrying a
+/// `provenance` key are refused, and what it does store reads as `import`.
+#[test]
+fn append_cannot_claim_attribute_or_correct() {
+    let scratch = Scratch::new();
+    let (_, delivery_lines) = corrected_ledger(&scratch, "corrected");
+    let claimed: serde_json::Value =
+        serde_json::from_str(delivery_lines.lines().next().expect("one line")).expect("json");
+    assert_eq!(claimed["provenance"]["kind"], "correct");
+    let mut attributed = claimed.clone();
+    attributed["provenance"] =
+        serde_json::json!({"kind": "attribute", "evaluator_id": "evaluator:x"});
+    let mut inline = claimed["observation"].clone();
+    inline["provenance"] = serde_json::json!("correct");
+    let input = format!("{claimed}\n{attributed}\n{inline}\n");
+    scratch.write("claims.jsonl", &input);
+    let target = scratch
+        .path
+        .join("target.sqlite3")
+        .to_string_lossy()
+        .into_owned();
+    let run = scratch.run(
+        &[
+            "utility-ledger",
+            "append",
+            "--ledger",
+            &target,
+            "--input",
+            "claims.jsonl",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    let receipt = run.json();
+    assert_eq!(receipt["refused"], 3, "{receipt}");
+    assert_eq!(receipt["appended"], 0, "{receipt}");
+    assert!(provenance_kinds(&scratch, &target).is_empty());
+
+    // The observation itself appends, as an import.
+    scratch.write("plain.jsonl", &format!("{}\n", claimed["observation"]));
+    let run = scratch.run(
+        &[
+            "utility-ledger",
+            "append",
+            "--ledger",
+            &target,
+            "--input",
+            "plain.jsonl",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(provenance_kinds(&scratch, &target), ["import"]);
+}
+
+/// A ledger file in the layout written before provenance existed (no batch-provenance
+/// table) opens, reads as import, takes imports without a layout change, and takes a
+/// correction (which adds the table in its own write transaction).
+#[test]
+fn a_ledger_written_before_provenance_opens_reads_as_import_and_appends() {
+    let scratch = Scratch::new();
+    let legacy = scratch.path.join("legacy.sqlite3");
+    {
+        let sql = std::fs::read_to_string(
+            crate::support::fixtures_dir()
+                .join("utility_ledger/legacy/schema-v2-before-provenance.sql"),
+        )
+        .expect("legacy schema");
+        let conn = rusqlite::Connection::open(&legacy).expect("open");
+        conn.execute_batch(&sql).expect("legacy schema");
+        conn.execute_batch(
+            "INSERT INTO ledger_meta (key, value) VALUES ('ledger_schema_version', '2'), \
+             ('ledger_format', 'reward_memory_utility_ledger')",
+        )
+        .expect("meta");
+    }
+    let legacy = legacy.to_string_lossy().into_owned();
+    let tables = |path: &str| -> Vec<String> {
+        let conn = rusqlite::Connection::open(path).expect("open");
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .expect("prepare");
+        stmt.query_map([], |r| r.get::<_, String>(0))
+            .expect("query")
+            .map(|r| r.expect("row"))
+            .collect()
+    };
+    let before = tables(&legacy);
+    let (_, lines) = corrected_ledger(&scratch, "source");
+    let line: serde_json::Value =
+        serde_json::from_str(lines.lines().next().expect("line")).expect("json");
+    // An imported observation of another id: built from the corrected one, re-identified.
+    let observation = reward_memory::utility::observation::validate_observation(
+        &reward_memory::wire::json::parse(&line["observation"].to_string()).expect("parse"),
+    )
+    .expect("valid");
+    let mut imported = observation.clone();
+    imported.evaluation_version = "import:v1".into();
+    imported.observation_id = imported.computed_id().into();
+    scratch.write(
+        "import.jsonl",
+        &format!(
+            "{}\n",
+            reward_memory::wire::json::dumps(
+                &imported.to_value(),
+                reward_memory::ledger::engine::COMPACT
+            )
+        ),
+    );
+    let run = scratch.run(
+        &[
+            "utility-ledger",
+            "append",
+            "--ledger",
+            &legacy,
+            "--input",
+            "import.jsonl",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(tables(&legacy), before, "an import keeps the old layout");
+    assert_eq!(provenance_kinds(&scratch, &legacy), ["import"]);
+
+    let input = crate::support::fixtures_dir().join("utility_correct/valid/harmful.json");
+    let run = scratch.run(
+        &[
+            "utility-correct",
+            "--input",
+            &input.to_string_lossy(),
+            "--ledger",
+            &legacy,
+        ],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(provenance_kinds(&scratch, &legacy), ["import", "correct"]);
+    let verify = scratch.run(&["utility-ledger", "verify", "--ledger", &legacy], None);
+    assert_eq!(verify.code, 0, "{}", verify.transcript());
+}

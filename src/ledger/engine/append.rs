@@ -2,11 +2,12 @@
 //! thread and validated on another ([`super::intake`]) while the writer stores and
 //! aggregates the previous chunks ([`super::aggregate`]); the head of the input is
 //! validated before the write lock is taken, and the batch commits as a whole or not at
-//! all.
+//! all, with its [`Provenance`].
 
 use super::super::backend::LedgerBackend;
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::AppendReport;
+use super::super::provenance::Provenance;
 use super::aggregate::{AppendState, CHUNK, Garbage};
 use super::intake::{Intake, Record};
 
@@ -90,11 +91,23 @@ impl Pipeline<'_> {
     }
 }
 
-/// Appends every record as one batch: validated deliveries are stored, refused ones
-/// are reported and never stored. The batch commits as a whole or not at all.
+/// Appends every record as one batch of [`Provenance::Import`] (what
+/// `utility-ledger append` stores): [`append_with`] of an import.
 pub fn append(
     backend: &mut dyn LedgerBackend,
     records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+) -> LedgerResult<AppendReport> {
+    append_with(backend, records, &Provenance::Import)
+}
+
+/// Appends every record as one batch that arrived as `provenance`: validated deliveries
+/// are stored, refused ones are reported and never stored, and a provenance other than
+/// an import is recorded for the batch in the same transaction. The batch commits as a
+/// whole or not at all.
+pub fn append_with(
+    backend: &mut dyn LedgerBackend,
+    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+    provenance: &Provenance,
 ) -> LedgerResult<AppendReport> {
     std::thread::scope(|scope| {
         let (to_worker, worker_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(PIPELINE_DEPTH);
@@ -131,7 +144,7 @@ pub fn append(
             ended: false,
             failed: None,
         };
-        let result = append_pipelined(backend, &mut pipeline);
+        let result = append_pipelined(backend, &mut pipeline, provenance);
         // Dropping the pipeline closes both channels: the worker ends.
         drop(pipeline);
         result
@@ -141,6 +154,7 @@ pub fn append(
 fn append_pipelined(
     backend: &mut dyn LedgerBackend,
     pipeline: &mut Pipeline<'_>,
+    provenance: &Provenance,
 ) -> LedgerResult<AppendReport> {
     // Validate the head of the input before taking the write lock, so that concurrent
     // appenders validate in parallel and hold the lock only to write.
@@ -155,19 +169,18 @@ fn append_pipelined(
             }
         }
     }
-    let result =
-        backend
-            .begin_write()
-            .and_then(|()| match append_in_transaction(backend, head, pipeline) {
-                Ok(report) => {
-                    backend.commit()?;
-                    Ok(report)
-                }
-                Err(err) => {
-                    backend.rollback();
-                    Err(err)
-                }
-            });
+    let result = backend.begin_write().and_then(|()| {
+        match append_in_transaction(backend, head, pipeline, provenance) {
+            Ok(report) => {
+                backend.commit()?;
+                Ok(report)
+            }
+            Err(err) => {
+                backend.rollback();
+                Err(err)
+            }
+        }
+    });
     result.map_err(|err| match err {
         LedgerError::Damaged { detail, .. } => LedgerError::Damaged {
             detail,
@@ -184,6 +197,7 @@ fn append_in_transaction(
     backend: &mut dyn LedgerBackend,
     head: Vec<Intake>,
     pipeline: &mut Pipeline<'_>,
+    provenance: &Provenance,
 ) -> LedgerResult<AppendReport> {
     let mut state = AppendState::begin(backend, pipeline.garbage.take())?;
     let mut head = head.into_iter();
@@ -197,5 +211,9 @@ fn append_in_transaction(
         };
         state.take_chunk(backend, intake)?;
     }
-    state.finish(backend)
+    let report = state.finish(backend)?;
+    if provenance.is_attested() {
+        backend.record_provenance(report.batch.batch_id, provenance)?;
+    }
+    Ok(report)
 }

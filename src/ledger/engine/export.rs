@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 
 use crate::utility::observation::validate_observation;
-use crate::wire::json::{self, DumpOptions};
+use crate::wire::json::{self, DumpOptions, Value};
 
 use super::super::backend::{LedgerBackend, with_read};
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::SalvageReport;
+use super::super::provenance::Provenance;
 use super::super::rows::{DeliveryRow, PartitionKey};
 
 /// Compact JSON in insertion order (stored subject state, export lines).
@@ -21,16 +22,28 @@ pub const COMPACT: DumpOptions = DumpOptions {
     ensure_ascii: false,
 };
 
+/// Schema version of an export line with its provenance (`export --provenance`).
+pub const DELIVERY_SCHEMA_VERSION: &str = "memory_utility_ledger_delivery_v0";
+
 /// Writes every delivery (of one partition, or all after `after_seq`) as a JSON line,
-/// in ledger order. Returns the number of lines.
+/// in ledger order: the observation itself (LoopX's packet, which `append` takes back as
+/// an import), or with `with_provenance` a [`DELIVERY_SCHEMA_VERSION`] line
+/// `{schema_version, seq, provenance, observation}`. Returns the number of lines.
 pub fn export(
     backend: &mut dyn LedgerBackend,
     partition: Option<&PartitionKey>,
     after_seq: i64,
+    with_provenance: bool,
     write: &mut dyn FnMut(&str) -> LedgerResult<()>,
 ) -> LedgerResult<u64> {
     with_read(backend, |backend| {
         let mut count = 0u64;
+        let provenance: HashMap<i64, Provenance> = if with_provenance {
+            let ids: Vec<i64> = backend.batches()?.iter().map(|b| b.batch_id).collect();
+            backend.batch_provenance(&ids)?.into_iter().collect()
+        } else {
+            HashMap::new()
+        };
         let partitions: HashMap<i64, PartitionKey> = backend
             .partitions()?
             .into_iter()
@@ -46,7 +59,18 @@ pub fn export(
             let observation = row
                 .observation(key)
                 .ok_or_else(|| LedgerError::Storage(format!("delivery {} is damaged", row.seq)))?;
-            let mut line = json::dumps(&observation.to_value(), COMPACT);
+            let value = if with_provenance {
+                let arrived = provenance.get(&row.batch_id).unwrap_or(&Provenance::Import);
+                Value::Object(crate::obj! {
+                    "schema_version" => DELIVERY_SCHEMA_VERSION,
+                    "seq" => row.seq,
+                    "provenance" => arrived.to_value(),
+                    "observation" => observation.to_value(),
+                })
+            } else {
+                observation.to_value()
+            };
+            let mut line = json::dumps(&value, COMPACT);
             line.push('\n');
             count += 1;
             write(&line)

@@ -24,8 +24,8 @@ mod read;
 mod state;
 mod verify;
 
-pub use append::append;
-pub use export::{COMPACT, export, salvage};
+pub use append::{append, append_with};
+pub use export::{COMPACT, DELIVERY_SCHEMA_VERSION, export, salvage};
 pub use intake::{NOT_PUBLIC_SAFE, Record, prepare_delivery};
 pub use read::{Paging, Projected, project, subjects, v0_projection, within_v0_caps};
 pub use state::{

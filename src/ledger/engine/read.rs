@@ -16,6 +16,7 @@ use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::{
     self, LedgerProjectionPacket, LedgerSubjectPacket, Page, StoredSubject,
 };
+use super::super::provenance::Provenance;
 use super::super::rows::{
     ConflictRow, Counters, DeliveryRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
     split_order_key,
@@ -105,17 +106,26 @@ pub fn v0_projection(context: &ReducerContext, observations: &[Value]) -> Ledger
     .map_err(|e| LedgerError::Storage(format!("projection failed its readback: {e}")))
 }
 
-/// A stored subject with its bounded history, as ledger packets print it.
+/// A stored subject with its bounded history, as ledger packets print it; with
+/// `with_provenance` (the subject packet) each history entry also says how its delivery
+/// arrived (`provenance`, see [`Provenance`]).
 fn subject_with_history(
     backend: &mut dyn LedgerBackend,
     partition: &PartitionKey,
     row: &SubjectRow,
+    with_provenance: bool,
 ) -> LedgerResult<StoredSubject> {
     let state = decode_state(row).ok_or_else(|| {
         LedgerError::Storage(format!("subject {} state is damaged", row.subject_id))
     })?;
     let found = backend.deliveries_by_seq(&row.history_seqs)?;
     let by_seq: HashMap<i64, &DeliveryRow> = found.iter().map(|d| (d.seq, d)).collect();
+    let provenance: HashMap<i64, Provenance> = if with_provenance {
+        let batches: Vec<i64> = found.iter().map(|d| d.batch_id).collect();
+        backend.batch_provenance(&batches)?.into_iter().collect()
+    } else {
+        HashMap::new()
+    };
     let mut history = Vec::with_capacity(row.history_seqs.len());
     for seq in &row.history_seqs {
         let observation = by_seq
@@ -127,7 +137,16 @@ fn subject_with_history(
                     row.subject_id
                 ))
             })?;
-        history.push(reducer::history_entry(&observation, &row.subject_id));
+        let mut entry = reducer::history_entry(&observation, &row.subject_id);
+        if with_provenance
+            && let (Value::Object(map), Some(delivery)) = (&mut entry, by_seq.get(seq))
+        {
+            let arrived = provenance
+                .get(&delivery.batch_id)
+                .unwrap_or(&Provenance::Import);
+            map.insert("provenance", arrived.to_value());
+        }
+        history.push(entry);
     }
     let history_truncated = row.observation_count > history.len() as i64;
     Ok(StoredSubject {
@@ -190,7 +209,7 @@ fn ledger_projection(
             next_after = rows.last().map(|r| r.subject_id.clone());
         }
         for row in &rows {
-            subjects.push(subject_with_history(backend, &key, row)?);
+            subjects.push(subject_with_history(backend, &key, row, false)?);
         }
         conflicts = backend
             .conflicts(p.partition_id, MAX_REJECTIONS)?
@@ -254,7 +273,7 @@ pub fn subjects(
         }
         let mut stored = Vec::with_capacity(found.len());
         for row in found.values() {
-            stored.push(subject_with_history(backend, &key, row)?);
+            stored.push(subject_with_history(backend, &key, row, true)?);
         }
         let missing: Vec<String> = digests
             .iter()

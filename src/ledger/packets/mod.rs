@@ -17,6 +17,7 @@
 
 mod append;
 mod base;
+mod correction;
 mod export;
 mod projection;
 mod verify;
@@ -26,6 +27,7 @@ pub use base::{
     AppendVersion, LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion,
     LedgerVerifyVersion, ledger_identity, to_value,
 };
+pub use correction::{CorrectionReceipt, CorrectionStatus};
 pub use export::{SALVAGE_RANGES, SalvageReport, salvage_summary};
 pub use projection::{
     LedgerProjectionPacket, LedgerProjectionStatus, LedgerSubjectPacket, Page, StoredSubject,

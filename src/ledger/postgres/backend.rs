@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
 use super::super::error::{LedgerError, LedgerResult};
+use super::super::provenance::Provenance;
 use super::super::rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS_D,
     DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
@@ -12,8 +13,8 @@ use super::super::rows::{
 };
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
 use super::schema::{
-    OBSERVATION_COLUMNS, SCHEMA, SUBJECT_COLUMNS, delivery, observation, observation_at, partition,
-    partition_at, subject,
+    OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, delivery, observation,
+    observation_at, partition, partition_at, subject,
 };
 use super::{APPEND_LOCK, PgLedger, map_error};
 
@@ -112,6 +113,47 @@ impl LedgerBackend for PgLedger {
             &sql_params(&columns),
         )
         .map(|_| ())
+    }
+
+    fn record_provenance(&mut self, batch_id: i64, provenance: &Provenance) -> LedgerResult<()> {
+        self.exec(PROVENANCE_SCHEMA)?;
+        self.query(
+            "INSERT INTO utility_ledger_batch_provenance (batch_id, kind, reference) \
+             VALUES ($1, $2, $3)",
+            &[&batch_id, &provenance.kind(), &provenance.reference()],
+        )
+        .map(|_| ())
+    }
+
+    fn batch_provenance(&mut self, batch_ids: &[i64]) -> LedgerResult<Vec<(i64, Provenance)>> {
+        let exists = self.query(
+            "SELECT to_regclass('utility_ledger_batch_provenance')::text",
+            &[],
+        )?;
+        let present = exists
+            .first()
+            .and_then(|r| r.try_get::<_, Option<String>>(0).ok().flatten())
+            .is_some();
+        if !present {
+            return Ok(Vec::new());
+        }
+        let rows = self.query(
+            "SELECT batch_id, kind, reference FROM utility_ledger_batch_provenance \
+             WHERE batch_id = ANY($1) ORDER BY batch_id",
+            &[&batch_ids],
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            let read = (|| -> Result<(i64, String, String), postgres::Error> {
+                Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?))
+            })();
+            let (id, kind, reference) = read.map_err(|e| self.err(&e))?;
+            let provenance = Provenance::from_stored(&kind, &reference).ok_or_else(|| {
+                LedgerError::Storage(format!("batch {id} has an unknown provenance"))
+            })?;
+            out.push((id, provenance));
+        }
+        Ok(out)
     }
 
     fn find_partition(&mut self, key: &PartitionKey) -> LedgerResult<Option<PartitionRow>> {

@@ -6,6 +6,16 @@ use postgres::Row;
 use super::super::rows::{DeliveryRow, ObservationRow, PartitionRow, SubjectRow, parse_seqs};
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 
+/// The batch-provenance table, created by the first batch that did not arrive by import
+/// (inside its write transaction): a ledger of imports only keeps its earlier layout.
+pub(super) const PROVENANCE_SCHEMA: &str = r#"
+CREATE TABLE IF NOT EXISTS utility_ledger_batch_provenance (
+    batch_id BIGINT PRIMARY KEY,
+    kind TEXT COLLATE "C" NOT NULL,
+    reference TEXT COLLATE "C" NOT NULL
+);
+"#;
+
 pub(super) const SCHEMA: &str = r#"
 CREATE TABLE utility_ledger_meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE utility_ledger_partitions (

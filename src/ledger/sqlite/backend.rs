@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension as _, params, params_from_iter};
 
 use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
 use super::super::error::{LedgerError, LedgerResult};
+use super::super::provenance::Provenance;
 use super::super::rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
     DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
@@ -17,7 +18,9 @@ use super::codec::{
     subject, subject_blob, subject_blob_of, subject_text, unstorable,
 };
 use super::salvage::salvage_rows;
-use super::schema::{OBSERVATION_COLUMNS, SCHEMA, SUBJECT_COLUMNS, SUBJECT_COLUMNS_S};
+use super::schema::{
+    OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, SUBJECT_COLUMNS_S,
+};
 use super::{SqliteLedger, map_error, quick_check, retry_busy, sq};
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 
@@ -169,6 +172,47 @@ impl LedgerBackend for SqliteLedger {
             params_from_iter(b.to_columns()),
         ))
         .map(|_| ())
+    }
+
+    fn record_provenance(&mut self, batch_id: i64, provenance: &Provenance) -> LedgerResult<()> {
+        let conn = self.conn()?;
+        sq(conn.execute_batch(PROVENANCE_SCHEMA))?;
+        sq(conn.execute(
+            "INSERT INTO batch_provenance (batch_id, kind, reference) VALUES (?1, ?2, ?3)",
+            params![batch_id, provenance.kind(), provenance.reference()],
+        ))
+        .map(|_| ())
+    }
+
+    fn batch_provenance(&mut self, batch_ids: &[i64]) -> LedgerResult<Vec<(i64, Provenance)>> {
+        let conn = self.conn()?;
+        let exists: i64 = sq(conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'batch_provenance'",
+            [],
+            |r| r.get(0),
+        ))?;
+        let mut out = Vec::new();
+        if exists == 0 {
+            return Ok(out);
+        }
+        let mut stmt = sq(
+            conn.prepare_cached("SELECT kind, reference FROM batch_provenance WHERE batch_id = ?1")
+        )?;
+        let mut sorted = batch_ids.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        for id in sorted {
+            let row: Option<(String, String)> = sq(stmt
+                .query_row(params![id], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional())?;
+            if let Some((kind, reference)) = row {
+                let provenance = Provenance::from_stored(&kind, &reference).ok_or_else(|| {
+                    LedgerError::Storage(format!("batch {id} has an unknown provenance"))
+                })?;
+                out.push((id, provenance));
+            }
+        }
+        Ok(out)
     }
 
     fn find_partition(&mut self, key: &PartitionKey) -> LedgerResult<Option<PartitionRow>> {

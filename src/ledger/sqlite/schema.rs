@@ -98,6 +98,18 @@ CREATE TABLE subject_digests (
 ) WITHOUT ROWID;
 ";
 
+/// The batch-provenance table, created by the first batch that did not arrive by import
+/// (inside its write transaction), so that a ledger of imports only keeps the layout it
+/// had before provenance existed and older readers still read it. `kind` is `attribute`
+/// or `correct`; `reference` the evaluator id or the checkpoint ref.
+pub(super) const PROVENANCE_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS batch_provenance (
+    batch_id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    reference TEXT NOT NULL
+);
+";
+
 pub(super) const SUBJECT_COLUMNS: &str = "partition_id, subject_id, review_state, observation_count, \
     last_key, state, history_seqs";
 

@@ -568,6 +568,7 @@ fn unreachable_default() -> EvaluationProfile {
             min_evidence_basis: EvidenceBasis::EvaluatorInference,
             allow_evaluator_inference: true,
             min_support: 1,
+            require_attested_tiers: false,
         },
         evaluation: EvaluationSettings::default(),
         hotness: HotnessSettings::default(),

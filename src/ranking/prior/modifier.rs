@@ -23,6 +23,10 @@ pub enum Reason {
     EvaluatorInferenceExcluded,
     /// Its effective evidence tier is below the profile's minimum: 1.0.
     EvidenceTierBelowMinimum,
+    /// The profile requires attested tiers and its effective tier (above
+    /// `evaluator_inference`) cannot be attested: the utility came from a projection
+    /// packet, which carries no provenance: 1.0.
+    EvidenceTierUnattested,
     /// Fewer observations than `min_support` at its effective tier and label: 1.0.
     SupportBelowMinimum,
     /// Neutral (or zero-strength) utility: 1.0.
@@ -37,12 +41,13 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason code, in this order.
-    pub const ALL: [Reason; 10] = [
+    pub const ALL: [Reason; 11] = [
         Reason::NoUtilityEvidence,
         Reason::SetLevelCreditOnly,
         Reason::UtilityUnknown,
         Reason::EvaluatorInferenceExcluded,
         Reason::EvidenceTierBelowMinimum,
+        Reason::EvidenceTierUnattested,
         Reason::SupportBelowMinimum,
         Reason::NeutralUtility,
         Reason::PositiveUtilityBoost,
@@ -58,6 +63,7 @@ impl Reason {
             Reason::UtilityUnknown => "utility_unknown",
             Reason::EvaluatorInferenceExcluded => "evaluator_inference_excluded",
             Reason::EvidenceTierBelowMinimum => "evidence_tier_below_minimum",
+            Reason::EvidenceTierUnattested => "evidence_tier_unattested",
             Reason::SupportBelowMinimum => "support_below_minimum",
             Reason::NeutralUtility => "neutral_utility",
             Reason::PositiveUtilityBoost => "positive_utility_boost",
@@ -124,7 +130,7 @@ pub fn support_weight(n: usize) -> f64 {
 /// `s = utility_estimate × tier_weight(effective tier) × support_weight(support)`, then
 /// `m = 1 + s·(upper − 1)` for `s > 0`, `m = 1 + s·(1 − lower)` for `s < 0`, rounded to
 /// six decimals and clamped to `[lower, upper]`. Exactly 1.0 for unknown, no-utility,
-/// set-level-only, neutral, excluded-tier and below-support memories.
+/// set-level-only, neutral, excluded-tier, unattested-tier and below-support memories.
 pub fn modifier(view: &UtilityView, digest: &str, profile: &Profile) -> Modifier {
     let Some(subject) = view.item(digest) else {
         return Modifier::neutral(if view.in_group(digest) {
@@ -135,6 +141,13 @@ pub fn modifier(view: &UtilityView, digest: &str, profile: &Profile) -> Modifier
     };
     if subject.effective_label == UtilityLabel::Unknown {
         return Modifier::neutral(Reason::UtilityUnknown);
+    }
+    if profile.require_attested_tiers
+        && !view.tiers_attested()
+        && subject.effective_basis > EvidenceBasis::EvaluatorInference
+        && profile.admits(subject.effective_basis)
+    {
+        return Modifier::neutral(Reason::EvidenceTierUnattested);
     }
     if !profile.admits(subject.effective_basis) {
         return Modifier::neutral(

@@ -56,9 +56,16 @@ pub struct Profile {
     /// 1–1000000.
     #[schemars(with = "u32", range(min = 1, max = 1_000_000))]
     pub min_support: usize,
+    /// Evidence above `evaluator_inference` (deterministic_effect, controlled_replay,
+    /// owner_correction) moves the prior only when the attribution runtime produced it
+    /// (ledger provenance `attribute` or `correct`, not `import`); default false. The
+    /// normalized profile (and so its digest) carries the key only when it is true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(with = "Option<bool>")]
+    pub require_attested_tiers: bool,
 }
 
-const PROFILE_FIELDS: [&str; 8] = [
+const PROFILE_FIELDS: [&str; 9] = [
     "schema_version",
     "profile_id",
     "semantic_floor",
@@ -67,6 +74,7 @@ const PROFILE_FIELDS: [&str; 8] = [
     "min_evidence_basis",
     "allow_evaluator_inference",
     "min_support",
+    "require_attested_tiers",
 ];
 
 fn number(v: Option<&Value>, label: &str) -> Result<f64, RankPriorError> {
@@ -161,6 +169,13 @@ impl Profile {
                 return Err(field("profile.allow_evaluator_inference must be a boolean"));
             }
         };
+        let require_attested = match map.get("require_attested_tiers") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(field("profile.require_attested_tiers must be a boolean"));
+            }
+        };
         let basis = map
             .get("min_evidence_basis")
             .and_then(Value::as_str)
@@ -191,6 +206,7 @@ impl Profile {
             min_evidence_basis: basis,
             allow_evaluator_inference: allow_inference,
             min_support: usize::try_from(support).unwrap_or(usize::MAX),
+            require_attested_tiers: require_attested,
         })
     }
 

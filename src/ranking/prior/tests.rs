@@ -41,6 +41,7 @@ fn profile() -> Profile {
         min_evidence_basis: EvidenceBasis::DeterministicEffect,
         allow_evaluator_inference: false,
         min_support: 1,
+        require_attested_tiers: false,
     }
 }
 
@@ -364,6 +365,7 @@ fn profile_strategy() -> impl Strategy<Value = Profile> {
                 min_evidence_basis,
                 allow_evaluator_inference: allow,
                 min_support: support,
+                require_attested_tiers: false,
             }
         })
 }

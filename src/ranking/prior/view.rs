@@ -39,6 +39,10 @@ pub struct UtilityView {
     items: BTreeMap<String, SubjectUtility>,
     /// Digests that appear in set-level or unresolved subjects.
     grouped: BTreeSet<String>,
+    /// True when evidence above `evaluator_inference` in this view is known to be the
+    /// runtime's (a ledger read with `require_attested_tiers`); a projection packet
+    /// carries no provenance, so a view of one never is.
+    tiers_attested: bool,
 }
 
 impl UtilityView {
@@ -92,6 +96,7 @@ impl UtilityView {
             partition,
             items,
             grouped,
+            tiers_attested: false,
         })
     }
 
@@ -101,7 +106,21 @@ impl UtilityView {
             partition,
             items: BTreeMap::new(),
             grouped: BTreeSet::new(),
+            tiers_attested: false,
         }
+    }
+
+    /// The view marked as holding only attested evidence above `evaluator_inference`
+    /// (its source dropped every such observation the runtime did not produce).
+    pub fn with_attested_tiers(mut self) -> UtilityView {
+        self.tiers_attested = true;
+        self
+    }
+
+    /// True when evidence above `evaluator_inference` in this view is attested
+    /// ([`UtilityView::with_attested_tiers`]).
+    pub fn tiers_attested(&self) -> bool {
+        self.tiers_attested
     }
 
     /// Reads a `memory_utility_projection_v0` packet. It must pass the readback rules
