@@ -117,10 +117,10 @@ mod kinds;
 mod rules;
 mod scanned;
 
-pub use build::build_observation;
+pub use build::{build_observation, build_observation_with};
 pub use facts::{
-    ApplicationReceipt, AttributionContext, VerifiedOutcome, application_receipt,
-    attribution_context, verified_outcome,
+    ApplicationReceipt, AttributionContext, ReceiptFields, SCOPE_MISMATCH_CODE, VerifiedOutcome,
+    application_receipt, application_receipt_with, attribution_context, verified_outcome,
 };
 use facts::{validate_attribution_subject, validate_bindings};
 pub use kinds::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
@@ -453,8 +453,25 @@ pub fn validate_observation_with_facts(
     verified_outcome: &Value,
     attribution_context: &Value,
 ) -> FieldResult<Observation> {
+    validate_observation_with_facts_with(
+        value,
+        application_receipt,
+        verified_outcome,
+        attribution_context,
+        ReceiptFields::Reference,
+    )
+}
+
+/// [`validate_observation_with_facts`] reading the receipt with `fields`.
+pub fn validate_observation_with_facts_with(
+    value: &Value,
+    application_receipt: &Value,
+    verified_outcome: &Value,
+    attribution_context: &Value,
+    fields: ReceiptFields,
+) -> FieldResult<Observation> {
     let observation = validate_observation(value).map_err(|e| FieldError(e.message))?;
-    let receipt = self::application_receipt(application_receipt, 1)?;
+    let receipt = application_receipt_with(application_receipt, 1, fields)?;
     let outcome = self::verified_outcome(verified_outcome)?;
     let context = self::attribution_context(attribution_context)?;
     validate_bindings(&receipt, &outcome, &context)?;
