@@ -26,6 +26,7 @@ use crate::error::Error;
 use crate::io;
 use crate::ledger::LedgerBackend;
 use crate::ledger::view as ledger_view;
+use crate::obj;
 use crate::provider::{DefaultFactory, ProviderConfig};
 use crate::recall::command::{
     CommandFields, RecallCommandError, RecallInput, configured_limit, configured_queries,
@@ -34,7 +35,6 @@ use crate::recall::command::{
 use crate::recall::prior::{
     LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, prior_candidates,
 };
-use crate::obj;
 use crate::recall::session::{self, SessionContext, SessionError};
 use crate::recall::snapshot::{PolicyInputs, policy_snapshot_ref};
 use crate::recall::{ProviderSource, RecallSession, execute_recall};

@@ -40,9 +40,8 @@ pub mod snapshot;
 pub use application::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, APPLICATION_RECEIPT_SCHEMA_VERSION,
-    APPLICATION_RECEIPT_SCOPE_FIELDS,
-    APPLICATION_SCHEMA_VERSION, Applier, MEMORY_DIGEST_RE, application_receipt_id, apply_recall,
-    contains_non_finite,
+    APPLICATION_RECEIPT_SCOPE_FIELDS, APPLICATION_SCHEMA_VERSION, Applier, MEMORY_DIGEST_RE,
+    application_receipt_id, apply_recall, contains_non_finite,
 };
 pub use binding::{normalize_binding, timeout_seconds};
 pub use decision::{ApplyError, ApplyOutcome};

@@ -115,7 +115,10 @@ impl SessionContext {
         [
             ("agent_id", self.agent_id.as_deref()),
             ("project_id", self.project_id.as_deref()),
-            ("retrieval_snapshot_ref", self.retrieval_snapshot_ref.as_deref()),
+            (
+                "retrieval_snapshot_ref",
+                self.retrieval_snapshot_ref.as_deref(),
+            ),
             ("policy_snapshot_ref", self.policy_snapshot_ref.as_deref()),
         ]
     }

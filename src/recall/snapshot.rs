@@ -125,9 +125,12 @@ mod tests {
             None
         );
         assert_eq!(retrieval_snapshot_ref("embedded", "ns", "c", &[]), None);
-        let odd = retrieval_snapshot_ref("Odd Provider/x", "ns", "c", &[Some("a".into())])
-            .expect("ref");
-        assert!(odd.starts_with("retrieval:provider:") && is_ref(&odd), "{odd}");
+        let odd =
+            retrieval_snapshot_ref("Odd Provider/x", "ns", "c", &[Some("a".into())]).expect("ref");
+        assert!(
+            odd.starts_with("retrieval:provider:") && is_ref(&odd),
+            "{odd}"
+        );
     }
 
     #[test]

@@ -8,8 +8,8 @@ use crate::utility::strict::exact_fields;
 
 use super::facts::{
     ApplicationReceipt, AttributionContext, ReceiptFields, VerifiedOutcome,
-    application_receipt_with, attribution_context, validate_attribution_subject,
-    validate_bindings, verified_outcome,
+    application_receipt_with, attribution_context, validate_attribution_subject, validate_bindings,
+    verified_outcome,
 };
 use super::rules::{
     UtilityFields, field, lenient_object, lenient_ref, lenient_scope, lenient_timestamp,
