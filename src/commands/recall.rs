@@ -7,7 +7,9 @@
 //! that `apply` ([`super::apply`]) reads back, and, with `--rank-prior`, re-orders the
 //! results with the bounded utility prior ([`crate::recall::prior`]), whose utility is a
 //! projection packet or the utility ledger (the stored subjects of the results' digests,
-//! [`crate::ledger::view`]).
+//! [`crate::ledger::view`]). The session also keeps what the receipt records beyond
+//! §10.5: the route's agent and project and the recall's snapshot refs
+//! ([`crate::recall::snapshot`]), which the packet prints too.
 //!
 //! The handler takes a plain [`RecallRequest`]. Its resolve step reads every input file
 //! (the rank prior's profile, partition, projection and verdict, the explicit input) and
