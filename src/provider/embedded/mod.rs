@@ -626,9 +626,29 @@ fn fold_generation(conn: &Connection, start: String, after_id: i64) -> rusqlite:
     Ok(generation)
 }
 
+/// The generation of a store written before generations were kept, from its record
+/// count and its last record (no pass over the records' digests): [`initial_generation`]
+/// when it holds none, else SHA-256 hex of
+/// `seed/legacy \n count \n last id \n last record's namespace \n ref \n content_sha256`.
+/// Its next write starts the chain from this value and stores it.
+fn legacy_generation(conn: &Connection) -> rusqlite::Result<String> {
+    let count: i64 = conn.query_row("SELECT count(*) FROM resources", [], |r| r.get(0))?;
+    if count == 0 {
+        return Ok(initial_generation());
+    }
+    let (id, namespace, resource_ref, sha): (i64, String, String, String) = conn.query_row(
+        "SELECT id, namespace, resource_ref, content_sha256 FROM resources
+         ORDER BY id DESC LIMIT 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    Ok(crate::wire::digest::sha256_hex(&format!(
+        "{GENERATION_SEED}/legacy\n{count}\n{id}\n{namespace}\n{resource_ref}\n{sha}"
+    )))
+}
+
 /// The store's generation digest: the one each write keeps in `store_meta` (one row
-/// read), or, for a store written before generations were kept, the same chain folded
-/// over every record (once per recall until the next write stores it).
+/// read), or, for a store written before generations were kept, [`legacy_generation`].
 fn generation(conn: &Connection) -> rusqlite::Result<String> {
     let stored: Option<String> = conn
         .query_row(
@@ -639,7 +659,7 @@ fn generation(conn: &Connection) -> rusqlite::Result<String> {
         .optional()?;
     match stored {
         Some(generation) => Ok(generation),
-        None => fold_generation(conn, initial_generation(), 0),
+        None => legacy_generation(conn),
     }
 }
 

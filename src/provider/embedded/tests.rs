@@ -717,14 +717,22 @@ fn the_generation_changes_with_each_write_and_only_then() {
         .try_retrieve(&retrieve_request("-", "embedded://rm/c"))
         .expect("valid request");
     assert_eq!(wordless.snapshot.as_deref(), Some(two.as_str()));
-    // A store written before generations were kept folds the same chain from its rows.
+    // A store written before generations were kept: a value of its count and last record
+    // (no pass over the records), stable until the next write, which continues from it.
     connect(&store)
         .execute(
             "DELETE FROM store_meta WHERE key = ?1",
             params![GENERATION_KEY],
         )
         .expect("delete");
-    assert_eq!(snapshot_of(&store), two, "the fold of the rows");
+    let legacy = snapshot_of(&store);
+    assert_ne!(legacy, two);
+    assert_ne!(legacy, initial_generation());
+    assert_eq!(
+        snapshot_of(&store),
+        legacy,
+        "stable while nothing is written"
+    );
     sync(&store, 3);
     let three = snapshot_of(&store);
     let stored = store
@@ -733,8 +741,8 @@ fn the_generation_changes_with_each_write_and_only_then() {
         .expect("row");
     assert_eq!(
         three,
-        next_generation(&two, NAMESPACE, &target(3), &stored.content_sha256),
-        "the next write stores the folded chain advanced"
+        next_generation(&legacy, NAMESPACE, &target(3), &stored.content_sha256),
+        "the next write continues the chain from the legacy value"
     );
     let kept: String = connect(&store)
         .query_row(
