@@ -726,7 +726,7 @@ fn the_response_snapshot_covers_what_was_read_and_a_reported_policy_id() {
         "scores are not content"
     );
     assert_ne!(response_snapshot(&[b.clone(), a.clone()], None), base);
-    assert_ne!(response_snapshot(&[a.clone()], None), base);
+    assert_ne!(response_snapshot(std::slice::from_ref(&a), None), base);
     assert_ne!(
         response_snapshot(&[item("viking://r/a", "alpha!", 0.9), b.clone()], None),
         base

@@ -68,10 +68,10 @@ pub(super) fn validate_receipt_envelope(raw: &Map, fields: ReceiptFields) -> Fie
     let unknown: Vec<&str> = raw
         .keys()
         .filter(|k| {
-            !APPLICATION_RECEIPT_FIELDS.contains(k)
-                && !APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
-                && !(fields == ReceiptFields::Scoped
-                    && APPLICATION_RECEIPT_SCOPE_FIELDS.contains(k))
+            let scoped = fields == ReceiptFields::Scoped;
+            !(APPLICATION_RECEIPT_FIELDS.contains(k)
+                || APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
+                || scoped && APPLICATION_RECEIPT_SCOPE_FIELDS.contains(k))
         })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
