@@ -591,7 +591,8 @@ pub const GENERATION_KEY: &str = "generation";
 /// What the generation digest of a store without records is the SHA-256 of.
 const GENERATION_SEED: &str = "reward_memory_embedded_generation_v1";
 
-/// The generation of a store that holds no record: SHA-256 hex of [`GENERATION_SEED`].
+/// The generation of a store that holds no record: SHA-256 hex of
+/// `reward_memory_embedded_generation_v1`.
 pub fn initial_generation() -> String {
     crate::wire::digest::sha256_hex(GENERATION_SEED)
 }
