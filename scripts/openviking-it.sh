@@ -284,7 +284,7 @@ run_recall_check() {
         --query-summary "reviewer summary language" --format json >"$out/recall.json" \
         || fail "recall exited $? ($(cat "$out/recall.json"))"
     python3 - "$out/recall.json" <<'PY' || fail "recall packet"
-import json, sys
+import json, re, sys
 p = json.load(open(sys.argv[1], encoding="utf-8"))
 problems = []
 if p.get("status") != "completed" or not p.get("results"):
@@ -293,6 +293,10 @@ if "viking://" in json.dumps(p):
     problems.append("a raw viking:// ref is printed")
 if not str(p.get("recall_session_ref", "")).startswith("rms_"):
     problems.append("no recall_session_ref")
+if not re.fullmatch(r"retrieval:openviking:[0-9a-f]{32}", str(p.get("retrieval_snapshot_ref"))):
+    problems.append(f"retrieval_snapshot_ref {p.get('retrieval_snapshot_ref')!r}")
+if not re.fullmatch(r"policy:[0-9a-f]{32}", str(p.get("policy_snapshot_ref"))):
+    problems.append(f"policy_snapshot_ref {p.get('policy_snapshot_ref')!r}")
 for r in p.get("results", []):
     if not (r.get("relevance_score") is None or isinstance(r["relevance_score"], (int, float))):
         problems.append(f"relevance_score {r.get('relevance_score')!r}")
@@ -317,16 +321,25 @@ PY
 import json, sys
 out = sys.argv[1]
 receipt = json.load(open(f"{out}/apply.json"))["receipt"]
+recall = json.load(open(f"{out}/recall.json"))
 scope = {"agent_id": "pilot", "project_id": "repository:example",
          "corpus_id": "example_reviewer_artifact_policy", "surface_id": "reviewer_artifact.summary"}
-partition = {"scope": scope, "retrieval_snapshot_ref": "retrieval:ov-it", "policy_snapshot_ref": "policy:ov-it"}
+# The receipt carries the recall's snapshot refs and the route's scope.
+for key in ("retrieval_snapshot_ref", "policy_snapshot_ref"):
+    if not receipt.get(key) or receipt.get(key) != recall.get(key):
+        sys.exit(f"receipt {key} {receipt.get(key)!r} is not the recall's {recall.get(key)!r}")
+for key in ("agent_id", "project_id"):
+    if receipt.get(key) != scope[key]:
+        sys.exit(f"receipt {key} {receipt.get(key)!r}, wanted {scope[key]!r}")
+retrieval, policy = receipt["retrieval_snapshot_ref"], receipt["policy_snapshot_ref"]
+partition = {"scope": scope, "retrieval_snapshot_ref": retrieval, "policy_snapshot_ref": policy}
 facts = {"outcome_ref": "effect:ov-it", "artifact_ref": "pr:ov-it", "outcome_status": "succeeded"}
 json.dump({
     "application_receipt": receipt,
     "verified_outcome": {"verified": True, **facts},
     "attribution_context": partition,
     "evaluator_proposal": {"scope": scope, "application_id": "application:ov-it", **facts,
-        "retrieval_snapshot_ref": "retrieval:ov-it", "policy_snapshot_ref": "policy:ov-it",
+        "retrieval_snapshot_ref": retrieval, "policy_snapshot_ref": policy,
         "memory_ref_digests": receipt["memory_ref_digests"], "utility_label": "helpful",
         "attribution_level": "item", "evidence_basis": "owner_correction", "confidence": 0.9,
         "reason_codes": ["owner_confirmed_language"], "evidence_refs": ["owner:ov-it"],

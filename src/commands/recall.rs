@@ -7,7 +7,9 @@
 //! that `apply` ([`super::apply`]) reads back, and, with `--rank-prior`, re-orders the
 //! results with the bounded utility prior ([`crate::recall::prior`]), whose utility is a
 //! projection packet or the utility ledger (the stored subjects of the results' digests,
-//! [`crate::ledger::view`]).
+//! [`crate::ledger::view`]). The session also keeps what the receipt records beyond
+//! §10.5: the route's agent and project and the recall's snapshot refs
+//! ([`crate::recall::snapshot`]), which the packet prints too.
 //!
 //! The handler takes a plain [`RecallRequest`]. Its resolve step reads every input file
 //! (the rank prior's profile, partition, projection and verdict, the explicit input) and
@@ -26,6 +28,7 @@ use crate::error::Error;
 use crate::io;
 use crate::ledger::LedgerBackend;
 use crate::ledger::view as ledger_view;
+use crate::obj;
 use crate::provider::{DefaultFactory, ProviderConfig};
 use crate::recall::command::{
     CommandFields, RecallCommandError, RecallInput, configured_limit, configured_queries,
@@ -34,7 +37,8 @@ use crate::recall::command::{
 use crate::recall::prior::{
     LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, prior_candidates,
 };
-use crate::recall::session::{self, SessionError};
+use crate::recall::session::{self, SessionContext, SessionError};
+use crate::recall::snapshot::{PolicyInputs, policy_snapshot_ref};
 use crate::recall::{ProviderSource, RecallSession, execute_recall};
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
@@ -226,6 +230,54 @@ fn route_for(
     Ok(experiment::surface_route(&config, &surface_id, None)?)
 }
 
+/// A finished recall with what its receipt's scope and policy snapshot are made of.
+struct Answered {
+    session: RecallSession,
+    /// The route's agent and the answering corpus's project (the configured form).
+    agent_id: Option<String>,
+    project_id: Option<String>,
+    /// The surface's own settings, the answering corpus, its binding and standing policy.
+    surface: Map,
+    corpus: Map,
+    provider_binding: Map,
+    standing_policy: Option<Map>,
+}
+
+impl Answered {
+    /// The context the session keeps for the receipt; the rank-prior profile counts
+    /// when the prior was applied to the results.
+    fn context(&self, rank_prior_profile: Option<&Value>) -> SessionContext {
+        SessionContext {
+            agent_id: self.agent_id.clone(),
+            project_id: self.project_id.clone(),
+            retrieval_snapshot_ref: self.session.retrieval_snapshot_ref.clone(),
+            policy_snapshot_ref: Some(policy_snapshot_ref(PolicyInputs {
+                surface: &self.surface,
+                corpus: &self.corpus,
+                provider_binding: &self.provider_binding,
+                standing_policy: self.standing_policy.as_ref(),
+                rank_prior_profile,
+            })),
+        }
+    }
+}
+
+/// The surface route's own settings that shape a recall (the policy snapshot's
+/// `surface`).
+fn route_settings(route: &SurfaceRoute) -> Map {
+    let profile = &route.recall_profile;
+    obj! {
+        "surface_id" => route.surface_id.as_str(),
+        "adapter" => route.adapter.as_str(),
+        "recall_profile" => obj! {
+            "profile_id" => profile.profile_id.as_str(),
+            "mode" => profile.mode.as_str(),
+            "max_queries" => profile.max_queries,
+            "limit" => profile.limit,
+        },
+    }
+}
+
 /// Runs the configured form: each corpus of the surface in configured order until one
 /// recall is not `empty` (§10.8's walk).
 fn recall_configured(
@@ -233,7 +285,7 @@ fn recall_configured(
     ctx: &Context,
     prior: Option<&PriorSetup>,
     warnings: &mut Vec<String>,
-) -> Result<RecallSession, Error> {
+) -> Result<Answered, Error> {
     let (Some(goal), Some(agent)) = (request.goal_id.as_deref(), request.agent_id.as_deref())
     else {
         return Err(request_error(
@@ -251,7 +303,7 @@ fn recall_configured(
         prior.check_target(&route.surface_id, &route.corpus_ids)?;
     }
     let factory = resolve::provider_factory(ctx);
-    let mut last: Option<RecallSession> = None;
+    let mut last: Option<(RecallSession, &crate::contract::experiment::CorpusEntry)> = None;
     for entry in &route.recall_corpora {
         let packet = configured_request(
             entry,
@@ -268,12 +320,25 @@ fn recall_configured(
         )?;
         warn_of_store(&factory, &entry.provider_binding, warnings);
         let empty = session.packet.get("status").and_then(Value::as_str) == Some("empty");
-        last = Some(session);
+        last = Some((session, entry));
         if !empty {
             break;
         }
     }
-    last.ok_or_else(|| request_error("the surface has no recall corpus"))
+    let (session, entry) = last.ok_or_else(|| request_error("the surface has no recall corpus"))?;
+    Ok(Answered {
+        session,
+        agent_id: Some(agent.to_owned()),
+        project_id: entry
+            .corpus
+            .at(&["scope", "project_ref"])
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        surface: route_settings(&route),
+        corpus: entry.corpus.clone(),
+        provider_binding: entry.provider_binding.clone(),
+        standing_policy: Some(entry.standing_policy.clone()),
+    })
 }
 
 /// Runs the explicit form on its input object.
@@ -282,7 +347,7 @@ fn recall_explicit(
     ctx: &Context,
     prior: Option<&PriorSetup>,
     warnings: &mut Vec<String>,
-) -> Result<RecallSession, Error> {
+) -> Result<Answered, Error> {
     let input = RecallInput::from_value(input)?;
     let packet = input.request_packet()?;
     let corpus_id = pystr(packet.get("corpus").and_then(|c| c.get("corpus_id")));
@@ -297,7 +362,20 @@ fn recall_explicit(
         ProviderSource::Factory(&factory),
     )?;
     warn_of_store(&factory, &input.provider_binding, warnings);
-    Ok(session)
+    let request = packet.get("request").and_then(Value::as_object);
+    let surface = obj! {
+        "surface_id" => surface_id.as_str(),
+        "mode" => request.and_then(|r| r.get("mode")).cloned().unwrap_or_default(),
+    };
+    Ok(Answered {
+        session,
+        agent_id: None,
+        project_id: None,
+        surface,
+        corpus: input.corpus.as_object().cloned().unwrap_or_default(),
+        provider_binding: input.provider_binding.clone(),
+        standing_policy: None,
+    })
 }
 
 /// Adds the reason the embedded store of `binding` was not trusted, once.
@@ -355,18 +433,28 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         None => (None, None),
     };
     let mut warnings = Vec::new();
-    let mut session = match &resolved.input {
+    let mut answered = match &resolved.input {
         Some(input) => recall_explicit(input, ctx, prior.as_ref(), &mut warnings)?,
         None => recall_configured(request, ctx, prior.as_ref(), &mut warnings)?,
     };
-    let mut opaque = opaque_refs(&session);
+    let mut opaque = opaque_refs(&answered.session);
     let (rank_prior, rank_prior_reason_code) = match &prior {
         None => (None, Some("rank_prior_not_requested")),
-        Some(prior) => match run_prior(&mut session, &mut opaque, prior, ledger.as_mut()) {
-            Ok(packet) => (Some(packet), None),
-            Err(reason) => (None, Some(reason)),
-        },
+        Some(prior) => {
+            match run_prior(&mut answered.session, &mut opaque, prior, ledger.as_mut()) {
+                Ok(packet) => (Some(packet), None),
+                Err(reason) => (None, Some(reason)),
+            }
+        }
     };
+    // The profile is part of the policy only when it re-ordered the results.
+    let applied_profile = resolved
+        .prior
+        .as_ref()
+        .filter(|_| rank_prior.is_some())
+        .map(|files| &files.profile);
+    let context = answered.context(applied_profile);
+    let session = answered.session;
     // The session is a convenience for `apply`: failing to store it never fails the
     // recall (fail-open); the packet says why there is none.
     let mut fields = CommandFields {
@@ -375,12 +463,16 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         session_reason_code: None,
         rank_prior,
         rank_prior_reason_code,
+        retrieval_snapshot_ref: None,
+        policy_snapshot_ref: None,
     };
     if !has_results(&session) {
         fields.session_reason_code = Some("recall_not_completed");
     } else {
+        fields.retrieval_snapshot_ref = context.retrieval_snapshot_ref.clone();
+        fields.policy_snapshot_ref = context.policy_snapshot_ref.clone();
         let root = resolve::runtime_root(ctx);
-        match io::sessions::store(&root, &session, &opaque, request.session_ttl) {
+        match io::sessions::store(&root, &session, &opaque, &context, request.session_ttl) {
             Ok((session_ref, expires)) => {
                 fields.session_ref = Some(session_ref);
                 fields.session_expires_at = Some(expires);

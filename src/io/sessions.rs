@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use crate::recall::RecallSession;
-use crate::recall::session::{self, SessionError, SessionKey, StoredSession};
+use crate::recall::session::{self, SessionContext, SessionError, SessionKey, StoredSession};
 use crate::wire::timestamp::parse_aware;
 
 use super::trust::{self, TrustedDirError, Untrusted};
@@ -80,13 +80,14 @@ fn sweepable(name: &str) -> Option<super::Sweepable> {
     session::temporary_pid(name).map(|pid| super::Sweepable::Temporary { pid })
 }
 
-/// Stores the session (mode 0600) under `root` and removes expired ones; returns the ref
-/// and its expiry.
+/// Stores the session (mode 0600) with the context its receipt records under `root` and
+/// removes expired ones; returns the ref and its expiry.
 /// The directories from the runtime root down are checked (and created 0700) first.
 pub fn store(
     root: &Path,
     session: &RecallSession,
     opaque: &[String],
+    context: &SessionContext,
     ttl: u64,
 ) -> Result<(String, String), SessionError> {
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
@@ -102,7 +103,15 @@ pub fn store(
     let session_ref = session::session_ref(&random);
     let expires = session::expiry(&created, ttl)
         .ok_or_else(|| SessionError::Store("the clock reading is not a timestamp".to_owned()))?;
-    let bytes = session::encode(session, opaque, &session_ref, &created, &expires, &key);
+    let bytes = session::encode(
+        session,
+        opaque,
+        &session_ref,
+        &created,
+        &expires,
+        context,
+        &key,
+    );
     let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
         .ok()
         .map(std::time::SystemTime::from);

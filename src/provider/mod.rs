@@ -126,6 +126,11 @@ pub struct Retrieval {
     pub provider_version: Option<String>,
     pub latency_ms: u64,
     pub requested_limit: usize,
+    /// What this answer was computed from, for the `recall` command's
+    /// `retrieval_snapshot_ref` (never part of a LoopX packet): the embedded store's
+    /// generation digest, or the digest of what OpenViking returned. `None` when the
+    /// provider cannot say (a double, a failed call).
+    pub snapshot: Option<String>,
 }
 
 /// A memory provider. Implementations never panic and never return errors for
@@ -308,6 +313,7 @@ impl Retrieval {
             provider_version,
             latency_ms: 0,
             requested_limit,
+            snapshot: None,
         }
     }
 }

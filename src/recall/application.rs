@@ -247,6 +247,10 @@ pub const APPLICATION_RECEIPT_FIELDS: [&str; 18] = [
 /// The fields an application receipt may add.
 pub const APPLICATION_RECEIPT_OPTIONAL_FIELDS: [&str; 2] =
     ["retrieval_snapshot_ref", "policy_snapshot_ref"];
+/// The fields this port's `apply` adds to a receipt beyond §10.5 (issue 21): the scope
+/// of the route that produced the recall. LoopX's receipt has no such fields; only our
+/// own readers (`apply`, `utility-observe`) accept them.
+pub const APPLICATION_RECEIPT_SCOPE_FIELDS: [&str; 2] = ["agent_id", "project_id"];
 /// Every receipt `query_kind`.
 pub const APPLICATION_QUERY_KINDS: [&str; 2] = ["business_recall", "ingest_verification"];
 
@@ -314,6 +318,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
         .filter(|k| {
             !APPLICATION_RECEIPT_FIELDS.contains(k)
                 && !APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
+                && !APPLICATION_RECEIPT_SCOPE_FIELDS.contains(k)
         })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
@@ -431,7 +436,10 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
             return Err(FieldError(format!("{label}.{key} must be false")));
         }
     }
-    for key in APPLICATION_RECEIPT_OPTIONAL_FIELDS {
+    for key in APPLICATION_RECEIPT_OPTIONAL_FIELDS
+        .into_iter()
+        .chain(APPLICATION_RECEIPT_SCOPE_FIELDS)
+    {
         if receipt.contains_key(key) {
             opaque(receipt.get(key), &format!("{label}.{key}"))?;
         }

@@ -233,8 +233,8 @@ pub fn has_results(session: &RecallSession) -> bool {
         && !session.items.is_empty()
 }
 
-/// The command's fields after the §10.4 packet: the session (or why there is none) and
-/// the rank prior (its packet, or why it stayed off).
+/// The command's fields after the §10.4 packet: the session (or why there is none), the
+/// rank prior (its packet, or why it stayed off) and the snapshot refs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandFields {
     pub session_ref: Option<String>,
@@ -243,6 +243,10 @@ pub struct CommandFields {
     /// The `memory_utility_rank_prior_v0` packet when the prior was applied.
     pub rank_prior: Option<Value>,
     pub rank_prior_reason_code: Option<&'static str>,
+    /// The snapshot refs the session keeps for the receipt (null without a completed
+    /// recall).
+    pub retrieval_snapshot_ref: Option<String>,
+    pub policy_snapshot_ref: Option<String>,
 }
 
 /// The printed `recall` packet: the §10.4 packet whose results carry their
@@ -275,5 +279,7 @@ pub fn finish_packet(session: RecallSession, fields: CommandFields) -> Value {
         "rank_prior_applied" => applied,
         "rank_prior_reason_code" => fields.rank_prior_reason_code,
         "rank_prior" => fields.rank_prior.unwrap_or(Value::Null),
+        "retrieval_snapshot_ref" => fields.retrieval_snapshot_ref,
+        "policy_snapshot_ref" => fields.policy_snapshot_ref,
     }))
 }

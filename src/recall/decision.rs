@@ -13,7 +13,7 @@ use crate::wire::keys;
 use crate::wire::text::{self, FieldError};
 
 use super::application::{APPLICATION_SCHEMA_VERSION, application_receipt_id, apply_recall};
-use super::session::{self, SessionError, StoredSession};
+use super::session::{self, SessionContext, SessionError, StoredSession};
 
 /// Why a decision cannot be recorded; each message says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -233,7 +233,7 @@ pub fn application(
     let receipt = packet
         .get("receipt")
         .and_then(Value::as_object)
-        .cloned()
+        .map(|r| with_context(r, &stored.context))
         .unwrap_or_default();
     let receipt_id = application_receipt_id(&receipt)?;
     debug_assert_eq!(
@@ -241,9 +241,40 @@ pub fn application(
         Some(APPLICATION_SCHEMA_VERSION)
     );
     Ok(Value::Object(packet.merged(&obj! {
+        "receipt" => receipt,
         "application_receipt_id" => receipt_id,
         "recall_session_ref" => stored.session_ref.as_str(),
     })))
+}
+
+/// The §10.5 receipt with the session's context: `agent_id`, `project_id` before
+/// `corpus_id` (the scope, in the observation scope's order) and `retrieval_snapshot_ref`,
+/// `policy_snapshot_ref` after `surface_id`; a field the session has no value for is left
+/// out (a session of the explicit form has no agent or project, an older one nothing),
+/// so such a receipt is exactly the one `apply` printed before.
+pub fn with_context(receipt: &Map, context: &SessionContext) -> Map {
+    let [agent, project, retrieval, policy] = context.fields();
+    let mut out = Map::new();
+    for (key, value) in receipt.iter() {
+        let before = match key {
+            "corpus_id" => [agent, project],
+            _ => [("", None), ("", None)],
+        };
+        for (k, v) in before {
+            if let Some(v) = v {
+                out.insert(k, v);
+            }
+        }
+        out.insert(key, value.clone());
+        if key == "surface_id" {
+            for (k, v) in [retrieval, policy] {
+                if let Some(v) = v {
+                    out.insert(k, v);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `apply --input` on an already parsed input against a session that was already read

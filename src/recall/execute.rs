@@ -38,6 +38,9 @@ pub struct RecallItem {
 pub struct RecallSession {
     pub packet: Map,
     pub items: Vec<RecallItem>,
+    /// `retrieval:<provider>:<hex>` ([`super::snapshot::retrieval_snapshot_ref`]) when the
+    /// provider answered every call with its snapshot token; never part of the packet.
+    pub retrieval_snapshot_ref: Option<String>,
 }
 
 /// Where recall gets its provider: an already built one (ingest readback reuses its
@@ -173,6 +176,7 @@ pub fn execute_recall(
                 "reason_codes" => reasons.unwrap_or(Value::Array(Box::default())),
             }),
             items: Vec::new(),
+            retrieval_snapshot_ref: None,
         });
     }
     let built;
@@ -198,6 +202,7 @@ pub fn execute_recall(
     let mut results: Vec<RecallItem> = Vec::new();
     let mut calls = 0usize;
     let mut unavailable: Option<String> = None;
+    let mut snapshots: Vec<Option<String>> = Vec::new();
     for query in queries {
         calls += 1;
         let retrieve = RetrieveRequest {
@@ -236,6 +241,7 @@ pub fn execute_recall(
             unavailable = Some("provider_result_readback_unverified".to_owned());
             break;
         }
+        snapshots.push(retrieval.snapshot.clone());
         for item in &retrieval.items {
             if results.iter().any(|r| r.memory_ref == item.resource_ref) {
                 continue;
@@ -261,6 +267,7 @@ pub fn execute_recall(
                 "setup_hints" => binding.get("setup_hints").cloned().unwrap_or_default(),
             }),
             items: Vec::new(),
+            retrieval_snapshot_ref: None,
         });
     }
     let expose = corpus
@@ -292,5 +299,11 @@ pub fn execute_recall(
             "provider_call_count" => calls,
         }),
         items: results,
+        retrieval_snapshot_ref: super::snapshot::retrieval_snapshot_ref(
+            provider_id,
+            namespace,
+            scope_ref,
+            &snapshots,
+        ),
     })
 }

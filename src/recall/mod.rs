@@ -18,6 +18,7 @@
 //! | the `recall` command's input, configured request and printed packet | [`command`] |
 //! | `recall --rank-prior`: the setup and the re-ordering | [`prior`] |
 //! | the private recall session document | [`session`] |
+//! | the recall's retrieval and policy snapshot refs | [`snapshot`] |
 //!
 //! The packets of §10 are LoopX's and stay ordered values built to the reference's
 //! bytes; the inputs of our own commands (`recall --input`, `apply --input`) are typed
@@ -34,12 +35,13 @@ pub mod prior;
 mod record;
 mod request;
 pub mod session;
+pub mod snapshot;
 
 pub use application::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, APPLICATION_RECEIPT_SCHEMA_VERSION,
-    APPLICATION_SCHEMA_VERSION, Applier, MEMORY_DIGEST_RE, application_receipt_id, apply_recall,
-    contains_non_finite,
+    APPLICATION_RECEIPT_SCOPE_FIELDS, APPLICATION_SCHEMA_VERSION, Applier, MEMORY_DIGEST_RE,
+    application_receipt_id, apply_recall, contains_non_finite,
 };
 pub use binding::{normalize_binding, timeout_seconds};
 pub use decision::{ApplyError, ApplyOutcome};

@@ -92,12 +92,76 @@ pub enum SessionError {
     Ttl,
 }
 
+/// What the receipt of an `apply` on this session records beyond the §10.5 fields
+/// (issue 21): the scope of the route that produced the recall and the recall's
+/// snapshot refs. Each is `None` when the recall had none: the explicit form
+/// (`recall --input`) has no route, so no agent or project; a session written before
+/// these existed has none of them, and its receipt is the plain §10.5 one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionContext {
+    /// The route's agent (`--agent-id`).
+    pub agent_id: Option<String>,
+    /// The project of the corpus that answered (its scope's `project_ref`).
+    pub project_id: Option<String>,
+    /// `retrieval:<provider>:<hex>` ([`super::snapshot::retrieval_snapshot_ref`]).
+    pub retrieval_snapshot_ref: Option<String>,
+    /// `policy:<hex>` ([`super::snapshot::policy_snapshot_ref`]).
+    pub policy_snapshot_ref: Option<String>,
+}
+
+impl SessionContext {
+    /// The fields in document order, with their keys.
+    pub fn fields(&self) -> [(&'static str, Option<&str>); 4] {
+        [
+            ("agent_id", self.agent_id.as_deref()),
+            ("project_id", self.project_id.as_deref()),
+            (
+                "retrieval_snapshot_ref",
+                self.retrieval_snapshot_ref.as_deref(),
+            ),
+            ("policy_snapshot_ref", self.policy_snapshot_ref.as_deref()),
+        ]
+    }
+
+    fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        for (key, value) in self.fields() {
+            map.insert(key, value);
+        }
+        Value::Object(map)
+    }
+
+    /// The context member of a document: absent is the empty context (an older
+    /// session); `None` when it is present but not an object of strings and nulls.
+    fn from_member(member: Option<&Value>) -> Option<SessionContext> {
+        let Some(member) = member else {
+            return Some(SessionContext::default());
+        };
+        let map = member.as_object()?;
+        let field = |key: &str| -> Option<Option<String>> {
+            match map.get(key) {
+                None | Some(Value::Null) => Some(None),
+                Some(Value::Str(s)) => Some(Some(s.to_string())),
+                Some(_) => None,
+            }
+        };
+        Some(SessionContext {
+            agent_id: field("agent_id")?,
+            project_id: field("project_id")?,
+            retrieval_snapshot_ref: field("retrieval_snapshot_ref")?,
+            policy_snapshot_ref: field("policy_snapshot_ref")?,
+        })
+    }
+}
+
 /// A session read back from its document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredSession {
     pub session_ref: String,
     pub created_at: String,
     pub expires_at: String,
+    /// The scope and snapshot refs the receipt records ([`SessionContext`]).
+    pub context: SessionContext,
     /// The public packet and the items with their raw refs (content summaries are not
     /// stored and read back empty).
     pub session: RecallSession,
@@ -209,6 +273,7 @@ pub fn encode(
     session_ref: &str,
     created_at: &str,
     expires_at: &str,
+    context: &SessionContext,
     key: &SessionKey,
 ) -> String {
     let items: Vec<Value> = session
@@ -232,6 +297,7 @@ pub fn encode(
         "created_at" => created_at,
         "expires_at" => expires_at,
         "recall" => session.packet.clone(),
+        "context" => context.to_value(),
         "items" => Value::Array(items.into()),
     });
     seal(document, key)
@@ -298,6 +364,7 @@ pub fn decode(
         .and_then(Value::as_object)
         .cloned()
         .ok_or_else(unreadable)?;
+    let context = SessionContext::from_member(map.get("context")).ok_or_else(unreadable)?;
     let rows = map
         .get("items")
         .and_then(Value::as_array)
@@ -325,7 +392,12 @@ pub fn decode(
         session_ref: session_ref.to_owned(),
         created_at,
         expires_at,
-        session: RecallSession { packet, items },
+        session: RecallSession {
+            packet,
+            items,
+            retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
+        },
+        context,
         opaque_refs,
     })
 }
@@ -386,6 +458,7 @@ mod tests {
                 content_digest: "ab".repeat(32),
                 relevance: Some(0.25),
             }],
+            retrieval_snapshot_ref: None,
         }
     }
 
@@ -403,6 +476,7 @@ mod tests {
             &r,
             created,
             &expires,
+            &SessionContext::default(),
             &key(),
         );
         assert!(!bytes.contains("not stored"));
@@ -440,7 +514,15 @@ mod tests {
         let created = "2026-08-15T00:00:00.000000+00:00";
         let expires = expiry(created, 60).expect("expiry");
         let opaque = "provider-0123456789abcdef0123".to_owned();
-        let bytes = encode(&session(), &[opaque], &r, created, &expires, &key());
+        let bytes = encode(
+            &session(),
+            &[opaque],
+            &r,
+            created,
+            &expires,
+            &SessionContext::default(),
+            &key(),
+        );
         (r, bytes)
     }
 

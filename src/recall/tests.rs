@@ -53,6 +53,7 @@ impl ContextProvider for Double {
             provider_version: None,
             latency_ms: 0,
             requested_limit: 3,
+            snapshot: None,
         }
     }
     fn sync(&self, request: &SyncRequest) -> Sync {

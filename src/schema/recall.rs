@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 
 use super::ingest::QueryEvidence;
-use super::stage45::ApplicationReceipt;
+use super::stage45::{ApplicationOutcome, ApplicationReceiptVersion, QueryKind, RecallMode};
 use crate::const_string;
 use crate::ranking::prior::RankPriorPacket;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
@@ -92,6 +92,52 @@ pub struct RecallPacket {
     pub rank_prior_reason_code: Nullable<String>,
     #[schemars(with = "Nullable<RankPriorPacket>")]
     pub rank_prior: Option<RankPriorPacket>,
+    /// `retrieval:<provider>:<32 hex>`: what the provider's answer was computed from
+    /// (the embedded store's generation, the digest of what OpenViking returned); the
+    /// session keeps it for the receipt. Null without a completed recall, or when the
+    /// provider reported no snapshot.
+    pub retrieval_snapshot_ref: Nullable<String>,
+    /// `policy:<32 hex>`: the digest of the surface route's settings, the answering
+    /// corpus, its binding and standing policy and, when it was applied, the rank-prior
+    /// profile. Null without a completed recall.
+    pub policy_snapshot_ref: Nullable<String>,
+}
+
+/// The receipt `apply` prints: `reward_memory_application_receipt_v0` (§10.5) with this
+/// port's scope fields and the recall's snapshot refs, complete and unchanged (its
+/// canonical JSON is hashed into `application_receipt_id`). Each added field is absent
+/// when the session has no value for it (the explicit form has no agent or project).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AppliedReceipt {
+    pub schema_version: ApplicationReceiptVersion,
+    pub application_id: String,
+    pub artifact_ref: String,
+    /// The agent of the route that produced the recall (this port's addition).
+    pub agent_id: Option<String>,
+    /// The project (`project_ref`) of the corpus that answered (this port's addition).
+    pub project_id: Option<String>,
+    pub corpus_id: String,
+    pub surface_id: String,
+    /// The recall's `retrieval_snapshot_ref`.
+    pub retrieval_snapshot_ref: Option<String>,
+    /// The recall's `policy_snapshot_ref`.
+    pub policy_snapshot_ref: Option<String>,
+    pub mode: RecallMode,
+    pub query_kind: QueryKind,
+    /// At most three entries.
+    pub query_evidence: Vec<QueryEvidence>,
+    pub outcome: ApplicationOutcome,
+    /// 0–16 canonical memory digests, sorted and unique.
+    pub memory_ref_digests: Vec<String>,
+    pub reasoning_summary: String,
+    pub current_artifact_verified: bool,
+    pub result_readback_verified: bool,
+    pub provider_call_count: u64,
+    pub model_reasoning_preserved: AlwaysTrue,
+    pub grants_new_action_authority: AlwaysFalse,
+    pub external_writes_performed: AlwaysFalse,
+    pub raw_content_captured: AlwaysFalse,
 }
 
 /// `reward-memory apply`: the §10.5 application packet, its receipt id and the session.
@@ -105,7 +151,7 @@ pub struct ApplicationPacket {
     pub status: String,
     /// The command records decisions, not outputs: always null.
     pub output: Nullable<serde_json::Value>,
-    pub receipt: ApplicationReceipt,
+    pub receipt: AppliedReceipt,
     pub fail_open_preserved_base: bool,
     /// `rma_` + 64 hex of the receipt's canonical JSON (§10.6).
     pub application_receipt_id: String,

@@ -165,12 +165,13 @@ pub fn observe_input(input: &Value) -> Result<Value, UtilityError> {
         return Err(UtilityError::ObserveInput(message));
     }
     let field = |k: &str| map.get(k).unwrap_or(&Value::Null);
-    let observation = build_observation(
+    let observation = observation::build_observation_with(
         field("application_receipt"),
         field("verified_outcome"),
         field("attribution_context"),
         field("evaluator_proposal"),
         field("created_at"),
+        observation::ReceiptFields::Scoped,
     )
     .map_err(UtilityError::Observation)?;
     observation

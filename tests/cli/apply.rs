@@ -285,3 +285,59 @@ fn invalid_apply_inputs_are_request_errors() {
         );
     }
 }
+
+#[test]
+fn a_session_from_before_snapshots_gives_the_plain_receipt() {
+    let (s, session, packet) = recalled();
+    let first = packet["results"][0]["memory_ref"].as_str().expect("ref");
+    let verified = ["--current-artifact-verified"];
+    let current = apply(&s, &session, "applied", &[first], &verified).json();
+    let receipt = current["receipt"].as_object().expect("receipt");
+    for key in [
+        "agent_id",
+        "project_id",
+        "retrieval_snapshot_ref",
+        "policy_snapshot_ref",
+    ] {
+        assert!(receipt.contains_key(key), "{key} is recorded");
+    }
+    // The same session as an older recall wrote it: no context member.
+    let path = s
+        .path
+        .join("rt/reward-memory/recall-sessions")
+        .join(format!("{session}.json"));
+    let mut document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("session")).expect("JSON");
+    document
+        .as_object_mut()
+        .expect("object")
+        .remove("context")
+        .expect("a context member");
+    std::fs::write(&path, reseal(&s, &document.to_string())).expect("rewrite");
+    let older = apply(&s, &session, "applied", &[first], &verified);
+    assert_eq!(older.code, 0, "{}", older.stdout);
+    let older = older.json();
+    let mut plain = current["receipt"].clone();
+    for key in [
+        "agent_id",
+        "project_id",
+        "retrieval_snapshot_ref",
+        "policy_snapshot_ref",
+    ] {
+        plain.as_object_mut().expect("object").remove(key);
+    }
+    assert_eq!(older["receipt"], plain, "exactly the §10.5 receipt");
+    assert_ne!(
+        older["application_receipt_id"],
+        current["application_receipt_id"]
+    );
+    // A context member that is not an object of strings is not a session recall wrote.
+    document["context"] = json!({"agent_id": 7});
+    std::fs::write(&path, reseal(&s, &document.to_string())).expect("rewrite");
+    let bad = apply(&s, &session, "applied", &[first], &verified);
+    assert_eq!(bad.code, 2, "{}", bad.stdout);
+    assert_eq!(
+        bad.json()["error"],
+        format!("recall session {session} cannot be read: run recall again")
+    );
+}

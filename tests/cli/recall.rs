@@ -931,3 +931,186 @@ fn recall_reads_the_utility_from_the_ledger_as_from_its_projection() {
     );
     assert_eq!(candidates(&damaged), candidates(&packet));
 }
+
+// ---------------------------------------------------------------------------------------
+// Snapshot refs and the receipt's scope (issue 21)
+// ---------------------------------------------------------------------------------------
+
+/// The two snapshot refs of a recall packet.
+fn snapshot_refs(packet: &Value) -> (String, String) {
+    let text = |key: &str| {
+        packet[key]
+            .as_str()
+            .unwrap_or_else(|| panic!("{key} is a string: {packet}"))
+            .to_owned()
+    };
+    (text("retrieval_snapshot_ref"), text("policy_snapshot_ref"))
+}
+
+/// `apply --outcome applied` of the recall's first result.
+fn apply_first(s: &Scratch, packet: &Value) -> Value {
+    let run = routed(
+        s,
+        &[
+            "apply",
+            "--recall-session",
+            packet["recall_session_ref"].as_str().expect("session"),
+            "--application-id",
+            "application:snapshot",
+            "--artifact-ref",
+            "pr:snapshot",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            packet["results"][0]["memory_ref"].as_str().expect("ref"),
+            "--reasoning-summary",
+            "Applied in the snapshot test",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    run.json()
+}
+
+#[test]
+fn snapshot_refs_follow_the_store_and_the_policy_and_go_into_the_receipt() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let first = recall(&s, &[]).json();
+    let (retrieval, policy) = snapshot_refs(&first);
+    let hex32 = regex::Regex::new("^[0-9a-f]{32}$").expect("pattern");
+    let retrieval_hex = retrieval
+        .strip_prefix("retrieval:embedded:")
+        .expect("an embedded retrieval ref");
+    assert!(hex32.is_match(retrieval_hex), "{retrieval}");
+    assert!(
+        hex32.is_match(policy.strip_prefix("policy:").expect("a policy ref")),
+        "{policy}"
+    );
+
+    // The same route and store: the same refs.
+    let again = recall(&s, &[]).json();
+    assert_eq!(snapshot_refs(&again), (retrieval.clone(), policy.clone()));
+
+    // The receipt records both and the route's scope; its id covers them.
+    let applied = apply_first(&s, &first);
+    let receipt = &applied["receipt"];
+    assert_eq!(receipt["retrieval_snapshot_ref"], retrieval.as_str());
+    assert_eq!(receipt["policy_snapshot_ref"], policy.as_str());
+    assert_eq!(receipt["agent_id"], "pilot");
+    assert_eq!(receipt["project_id"], "repository:example");
+    let receipt_a = applied["application_receipt_id"].clone();
+
+    // Another memory in the store: another retrieval ref, the same policy.
+    let mut event = read_json(&fixtures_dir().join("recall/loop/event-c.json"));
+    event["event"]["content_summary"] = json!("Run the focused test commits before each push.");
+    s.write("event-d.json", &pretty(&event));
+    let ingested = routed(
+        &s,
+        &[
+            "ingest-event",
+            "--input",
+            "event-d.json",
+            "--goal-id",
+            "embedded-demo",
+            "--agent-id",
+            "pilot",
+            "--execute",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(
+        ingested.json()["status"],
+        "activated",
+        "{}",
+        ingested.stdout
+    );
+    let after = recall(&s, &[]).json();
+    let (retrieval_after, policy_after) = snapshot_refs(&after);
+    assert_ne!(
+        retrieval_after, retrieval,
+        "a store change is a new snapshot"
+    );
+    assert_eq!(policy_after, policy);
+    let applied_after = apply_first(&s, &after);
+    assert_eq!(
+        applied_after["receipt"]["retrieval_snapshot_ref"],
+        retrieval_after.as_str()
+    );
+    assert_ne!(applied_after["application_receipt_id"], receipt_a);
+
+    // Another recall profile in the config: another policy ref, the same retrieval.
+    let config_rel = "project/.loopx/config/reward-memory/experiment.json";
+    let mut config = read_json(&s.path.join(config_rel));
+    config["surfaces"][0]["recall_profile"]["limit"] = json!(4);
+    s.write(config_rel, &pretty(&config));
+    let reconfigured = recall(&s, &[]).json();
+    let (retrieval_cfg, policy_cfg) = snapshot_refs(&reconfigured);
+    assert_eq!(retrieval_cfg, retrieval_after);
+    assert_ne!(
+        policy_cfg, policy,
+        "a config change is a new policy snapshot"
+    );
+}
+
+#[test]
+fn a_recall_without_results_has_no_snapshot_refs() {
+    let s = loop_setup();
+    let empty = recall(&s, &[]).json();
+    assert_eq!(empty["status"], "empty");
+    assert_eq!(empty["retrieval_snapshot_ref"], Value::Null);
+    assert_eq!(empty["policy_snapshot_ref"], Value::Null);
+}
+
+#[test]
+fn utility_observe_refuses_a_context_of_another_agent_or_project_than_the_receipt() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let packet = recall(&s, &[]).json();
+    let applied = apply_first(&s, &packet);
+    let mut observe = read_json(&fixtures_dir().join("recall/loop/observe.json"));
+    observe["application_receipt"] = applied["receipt"].clone();
+    observe["verified_outcome"]["artifact_ref"] = json!("pr:snapshot");
+    observe["evaluator_proposal"]["artifact_ref"] = json!("pr:snapshot");
+    observe["evaluator_proposal"]["application_id"] = json!("application:snapshot");
+    observe["evaluator_proposal"]["memory_ref_digests"] =
+        applied["receipt"]["memory_ref_digests"].clone();
+    let run_with = |observe: &Value| {
+        s.write("observe-scope.json", &pretty(observe));
+        s.run(
+            &[
+                "utility-observe",
+                "--input",
+                "observe-scope.json",
+                "--format",
+                "json",
+            ],
+            None,
+        )
+    };
+    let accepted = run_with(&observe);
+    assert_eq!(accepted.code, 0, "{}", accepted.stdout);
+    assert_eq!(accepted.json()["scope"]["agent_id"], "pilot");
+    for (key, other) in [
+        ("agent_id", "other-agent"),
+        ("project_id", "repository:other"),
+    ] {
+        let mut changed = observe.clone();
+        changed["attribution_context"]["scope"][key] = json!(other);
+        changed["evaluator_proposal"]["scope"][key] = json!(other);
+        let refused = run_with(&changed);
+        assert_eq!(refused.code, 2, "{key}: {}", refused.stdout);
+        let error = refused.json();
+        assert_eq!(error["status"], "invalid_request");
+        assert_eq!(
+            error["error"],
+            format!(
+                "attribution_context.scope.{key} must match the application receipt's {key}, \
+                 the route that produced the recall (application_receipt_scope_mismatch)"
+            )
+        );
+    }
+}

@@ -87,6 +87,7 @@ impl ContextProvider for FixtureProvider {
             provider_version: None,
             latency_ms: 0,
             requested_limit: request.max_results,
+            snapshot: None,
         }
     }
 

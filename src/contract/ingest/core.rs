@@ -588,6 +588,7 @@ mod tests {
                 provider_version: None,
                 latency_ms: 0,
                 requested_limit: 3,
+                snapshot: None,
             }
         }
         fn sync(&self, request: &SyncRequest) -> Sync {

@@ -34,7 +34,7 @@ pub mod file;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rusqlite::{OptionalExtension as _, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior, params};
 
 use crate::wire::digest::canonical_text;
 use crate::wire::json::Value;
@@ -326,7 +326,24 @@ impl EmbeddedStore {
         })
         .map_err(failure)?;
         // On an error `tx` is dropped here, which rolls every statement of it back.
-        let written = pass(&tx, namespace, resources, observed_at, true).map_err(failure)?;
+        let written = (|| {
+            let last_id: i64 =
+                tx.query_row("SELECT coalesce(max(id), 0) FROM resources", [], |r| {
+                    r.get(0)
+                })?;
+            let previous = generation(&tx)?;
+            let written = pass(&tx, namespace, resources, observed_at, true)?;
+            if written.writes > 0 {
+                let next = fold_generation(&tx, previous, last_id)?;
+                tx.execute(
+                    "INSERT INTO store_meta (key, value) VALUES (?1, ?2)
+                     ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    params![GENERATION_KEY, next],
+                )?;
+            }
+            Ok(written)
+        })()
+        .map_err(failure)?;
         tx.commit().map_err(failure)?;
         Ok(written)
     }
@@ -467,6 +484,7 @@ impl EmbeddedStore {
             provider_version: Some(Self::version()),
             latency_ms: 0,
             requested_limit: limit,
+            snapshot: None,
         };
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
@@ -474,6 +492,7 @@ impl EmbeddedStore {
             Ok(Some(opened)) => opened,
             // A store that was never written holds nothing: an empty, successful search.
             Ok(None) => {
+                retrieval.snapshot = Some(initial_generation());
                 retrieval.latency_ms = elapsed_ms(start);
                 return retrieval;
             }
@@ -486,39 +505,48 @@ impl EmbeddedStore {
             }
         };
         let Some(fts) = fts_query(query) else {
+            retrieval.snapshot = file::retry_busy(deadline, || generation(&opened.conn)).ok();
             retrieval.latency_ms = elapsed_ms(start);
             return retrieval;
         };
         let scope = request.scope_ref.trim_end_matches('/');
         let prefix = format!("{scope}/");
         let search = || {
-            let mut stmt = opened.conn.prepare(
+            // The generation and the search read one snapshot of the store.
+            let tx = Transaction::new_unchecked(&opened.conn, TransactionBehavior::Deferred)?;
+            let generation = generation(&tx)?;
+            let mut stmt = tx.prepare(
                 "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
                  FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
                  WHERE resources_fts MATCH ?1 AND r.namespace = ?2
                    AND (r.resource_ref = ?3 OR substr(r.resource_ref, 1, length(?4)) = ?4)
                  ORDER BY rank, r.id LIMIT ?5",
             )?;
-            stmt.query_map(
-                params![
-                    fts,
-                    namespace,
-                    request.scope_ref,
-                    prefix,
-                    i64::try_from(limit).unwrap_or(8)
-                ],
-                |row| {
-                    Ok((
-                        row.get::<_, String>(0)?,
-                        row.get::<_, Vec<u8>>(1)?,
-                        row.get::<_, f64>(2)?,
-                    ))
-                },
-            )?
-            .collect::<rusqlite::Result<Vec<_>>>()
+            let rows = stmt
+                .query_map(
+                    params![
+                        fts,
+                        namespace,
+                        request.scope_ref,
+                        prefix,
+                        i64::try_from(limit).unwrap_or(8)
+                    ],
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, Vec<u8>>(1)?,
+                            row.get::<_, f64>(2)?,
+                        ))
+                    },
+                )?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok((generation, rows))
         };
         let rows = match file::retry_busy(deadline, search) {
-            Ok(rows) => rows,
+            Ok((generation, rows)) => {
+                retrieval.snapshot = Some(generation);
+                rows
+            }
             Err(err) => {
                 retrieval.status = "unavailable".to_owned();
                 retrieval.reason_code = Some(
@@ -555,6 +583,84 @@ impl EmbeddedStore {
         }
         retrieval.latency_ms = elapsed_ms(start);
         retrieval
+    }
+}
+
+/// The `store_meta` key of the store's generation digest.
+pub const GENERATION_KEY: &str = "generation";
+/// What the generation digest of a store without records is the SHA-256 of.
+const GENERATION_SEED: &str = "reward_memory_embedded_generation_v1";
+
+/// The generation of a store that holds no record: SHA-256 hex of
+/// `reward_memory_embedded_generation_v1`.
+pub fn initial_generation() -> String {
+    crate::wire::digest::sha256_hex(GENERATION_SEED)
+}
+
+/// The generation after one more record: SHA-256 hex of
+/// `previous \n namespace \n resource_ref \n content_sha256`. A chain, so the digest names
+/// every record written and their order, and changes with each write.
+pub fn next_generation(
+    previous: &str,
+    namespace: &str,
+    resource_ref: &str,
+    content_sha256: &str,
+) -> String {
+    crate::wire::digest::sha256_hex(&format!(
+        "{previous}\n{namespace}\n{resource_ref}\n{content_sha256}"
+    ))
+}
+
+/// `start` advanced by every record with an id above `after_id`, in id order.
+fn fold_generation(conn: &Connection, start: String, after_id: i64) -> rusqlite::Result<String> {
+    let mut stmt = conn.prepare(
+        "SELECT namespace, resource_ref, content_sha256 FROM resources WHERE id > ?1 ORDER BY id",
+    )?;
+    let mut rows = stmt.query(params![after_id])?;
+    let mut generation = start;
+    while let Some(row) = rows.next()? {
+        let namespace: String = row.get(0)?;
+        let resource_ref: String = row.get(1)?;
+        let sha: String = row.get(2)?;
+        generation = next_generation(&generation, &namespace, &resource_ref, &sha);
+    }
+    Ok(generation)
+}
+
+/// The generation of a store written before generations were kept, from its record
+/// count and its last record (no pass over the records' digests): [`initial_generation`]
+/// when it holds none, else SHA-256 hex of
+/// `seed/legacy \n count \n last id \n last record's namespace \n ref \n content_sha256`.
+/// Its next write starts the chain from this value and stores it.
+fn legacy_generation(conn: &Connection) -> rusqlite::Result<String> {
+    let count: i64 = conn.query_row("SELECT count(*) FROM resources", [], |r| r.get(0))?;
+    if count == 0 {
+        return Ok(initial_generation());
+    }
+    let (id, namespace, resource_ref, sha): (i64, String, String, String) = conn.query_row(
+        "SELECT id, namespace, resource_ref, content_sha256 FROM resources
+         ORDER BY id DESC LIMIT 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    Ok(crate::wire::digest::sha256_hex(&format!(
+        "{GENERATION_SEED}/legacy\n{count}\n{id}\n{namespace}\n{resource_ref}\n{sha}"
+    )))
+}
+
+/// The store's generation digest: the one each write keeps in `store_meta` (one row
+/// read), or, for a store written before generations were kept, [`legacy_generation`].
+fn generation(conn: &Connection) -> rusqlite::Result<String> {
+    let stored: Option<String> = conn
+        .query_row(
+            "SELECT value FROM store_meta WHERE key = ?1",
+            params![GENERATION_KEY],
+            |row| row.get(0),
+        )
+        .optional()?;
+    match stored {
+        Some(generation) => Ok(generation),
+        None => legacy_generation(conn),
     }
 }
 

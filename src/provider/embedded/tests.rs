@@ -676,3 +676,80 @@ fn the_check_record_is_never_written_through_a_link() {
         unavailable(StoreCause::Untrusted)
     );
 }
+
+fn snapshot_of(store: &EmbeddedStore) -> String {
+    store
+        .try_retrieve(&retrieve_request("memory", "embedded://rm/c"))
+        .expect("valid request")
+        .snapshot
+        .expect("a generation")
+}
+
+#[test]
+fn the_generation_changes_with_each_write_and_only_then() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store_in(&dir);
+    assert_eq!(snapshot_of(&store), initial_generation(), "no store yet");
+    sync(&store, 1);
+    let one = snapshot_of(&store);
+    assert_ne!(one, initial_generation());
+    let stored = store
+        .read(NAMESPACE, &target(1))
+        .expect("read")
+        .expect("row");
+    assert_eq!(
+        one,
+        next_generation(
+            &initial_generation(),
+            NAMESPACE,
+            &target(1),
+            &stored.content_sha256
+        )
+    );
+    assert_eq!(snapshot_of(&store), one, "reading changes nothing");
+    sync(&store, 1);
+    assert_eq!(snapshot_of(&store), one, "an identical re-sync is no write");
+    sync(&store, 2);
+    let two = snapshot_of(&store);
+    assert_ne!(two, one);
+    // A query without words (no search) still names the generation.
+    let wordless = store
+        .try_retrieve(&retrieve_request("-", "embedded://rm/c"))
+        .expect("valid request");
+    assert_eq!(wordless.snapshot.as_deref(), Some(two.as_str()));
+    // A store written before generations were kept: a value of its count and last record
+    // (no pass over the records), stable until the next write, which continues from it.
+    connect(&store)
+        .execute(
+            "DELETE FROM store_meta WHERE key = ?1",
+            params![GENERATION_KEY],
+        )
+        .expect("delete");
+    let legacy = snapshot_of(&store);
+    assert_ne!(legacy, two);
+    assert_ne!(legacy, initial_generation());
+    assert_eq!(
+        snapshot_of(&store),
+        legacy,
+        "stable while nothing is written"
+    );
+    sync(&store, 3);
+    let three = snapshot_of(&store);
+    let stored = store
+        .read(NAMESPACE, &target(3))
+        .expect("read")
+        .expect("row");
+    assert_eq!(
+        three,
+        next_generation(&legacy, NAMESPACE, &target(3), &stored.content_sha256),
+        "the next write continues the chain from the legacy value"
+    );
+    let kept: String = connect(&store)
+        .query_row(
+            "SELECT value FROM store_meta WHERE key = ?1",
+            params![GENERATION_KEY],
+            |r| r.get(0),
+        )
+        .expect("stored");
+    assert_eq!(kept, three);
+}

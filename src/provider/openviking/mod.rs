@@ -293,6 +293,7 @@ impl OpenVikingProvider {
             provider_version: None,
             latency_ms: 0,
             requested_limit,
+            snapshot: None,
         };
         let finish = |mut packet: Retrieval, reason: Option<&str>| {
             packet.reason_code = reason.map(str::to_owned);
@@ -364,6 +365,10 @@ impl OpenVikingProvider {
             }
         }
         packet.status = "completed".to_owned();
+        packet.snapshot = Some(response_snapshot(
+            &packet.items,
+            reported_policy_snapshot_id(&answer),
+        ));
         let reason =
             (packet.read_performed && packet.items.is_empty()).then_some("provider_reads_unusable");
         finish(packet, reason)
@@ -970,6 +975,44 @@ pub fn extract_json(output: &str) -> Result<Value, &'static str> {
         .filter(|(_, c)| matches!(c, '{' | '['))
         .find_map(|(index, _)| json::parse_prefix(&stripped[index..]).ok())
         .ok_or("provider output did not contain JSON")
+}
+
+/// The `policy_snapshot_id` a search answer reports, at its top or in its `result` or
+/// `data` object. OpenViking 0.5.2's search result (`memories`, `resources`, `skills`,
+/// `query_plan`, `query_results`, `total`) reports none; a later server that does is
+/// covered without a change here.
+pub fn reported_policy_snapshot_id(answer: &Value) -> Option<&str> {
+    fn id(v: &Value) -> Option<&str> {
+        v.get("policy_snapshot_id").and_then(Value::as_str)
+    }
+    id(answer).or_else(|| {
+        ["result", "data"]
+            .into_iter()
+            .find_map(|key| answer.get(key).and_then(id))
+    })
+}
+
+/// The digest of what a search actually retrieved, for the recall's
+/// `retrieval_snapshot_ref`: SHA-256 hex of the J3 text of
+/// `{"items": [{"resource_ref", "content_digest"}...], "policy_snapshot_id"}` (items in
+/// the order kept, the content digest of each item's exact text, the server's policy
+/// snapshot id or null). Scores are left out: the same records read back the same way are
+/// the same snapshot, whatever floating-point noise a ranking carries.
+pub fn response_snapshot(items: &[RetrievedItem], policy_snapshot_id: Option<&str>) -> String {
+    let items: Vec<Value> = items
+        .iter()
+        .map(|item| {
+            Value::Object(crate::obj! {
+                "resource_ref" => item.resource_ref.as_str(),
+                "content_digest" => crate::wire::digest::content_digest(&item.content),
+            })
+        })
+        .collect();
+    let document = crate::obj! {
+        "items" => Value::Array(items.into()),
+        "policy_snapshot_id" => policy_snapshot_id,
+    };
+    crate::wire::digest::sha256_hex(&crate::wire::digest::j3(&Value::Object(document)))
 }
 
 /// The object rows of a provider answer (§11.3 row discovery).

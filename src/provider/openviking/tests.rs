@@ -706,3 +706,45 @@ fn the_factory_builds_the_openviking_adapter_and_reports_a_bad_peer_id() {
         "actor_peer_id must be a compact public-safe token"
     );
 }
+
+#[test]
+fn the_response_snapshot_covers_what_was_read_and_a_reported_policy_id() {
+    let item = |uri: &str, content: &str, score: f64| RetrievedItem {
+        resource_ref: uri.to_owned(),
+        summary: String::new(),
+        content: content.to_owned(),
+        score: Some(score),
+    };
+    let a = item("viking://r/a", "alpha", 0.9);
+    let b = item("viking://r/b", "beta", 0.5);
+    let base = response_snapshot(&[a.clone(), b.clone()], None);
+    assert_eq!(base.len(), 64);
+    let rescored = [item("viking://r/a", "alpha", 0.1), b.clone()];
+    assert_eq!(
+        response_snapshot(&rescored, None),
+        base,
+        "scores are not content"
+    );
+    assert_ne!(response_snapshot(&[b.clone(), a.clone()], None), base);
+    assert_ne!(response_snapshot(std::slice::from_ref(&a), None), base);
+    assert_ne!(
+        response_snapshot(&[item("viking://r/a", "alpha!", 0.9), b.clone()], None),
+        base
+    );
+    assert_ne!(response_snapshot(&[a, b], Some("policy-7")), base);
+    // OpenViking 0.5.2's answer has no policy_snapshot_id; one at the top or in
+    // `result` is read.
+    let answer = |text: &str| crate::wire::json::parse(text).expect("JSON");
+    assert_eq!(
+        reported_policy_snapshot_id(&answer(r#"{"result": {"resources": [], "total": 0}}"#)),
+        None
+    );
+    assert_eq!(
+        reported_policy_snapshot_id(&answer(r#"{"result": {"policy_snapshot_id": "p1"}}"#)),
+        Some("p1")
+    );
+    assert_eq!(
+        reported_policy_snapshot_id(&answer(r#"{"policy_snapshot_id": "p2"}"#)),
+        Some("p2")
+    );
+}

@@ -362,6 +362,7 @@ fn receipt_for(
                 }
             })
             .collect(),
+        retrieval_snapshot_ref: None,
     };
     let memory_refs: Vec<Value> = used
         .iter()

@@ -7,14 +7,15 @@ use crate::wire::text::{FieldError, FieldResult};
 use crate::utility::strict::exact_fields;
 
 use super::facts::{
-    ApplicationReceipt, AttributionContext, VerifiedOutcome, application_receipt,
-    attribution_context, validate_attribution_subject, validate_bindings, verified_outcome,
+    ApplicationReceipt, AttributionContext, ReceiptFields, VerifiedOutcome,
+    application_receipt_with, attribution_context, validate_attribution_subject, validate_bindings,
+    verified_outcome,
 };
 use super::rules::{
     UtilityFields, field, lenient_object, lenient_ref, lenient_scope, lenient_timestamp,
     lenient_token, memory_ref_digests, utility_fields,
 };
-use super::{Observation, PROPOSAL_FIELDS, validate_observation_with_facts};
+use super::{Observation, PROPOSAL_FIELDS, validate_observation_with_facts_with};
 
 /// Builds one observation by binding an untrusted evaluator proposal to trusted facts.
 ///
@@ -37,7 +38,28 @@ pub fn build_observation(
     evaluator_proposal: &Value,
     created_at: &Value,
 ) -> FieldResult<Observation> {
-    let receipt = self::application_receipt(application_receipt, 1)?;
+    build_observation_with(
+        application_receipt,
+        verified_outcome,
+        attribution_context,
+        evaluator_proposal,
+        created_at,
+        ReceiptFields::Reference,
+    )
+}
+
+/// [`build_observation`] reading the receipt with `fields`: `utility-observe` takes
+/// [`ReceiptFields::Scoped`], so a receipt of this port's `apply` binds the observation's
+/// `agent_id`/`project_id` to the route that produced the recall.
+pub fn build_observation_with(
+    application_receipt: &Value,
+    verified_outcome: &Value,
+    attribution_context: &Value,
+    evaluator_proposal: &Value,
+    created_at: &Value,
+    fields: ReceiptFields,
+) -> FieldResult<Observation> {
+    let receipt = application_receipt_with(application_receipt, 1, fields)?;
     let outcome = self::verified_outcome(verified_outcome)?;
     let context = self::attribution_context(attribution_context)?;
     validate_bindings(&receipt, &outcome, &context)?;
@@ -63,11 +85,12 @@ pub fn build_observation(
         created_instant,
     };
     observation.observation_id = Text::from(observation.computed_id());
-    validate_observation_with_facts(
+    validate_observation_with_facts_with(
         &observation.to_value(),
         application_receipt,
         verified_outcome,
         attribution_context,
+        fields,
     )
 }
 

@@ -4,7 +4,8 @@
 
 use crate::recall::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
-    APPLICATION_RECEIPT_OPTIONAL_FIELDS, RECALL_MODES, contains_non_finite,
+    APPLICATION_RECEIPT_OPTIONAL_FIELDS, APPLICATION_RECEIPT_SCOPE_FIELDS, RECALL_MODES,
+    contains_non_finite,
 };
 use crate::wire::digest;
 use crate::wire::json::{Map, Value};
@@ -35,11 +36,30 @@ pub struct ApplicationReceipt {
     pub memory_ref_digests: Vec<String>,
     pub retrieval_snapshot_ref: Option<String>,
     pub policy_snapshot_ref: Option<String>,
+    /// The route's agent and project, when this port's `apply` recorded them
+    /// ([`ReceiptFields::Scoped`]).
+    pub agent_id: Option<String>,
+    pub project_id: Option<String>,
     /// `rma_` + SHA-256 of the canonical JSON of the complete raw receipt.
     pub receipt_id: String,
 }
 
-pub(super) fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
+/// Which receipt fields a reader accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptFields {
+    /// §10.5's fields and its optional snapshot refs: LoopX's readers
+    /// (`dogfood-evaluate`), whose messages and refusals stay the reference's.
+    Reference,
+    /// Those and the scope this port's `apply` records (`agent_id`, `project_id`):
+    /// `utility-observe`.
+    Scoped,
+}
+
+/// The reason code of an observation whose attribution context names another agent or
+/// project than the application receipt records.
+pub const SCOPE_MISMATCH_CODE: &str = "application_receipt_scope_mismatch";
+
+pub(super) fn validate_receipt_envelope(raw: &Map, fields: ReceiptFields) -> FieldResult<()> {
     let missing: Vec<&str> = APPLICATION_RECEIPT_FIELDS
         .iter()
         .copied()
@@ -48,8 +68,10 @@ pub(super) fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
     let unknown: Vec<&str> = raw
         .keys()
         .filter(|k| {
-            !APPLICATION_RECEIPT_FIELDS.contains(k)
-                && !APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
+            let scoped = fields == ReceiptFields::Scoped;
+            !(APPLICATION_RECEIPT_FIELDS.contains(k)
+                || APPLICATION_RECEIPT_OPTIONAL_FIELDS.contains(k)
+                || scoped && APPLICATION_RECEIPT_SCOPE_FIELDS.contains(k))
         })
         .collect();
     if !missing.is_empty() || !unknown.is_empty() {
@@ -123,6 +145,15 @@ pub(super) fn validate_receipt_envelope(raw: &Map) -> FieldResult<()> {
 /// `min_digests` is 1 when an observation is built from the receipt and 0 when only the
 /// receipt id is needed (dogfood settlement). Every message is the reference's.
 pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<ApplicationReceipt> {
+    application_receipt_with(value, min_digests, ReceiptFields::Reference)
+}
+
+/// [`application_receipt`] accepting the receipt fields `fields` names.
+pub fn application_receipt_with(
+    value: &Value,
+    min_digests: usize,
+    fields: ReceiptFields,
+) -> FieldResult<ApplicationReceipt> {
     let raw = lenient_object(value, "application_receipt")?;
     if raw.get("schema_version").and_then(Value::as_str) != Some(APPLICATION_RECEIPT_SCHEMA_VERSION)
     {
@@ -130,7 +161,7 @@ pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<App
             "application_receipt must use reward_memory_application_receipt_v0",
         ));
     }
-    validate_receipt_envelope(raw)?;
+    validate_receipt_envelope(raw, fields)?;
     let outcome = pystr_strip(raw.get("outcome"));
     if !APPLICATION_OUTCOMES.contains(&outcome.as_str()) {
         return Err(FieldError::new("application_receipt.outcome is invalid"));
@@ -174,6 +205,8 @@ pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<App
     };
     let retrieval_snapshot_ref = optional("retrieval_snapshot_ref")?;
     let policy_snapshot_ref = optional("policy_snapshot_ref")?;
+    let agent_id = optional("agent_id")?;
+    let project_id = optional("project_id")?;
     if contains_non_finite(value) {
         return Err(FieldError::new(
             "application_receipt must be canonical JSON data",
@@ -188,6 +221,8 @@ pub fn application_receipt(value: &Value, min_digests: usize) -> FieldResult<App
         memory_ref_digests: digests,
         retrieval_snapshot_ref,
         policy_snapshot_ref,
+        agent_id,
+        project_id,
         receipt_id: digest::application_receipt_id(value),
     })
 }
@@ -261,6 +296,19 @@ pub(super) fn validate_bindings(
         return Err(FieldError::new(
             "attribution_context.scope.surface_id must match the application receipt",
         ));
+    }
+    // The route's scope, when the receipt records it (this port's `apply` does).
+    let route_scope = [
+        ("agent_id", &receipt.agent_id, &context.scope.agent_id),
+        ("project_id", &receipt.project_id, &context.scope.project_id),
+    ];
+    for (key, expected, actual) in route_scope {
+        if expected.as_deref().is_some_and(|e| e != actual.as_str()) {
+            return Err(FieldError(format!(
+                "attribution_context.scope.{key} must match the application receipt's {key}, \
+                 the route that produced the recall ({SCOPE_MISMATCH_CODE})"
+            )));
+        }
     }
     let snapshots = [
         (

@@ -117,10 +117,10 @@ mod kinds;
 mod rules;
 mod scanned;
 
-pub use build::build_observation;
+pub use build::{build_observation, build_observation_with};
 pub use facts::{
-    ApplicationReceipt, AttributionContext, VerifiedOutcome, application_receipt,
-    attribution_context, verified_outcome,
+    ApplicationReceipt, AttributionContext, ReceiptFields, SCOPE_MISMATCH_CODE, VerifiedOutcome,
+    application_receipt, application_receipt_with, attribution_context, verified_outcome,
 };
 use facts::{validate_attribution_subject, validate_bindings};
 pub use kinds::{AttributionLevel, EvidenceBasis, Scope, UtilityLabel};
@@ -453,8 +453,25 @@ pub fn validate_observation_with_facts(
     verified_outcome: &Value,
     attribution_context: &Value,
 ) -> FieldResult<Observation> {
+    validate_observation_with_facts_with(
+        value,
+        application_receipt,
+        verified_outcome,
+        attribution_context,
+        ReceiptFields::Reference,
+    )
+}
+
+/// [`validate_observation_with_facts`] reading the receipt with `fields`.
+pub fn validate_observation_with_facts_with(
+    value: &Value,
+    application_receipt: &Value,
+    verified_outcome: &Value,
+    attribution_context: &Value,
+    fields: ReceiptFields,
+) -> FieldResult<Observation> {
     let observation = validate_observation(value).map_err(|e| FieldError(e.message))?;
-    let receipt = self::application_receipt(application_receipt, 1)?;
+    let receipt = application_receipt_with(application_receipt, 1, fields)?;
     let outcome = self::verified_outcome(verified_outcome)?;
     let context = self::attribution_context(attribution_context)?;
     validate_bindings(&receipt, &outcome, &context)?;
@@ -716,5 +733,63 @@ mod tests {
             validate_observation(&raw).expect_err("bool").message,
             "confidence must be a finite number between 0 and 1"
         );
+    }
+
+    /// The testkit receipt as this port's `apply` records it: with the route's scope.
+    fn scoped_receipt(agent_id: &str, project_id: &str) -> Value {
+        with(
+            with(receipt(&[DIGEST_A]), "agent_id", Value::from(agent_id)),
+            "project_id",
+            Value::from(project_id),
+        )
+    }
+
+    fn build_scoped(receipt: &Value) -> FieldResult<Observation> {
+        build_observation_with(
+            receipt,
+            &outcome(),
+            &context(),
+            &stage2_proposal(),
+            &Value::from("2026-08-15T00:00:00Z"),
+            ReceiptFields::Scoped,
+        )
+    }
+
+    #[test]
+    fn only_our_readers_accept_the_receipt_scope_and_it_must_match_the_context() {
+        let scoped = scoped_receipt("agent:stage2", "project:loopx");
+        // LoopX's reader (dogfood-evaluate) keeps the reference envelope.
+        assert_eq!(
+            application_receipt(&scoped, 1).expect_err("reference").0,
+            "application_receipt has invalid fields: missing=[], unknown=['agent_id', 'project_id']"
+        );
+        assert!(
+            build_observation(
+                &scoped,
+                &outcome(),
+                &context(),
+                &stage2_proposal(),
+                &Value::from("2026-08-15T00:00:00Z")
+            )
+            .is_err()
+        );
+        let built = build_scoped(&scoped).expect("the matching scope builds");
+        assert_eq!(built.scope.agent_id, "agent:stage2");
+        // A receipt without the scope binds nothing more than before.
+        assert!(build_scoped(&receipt(&[DIGEST_A])).is_ok());
+        for (receipt, key) in [
+            (scoped_receipt("agent:other", "project:loopx"), "agent_id"),
+            (
+                scoped_receipt("agent:stage2", "project:other"),
+                "project_id",
+            ),
+        ] {
+            let message = build_scoped(&receipt).expect_err(key).0;
+            assert!(
+                message.starts_with(&format!("attribution_context.scope.{key} must match"))
+                    && message.ends_with(&format!("({SCOPE_MISMATCH_CODE})")),
+                "{message}"
+            );
+        }
     }
 }
