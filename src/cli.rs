@@ -762,6 +762,10 @@ pub struct ApplyArgs {
     /// The current artifact was verified after applying (required for applied)
     #[arg(long)]
     pub current_artifact_verified: bool,
+    /// Utility ledger location (file or postgres:// URL; else REWARD_MEMORY_LEDGER): with
+    /// one configured, the stored receipt is also queued for `utility-attribute --pending`
+    #[arg(long, value_name = "LOCATION")]
+    pub ledger: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]

@@ -26,6 +26,7 @@
 //! yet: [`io`] carries the ledger's PostgreSQL settings; [`contract`] and [`recall`] use
 //! each other, as do [`utility`], [`ledger`] and [`ranking`].
 
+pub mod attribution;
 pub mod cli;
 pub mod commands;
 pub mod contract;
