@@ -62,6 +62,9 @@ pub enum Error {
     /// A recall session could not be created, found or used.
     #[error(transparent)]
     Session(#[from] crate::recall::SessionError),
+    /// A `utility-attribute` request (profile, evidence, receipt) is invalid.
+    #[error(transparent)]
+    Attribution(#[from] crate::attribution::AttributionError),
     /// A stored application receipt or pending attribution could not be read or written.
     #[error(transparent)]
     ReceiptStore(#[from] crate::io::receipts::ReceiptStoreError),
