@@ -175,14 +175,16 @@ fn check_command(
 }
 
 impl Profile {
-    /// The profile of `--evaluator-command PROGRAM --evaluator-timeout-ms N`: the
-    /// deterministic evaluator, then the program at tier `evaluator_inference`.
+    /// The profile without `--profile`: the deterministic evaluator alone, or with
+    /// `--evaluator-command PROGRAM --evaluator-timeout-ms N` that one program alone at
+    /// tier `evaluator_inference`.
     pub fn ad_hoc(program: Option<&str>, timeout_ms: u64) -> Profile {
-        let mut evaluators = vec![Evaluator::Deterministic {
-            evaluator_id: deterministic_id(),
-        }];
-        if let Some(program) = program {
-            evaluators.push(Evaluator::External(External {
+        let mut evaluators = Vec::new();
+        match program {
+            None => evaluators.push(Evaluator::Deterministic {
+                evaluator_id: deterministic_id(),
+            }),
+            Some(program) => evaluators.push(Evaluator::External(External {
                 evaluator_id: COMMAND_ID.to_owned(),
                 argv: vec![program.to_owned()],
                 timeout_ms,
@@ -191,7 +193,7 @@ impl Profile {
                 sample_rate: 1.0,
                 quota: None,
                 batch_size: default_batch(),
-            }));
+            })),
         }
         Profile {
             schema_version: ProfileVersion::VALUE.to_owned(),

@@ -228,6 +228,43 @@ pub fn expire_pending(root: &Path, id: &str) -> Result<(), ReceiptStoreError> {
     std::fs::rename(file_of(&pending_dir(root), id), file_of(&to, id)).map_err(store_error)
 }
 
+const QUOTA_DIR: &str = "attribution quota directory";
+const QUOTA_FILE: &str = "attribution quota state";
+
+/// `<root>/reward-memory/attribution-quota/<16 hex of the evaluator id>.json`.
+fn quota_path(root: &Path, evaluator_id: &str) -> (PathBuf, PathBuf) {
+    let dir = root.join("reward-memory").join("attribution-quota");
+    let name = format!("{}.json", crate::wire::digest::short16(evaluator_id));
+    (dir.clone(), dir.join(name))
+}
+
+/// The runs (unix seconds) an evaluator's quota state records; none when there is no
+/// file yet. A file that is not a quota state is an error (the quota is not forgotten).
+pub fn load_quota_runs(root: &Path, evaluator_id: &str) -> Result<Vec<i64>, ReceiptStoreError> {
+    let (dir, path) = quota_path(root, evaluator_id);
+    match read_trusted(root, &dir, &path, QUOTA_DIR, QUOTA_FILE)? {
+        None => Ok(Vec::new()),
+        Some(bytes) => crate::attribution::schedule::parse_quota(&bytes).ok_or_else(|| {
+            ReceiptStoreError::Store(format!(
+                "{} is not a quota state file: move it away",
+                path.display()
+            ))
+        }),
+    }
+}
+
+/// Replaces an evaluator's quota state (mode 0600).
+pub fn store_quota_runs(
+    root: &Path,
+    evaluator_id: &str,
+    runs: &[i64],
+) -> Result<(), ReceiptStoreError> {
+    let (dir, path) = quota_path(root, evaluator_id);
+    trust::ensure_private_dirs(root, &dir, QUOTA_DIR)?;
+    let text = crate::attribution::schedule::quota_text(evaluator_id, runs);
+    super::replace_private_file(&path, text.as_bytes(), None).map_err(store_error)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
