@@ -28,6 +28,7 @@ mod recall;
 mod route_check;
 mod schemas;
 mod trust;
+mod utility_attribute;
 mod utility_ledger;
 mod utility_observe;
 mod utility_project;
