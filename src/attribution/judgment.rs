@@ -197,7 +197,12 @@ mod tests {
     fn a_check_tied_to_one_memory_is_an_item_deterministic_effect() {
         let applied = vec![A.to_owned(), B.to_owned()];
         let passed = ev(&format!("test:ci-17:passed:{A}"));
-        let j = deterministic(&applied, true, OutcomeStatus::Succeeded, &[passed.clone()]);
+        let j = deterministic(
+            &applied,
+            true,
+            OutcomeStatus::Succeeded,
+            std::slice::from_ref(&passed),
+        );
         assert_eq!(j.len(), 1);
         assert_eq!(
             (j[0].label, j[0].level, j[0].basis),

@@ -120,6 +120,9 @@ fn evidence_items(texts: &[String]) -> Result<Vec<EvidenceItem>, Error> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
+/// Observations ready to append: each id with its JSON bytes.
+type Ready = Vec<(String, Vec<u8>)>;
+
 /// One attribution to make: its facts.
 struct Job {
     facts: Facts,
@@ -129,7 +132,7 @@ struct Job {
 /// to append.
 enum Part {
     Done(Status, Option<&'static str>),
-    Observations(Vec<(String, Vec<u8>)>),
+    Observations(Ready),
 }
 
 /// What the shell passes the pure rules: the clock reading, once.
@@ -157,7 +160,7 @@ fn observations_of(
     judgments: &[Judgment],
     evaluator_id: &str,
     created_at: &str,
-) -> Result<Vec<(String, Vec<u8>)>, AttributionError> {
+) -> Result<Ready, AttributionError> {
     judgments
         .iter()
         .map(|j| {
@@ -403,7 +406,7 @@ fn append_column(
     parts: Vec<Part>,
 ) -> Result<Vec<EvaluatorResult>, Error> {
     let mut results: Vec<Option<EvaluatorResult>> = Vec::with_capacity(parts.len());
-    let mut pending: Vec<(usize, Vec<(String, Vec<u8>)>)> = Vec::new();
+    let mut pending: Vec<(usize, Ready)> = Vec::new();
     for (i, part) in parts.into_iter().enumerate() {
         match part {
             Part::Done(status, reason) => results.push(Some(EvaluatorResult {
