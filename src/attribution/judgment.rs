@@ -82,7 +82,7 @@ fn sorted(mut items: Vec<String>) -> Vec<String> {
 /// the evidence items (already checked to name applied digests only).
 ///
 /// * Memories tied to agreeing checks → one `item` judgment each, `deterministic_effect`,
-///   helpful or harmful by [`label_of`].
+///   helpful or harmful by the table above `label_of`.
 /// * Else checks tied to the whole `set` that agree → one `set` judgment,
 ///   `deterministic_effect`.
 /// * Else `unknown` / `insufficient`: at `set` level when several memories were applied
