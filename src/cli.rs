@@ -315,8 +315,6 @@ pub enum Command {
     /// Reads no registry, runtime root or provider: the training ledger is a private
     /// temporary SQLite file, removed at the end.
     RankEvaluate(RankEvaluateArgs),
-    /// Durable utility ledger: append observations, project, look up, export, verify
-    UtilityLedger(UtilityLedgerArgs),
     /// Attribute a verified outcome to the memories an application receipt applied: run
     /// the evaluators, append their observations to the utility ledger
     ///
@@ -332,6 +330,8 @@ pub enum Command {
     /// high_water_sequence. Fail-open: an evaluator failure exits 0 and writes nothing.
     /// --pending --outcomes FILE.jsonl settles the receipts apply queued.
     UtilityAttribute(UtilityAttributeArgs),
+    /// Durable utility ledger: append observations, project, look up, export, verify
+    UtilityLedger(UtilityLedgerArgs),
     /// Print a shell completion script to stdout
     Completions(CompletionsArgs),
     /// Print the man page (roff) of reward-memory or of one subcommand to stdout
