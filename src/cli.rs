@@ -315,6 +315,21 @@ pub enum Command {
     /// Reads no registry, runtime root or provider: the training ledger is a private
     /// temporary SQLite file, removed at the end.
     RankEvaluate(RankEvaluateArgs),
+    /// Attribute a verified outcome to the memories an application receipt applied: run
+    /// the evaluators, append their observations to the utility ledger
+    ///
+    /// The receipt is --receipt FILE (the `receipt` object apply printed, or the whole apply
+    /// packet) or --receipt-id rma_... (stored by apply under --runtime-root); scope
+    /// (corpus, surface), application id, artifact, snapshots and digests come from it,
+    /// agent and project from --agent-id/--project-id. The built-in deterministic evaluator
+    /// reads typed --evidence; --profile FILE (memory_utility_attribution_profile_v0) or
+    /// --evaluator-command adds external evaluators. Prints
+    /// memory_utility_attribution_receipt_v0: per evaluator appended, duplicate,
+    /// sampled_out, quota_exhausted, timeout, malformed, unavailable, refused or
+    /// not_selected, with the reason and the observation ids, and the ledger's
+    /// high_water_sequence. Fail-open: an evaluator failure exits 0 and writes nothing.
+    /// --pending --outcomes FILE.jsonl settles the receipts apply queued.
+    UtilityAttribute(UtilityAttributeArgs),
     /// Durable utility ledger: append observations, project, look up, export, verify
     UtilityLedger(UtilityLedgerArgs),
     /// Record an owner correction of one memory's utility under an authorized operator checkpoint
@@ -785,12 +800,82 @@ pub struct ApplyArgs {
     /// The current artifact was verified after applying (required for applied)
     #[arg(long)]
     pub current_artifact_verified: bool,
+    /// Utility ledger location (file or postgres:// URL; else REWARD_MEMORY_LEDGER): with
+    /// one configured, the stored receipt is also queued for `utility-attribute --pending`
+    #[arg(long, value_name = "LOCATION")]
+    pub ledger: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]
     pub format: FormatArg,
     #[command(flatten)]
     pub route: RouteArgs,
+}
+
+// `utility-attribute`.
+#[derive(Debug, Clone, Args)]
+pub struct UtilityAttributeArgs {
+    /// The application receipt: the `receipt` object apply printed, or the whole apply
+    /// packet (its `receipt` is used); `-` reads standard input
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["receipt_id", "pending"], required_unless_present_any = ["receipt_id", "pending"])]
+    pub receipt: Option<String>,
+    /// The rma_ id of a receipt apply stored under --runtime-root
+    #[arg(long, value_name = "RMA_ID", conflicts_with = "pending")]
+    pub receipt_id: Option<String>,
+    /// Opaque public-safe reference of the verified outcome (e.g. effect:ci-17)
+    #[arg(long, value_name = "REF", required_unless_present = "pending")]
+    pub outcome_ref: Option<String>,
+    /// The outcome's status: succeeded, failed or partial
+    #[arg(long, value_name = "STATUS", value_parser = ["succeeded", "failed", "partial"], required_unless_present = "pending")]
+    pub outcome_status: Option<String>,
+    /// The outcome was verified (required: only verified outcomes are attributed)
+    #[arg(long)]
+    pub verified: bool,
+    /// Typed evidence KIND:REF:RESULT:DIGEST, e.g. test:ci-17:passed:0123456789abcdef
+    /// (RESULT passed or failed; DIGEST a memory_ref_digest of the receipt, or `set`);
+    /// repeatable
+    #[arg(long, value_name = "ITEM")]
+    pub evidence: Vec<String>,
+    /// Agent id of the partition the observations land in; default: the one the receipt
+    /// records (apply records the route's), which this may only repeat
+    #[arg(long, value_name = "REF")]
+    pub agent_id: Option<String>,
+    /// Project id of the partition the observations land in; default: the one the
+    /// receipt records, which this may only repeat
+    #[arg(long, value_name = "REF")]
+    pub project_id: Option<String>,
+    /// Attribution profile (memory_utility_attribution_profile_v0); default: the built-in
+    /// deterministic evaluator only
+    #[arg(long, value_name = "FILE", conflicts_with = "evaluator_command")]
+    pub profile: Option<String>,
+    /// An external evaluator program (no arguments, no shell) run as the one evaluator, at
+    /// max tier evaluator_inference, without a profile
+    #[arg(long, value_name = "PROGRAM")]
+    pub evaluator_command: Option<String>,
+    /// Timeout of --evaluator-command in milliseconds
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 10_000,
+        requires = "evaluator_command"
+    )]
+    pub evaluator_timeout_ms: u64,
+    /// Settle the pending attributions apply queued, with outcomes from --outcomes
+    #[arg(long, requires = "outcomes")]
+    pub pending: bool,
+    /// JSON Lines of outcomes, one {application_receipt_id, outcome_ref, outcome_status,
+    /// verified, evidence} per line (with --pending)
+    #[arg(long, value_name = "FILE", requires = "pending")]
+    pub outcomes: Option<String>,
+    /// Settle at most N outcome lines (with --pending)
+    #[arg(long, value_name = "N", requires = "pending")]
+    pub max: Option<u64>,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
+    #[command(flatten)]
+    pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub format: FormatArg,
 }
 
 // `utility-ledger project`.

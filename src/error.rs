@@ -65,6 +65,12 @@ pub enum Error {
     /// A recall session could not be created, found or used.
     #[error(transparent)]
     Session(#[from] crate::recall::SessionError),
+    /// A `utility-attribute` request (profile, evidence, receipt) is invalid.
+    #[error(transparent)]
+    Attribution(#[from] crate::attribution::AttributionError),
+    /// A stored application receipt or pending attribution could not be read or written.
+    #[error(transparent)]
+    ReceiptStore(#[from] crate::io::receipts::ReceiptStoreError),
     /// A rank-prior profile, partition, candidate list or utility source is invalid.
     #[error(transparent)]
     RankPrior(#[from] crate::ranking::prior::RankPriorError),

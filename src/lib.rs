@@ -30,6 +30,7 @@
 //! builds the prior's utility view). `docs/architecture.md` states the rules, which
 //! `tests/cli/layers.rs` checks against the source.
 
+pub mod attribution;
 pub mod cli;
 pub mod commands;
 pub mod contract;

@@ -12,6 +12,7 @@ use crate::cli::ApplyArgs;
 use crate::error::Error;
 use crate::io;
 use crate::recall::decision::{self, ApplyError, ApplyOutcome, Decision};
+use crate::wire::json::Value;
 
 use super::context::{Context, Outcome};
 use super::resolve;
@@ -40,6 +41,10 @@ pub struct ApplyRequest {
     pub current_artifact_verified: bool,
     /// Largest JSON input accepted, in bytes.
     pub max_input_bytes: u64,
+    /// A utility ledger location (`--ledger`): with it (or `REWARD_MEMORY_LEDGER`) the
+    /// receipt is also queued for `utility-attribute --pending`.
+    #[serde(default)]
+    pub ledger: Option<String>,
 }
 
 impl From<&ApplyArgs> for ApplyRequest {
@@ -54,6 +59,7 @@ impl From<&ApplyArgs> for ApplyRequest {
             reasoning_summary: args.reasoning_summary.clone(),
             current_artifact_verified: args.current_artifact_verified,
             max_input_bytes: args.input_limit.max_input_bytes,
+            ledger: args.ledger.clone(),
         }
     }
 }
@@ -94,6 +100,40 @@ pub fn run(request: &ApplyRequest, ctx: &Context) -> Result<Outcome, Error> {
         None => decision_from_fields(request)?,
     };
     let summary = decision::check_decision(&decision)?;
-    let stored = io::sessions::load(&resolve::runtime_root(ctx), &decision.session_ref)?;
-    Ok(decision::application(&decision, &summary, &stored).map(Outcome::success)?)
+    let root = resolve::runtime_root(ctx);
+    let stored = io::sessions::load(&root, &decision.session_ref)?;
+    let packet = decision::application(&decision, &summary, &stored)?;
+    let queue = request.ledger.is_some() || ctx.env.ledger.is_some();
+    let warnings = keep_receipt(&root, &packet, queue);
+    Ok(Outcome::success(packet).with_notes(super::Notes {
+        warnings,
+        ..super::Notes::default()
+    }))
+}
+
+/// Stores the receipt the packet printed (and, when `queue`, its pending attribution)
+/// under the runtime root, for `utility-attribute --receipt-id` and `--pending`. Fails
+/// open: the packet is printed unchanged and a failure is a warning naming the fix.
+fn keep_receipt(root: &std::path::Path, packet: &Value, queue: bool) -> Vec<String> {
+    let (Some(id), Some(receipt)) = (
+        packet.get("application_receipt_id").and_then(Value::as_str),
+        packet.get("receipt").filter(|r| r.as_object().is_some()),
+    ) else {
+        return Vec::new();
+    };
+    let mut warnings = Vec::new();
+    if let Err(err) = io::receipts::store_receipt(root, id, receipt) {
+        warnings.push(format!("the application receipt was not stored: {err}"));
+        return warnings;
+    }
+    if queue {
+        let window = crate::attribution::pending::DEFAULT_PENDING_WINDOW_SECONDS;
+        let stored = crate::attribution::PendingEntry::new(id, &io::utc_now_iso(), window)
+            .ok_or_else(|| "the clock reading is not a timestamp".to_owned())
+            .and_then(|entry| io::receipts::store_pending(root, &entry).map_err(|e| e.to_string()));
+        if let Err(err) = stored {
+            warnings.push(format!("the pending attribution was not recorded: {err}"));
+        }
+    }
+    warnings
 }

@@ -29,6 +29,7 @@ pub mod rank_prior;
 pub mod recall;
 pub mod resolve;
 pub mod route_check;
+pub mod utility_attribute;
 pub mod utility_correct;
 pub mod utility_ledger;
 pub mod utility_observe;
@@ -71,6 +72,17 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::RankPrior(args) => rank_prior::run(&(&args).into(), &ctx.with_route(&args.route)),
         Command::RankEvaluate(args) => rank_evaluate::run(&(&args).into(), ctx),
         Command::UtilityLedger(args) => utility_ledger::run(&(&args).into(), ctx),
+        Command::UtilityAttribute(args) => {
+            let ctx = Context {
+                runtime_root: args
+                    .location
+                    .runtime_root
+                    .clone()
+                    .or_else(|| ctx.runtime_root.clone()),
+                ..ctx.clone()
+            };
+            utility_attribute::run(&(&args).into(), &ctx)
+        }
         Command::UtilityCorrect(args) => utility_correct::run(&(&args).into(), ctx),
         // Text commands print no packet; `run` answers them before dispatching.
         Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
@@ -94,6 +106,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         Command::Apply(a) => a.format.format,
         Command::RankPrior(a) => a.format.format,
         Command::RankEvaluate(a) => a.format.format,
+        Command::UtilityAttribute(a) => a.format.format,
         Command::UtilityCorrect(a) => a.format.format,
         Command::UtilityLedger(a) => match &a.command {
             cli::LedgerCommand::Append(a) => a.format.format,

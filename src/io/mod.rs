@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use crate::wire::json::{self, Value};
 use crate::wire::pyfmt;
 
+pub mod evaluator;
+pub mod receipts;
 pub mod sessions;
 pub mod stat_record;
 pub mod trust;

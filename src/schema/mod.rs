@@ -86,6 +86,8 @@ pub fn all() -> Vec<SchemaFile> {
         file::<ledger::LedgerSubjectPacket>("memory_utility_ledger_subject_v0"),
         file::<ledger::LedgerVerifyPacket>("memory_utility_ledger_verify_v0"),
         file::<ledger::PartitionInput>("memory_utility_ledger_partition_input"),
+        file::<crate::attribution::AttributionReceipt>("memory_utility_attribution_receipt_v0"),
+        file::<crate::attribution::Profile>("memory_utility_attribution_profile_v0"),
         file::<ledger::CorrectionReceipt>("memory_utility_correction_receipt_v0"),
         file::<ledger::CorrectionInput>("memory_utility_correction_input"),
     ]

@@ -21,6 +21,7 @@ const SUBCOMMANDS: &[&str] = &[
     "rank-prior",
     "rank-evaluate",
     "utility-ledger",
+    "utility-attribute",
     "utility-correct",
     "completions",
     "man",

@@ -29,6 +29,7 @@ mod recall;
 mod route_check;
 mod schemas;
 mod trust;
+mod utility_attribute;
 mod utility_correct;
 mod utility_ledger;
 mod utility_observe;

@@ -117,6 +117,12 @@ pub const VIEWS: &[PacketView] = &[
         detail: utility::projection_detail,
     },
     PacketView {
+        schema_version: "memory_utility_attribution_receipt_v0",
+        summary: utility::attribution_summary,
+        body: no_body,
+        detail: generic_detail,
+    },
+    PacketView {
         schema_version: "memory_utility_observation_v0",
         summary: utility::observation_summary,
         body: no_body,

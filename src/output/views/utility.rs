@@ -55,6 +55,34 @@ pub(super) fn projection_detail(p: &Map, notes: &Notes, report: &mut Report) {
     report.section("Rejections").list(rejections);
 }
 
+/// One line per receipt and evaluator (`status`, with the reason when there is one),
+/// then the ledger's high-water sequence.
+pub(super) fn attribution_summary(p: &Map) -> Vec<Line> {
+    let mut lines = Vec::new();
+    for attribution in objects(p, "attributions") {
+        let receipt = s(attribution, "application_receipt_id");
+        for e in objects(attribution, "evaluators") {
+            let reason = match e.get("reason").and_then(Value::as_str) {
+                Some(r) => format!(" ({r})"),
+                None => String::new(),
+            };
+            let ids = strings(e, "observation_ids").len();
+            lines.push((
+                s(e, "evaluator_id"),
+                format!(
+                    "{}{reason}, {ids} observation(s), {receipt}",
+                    s(e, "status")
+                ),
+            ));
+        }
+    }
+    lines.push((
+        "high_water_sequence".to_owned(),
+        s(p, "high_water_sequence"),
+    ));
+    lines
+}
+
 pub(super) fn observation_summary(p: &Map) -> Vec<Line> {
     fields_of(
         p,
