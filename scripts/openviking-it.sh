@@ -350,6 +350,32 @@ json.dump(partition, open(f"{out}/partition.json", "w"))
 PY
     "$BIN" utility-observe --input "$out/observe.json" --format json >"$out/observation.json" \
         || fail "utility-observe refused the apply receipt ($(cat "$out/observation.json"))"
+    log "utility-attribute on the OpenViking receipt (the built-in deterministic evaluator)"
+    local digest
+    digest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["receipt"]["memory_ref_digests"][0])' "$out/apply.json")
+    routed utility-attribute --receipt "$out/apply.json" --outcome-ref effect:ov-it \
+        --outcome-status succeeded --verified --evidence "test:ov-it:passed:$digest" \
+        --ledger "$out/attribution.sqlite3" --format json >"$out/attribution.json" \
+        || fail "utility-attribute exited $? ($(cat "$out/attribution.json"))"
+    "$BIN" utility-ledger export --ledger "$out/attribution.sqlite3" >"$out/attribution.jsonl" \
+        || fail "utility-ledger export of the attribution ledger"
+    python3 - "$out" <<'PY' || fail "utility-attribute on OpenViking"
+import json, sys
+out = sys.argv[1]
+receipt = json.load(open(f"{out}/apply.json"))["receipt"]
+packet = json.load(open(f"{out}/attribution.json"))
+statuses = [e["status"] for a in packet["attributions"] for e in a["evaluators"]]
+if statuses != ["appended"]:
+    sys.exit(f"evaluator statuses {statuses!r}, wanted ['appended']")
+partition = packet["attributions"][0]["partition"]
+for key in ("retrieval_snapshot_ref", "policy_snapshot_ref"):
+    if partition[key] != receipt[key]:
+        sys.exit(f"partition {key} {partition[key]!r} is not the receipt's {receipt[key]!r}")
+rows = [json.loads(line) for line in open(f"{out}/attribution.jsonl")]
+kinds = [(r["utility_label"], r["attribution_level"], r["evidence_basis"]) for r in rows]
+if kinds != [("helpful", "item", "deterministic_effect")]:
+    sys.exit(f"attributed observations {kinds!r}")
+PY
     python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
