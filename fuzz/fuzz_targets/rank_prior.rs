@@ -8,7 +8,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(source) = reward_memory::io::parse_document(data) else {
         return;
     };
-    if let Ok(packet) = reward_memory::ranking::prior::request::rank_input(&source) {
+    let Ok(request) = reward_memory::ranking::prior::request::parse_request(&source) else {
+        return;
+    };
+    if let Ok(packet) = reward_memory::ranking::prior::request::rank_request(&request) {
         let _ = reward_memory::output::render(&packet, Format::Json);
         let _ = reward_memory::output::render(&packet, Format::Markdown);
     }
