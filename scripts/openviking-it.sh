@@ -272,7 +272,8 @@ fi
 # it; `rank-prior --execute` is refused (`provider_rank_prior_contract_absent`, nothing
 # written); `recall --rank-prior` leaves the prior off without a verdict
 # (`rank_prior_evaluation_missing`) and, with the loop profile's qualified `rank-evaluate`
-# verdict (`fixtures/recall/loop/evaluation.json`), ranks locally.
+# verdict (`fixtures/recall/loop/evaluation.json`, a simulation: hence
+# --allow-simulated-evaluation), ranks locally.
 run_recall_check() {
     [ -n "${CASE:-}" ] && [ -d "$CASE" ] || { log "SKIP recall step: no ingest case"; return; }
     local rt="$WORK/recall-rt" out="$WORK/recall"
@@ -421,7 +422,7 @@ PY
         --query "Reviewer-facing artifacts concise Chinese summary" \
         --query-summary "reviewer summary language" --rank-prior "$ROOT/fixtures/recall/loop/profile.json" \
         --projection "$out/projection.json" --partition "$out/partition.json" \
-        --evaluation "$ROOT/fixtures/recall/loop/evaluation.json" \
+        --evaluation "$ROOT/fixtures/recall/loop/evaluation.json" --allow-simulated-evaluation \
         --format json >"$out/recall-2.json" || fail "recall --rank-prior exited $?"
     python3 - "$out/recall-2.json" <<'PY' || fail "recall --rank-prior packet"
 import json, sys

@@ -304,7 +304,7 @@ pub enum Command {
     /// relevance alone, 2 relevance plus access hotness (OpenViking's blend), 3 relevance
     /// times the bounded utility modifier (the rank prior), 4 the same with every
     /// evaluator_inference observation removed from the ledger, 5 a MemRL-style Q-value
-    /// arm. Prints memory_utility_ranking_evaluation_v0: nDCG@k, success@1, harmful@k,
+    /// arm. Prints memory_utility_ranking_evaluation_v1: nDCG@k, success@1, harmful@k,
     /// task cost, false attenuation (with seeded bootstrap intervals), scope leaks and
     /// evaluator disagreement per arm, differences against arm 1, and the verdict for the
     /// rank-prior profile's digest. Exit 0 when qualified, 2 when hold (or on an invalid
@@ -582,9 +582,10 @@ pub struct RecallArgs {
     pub session_ttl: u64,
     /// Re-rank the results with this rank-prior profile
     /// (memory_utility_rank_prior_profile_v0); off by default. Needs --partition and the
-    /// utility (--projection or --ledger), and applies only with --evaluation, a qualified
-    /// verdict for this profile; otherwise the recall is printed unranked with
-    /// rank_prior_applied false and rank_prior_reason_code saying why (exit 0)
+    /// utility (--projection or --ledger), and applies only with a qualified verdict bound
+    /// to this profile and partition (--evaluation, or one recorded in the ledger);
+    /// otherwise the recall is printed unranked with rank_prior_applied false and
+    /// rank_prior_reason_code saying why (exit 0)
     #[arg(long, value_name = "PROFILE.json", requires_all = ["partition", "utility_source"])]
     pub rank_prior: Option<String>,
     /// The memory_utility_projection_v0 packet whose utility the prior uses
@@ -618,13 +619,20 @@ pub struct RecallArgs {
     /// partition, and the scope must name the recalled corpus and surface
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub partition: Option<String>,
-    /// The memory_utility_ranking_evaluation_v0 verdict that `rank-evaluate` printed for
-    /// the profile: the prior is applied only when it is "qualified" for this profile's
-    /// murp_ digest (without it: rank_prior_evaluation_missing; a hold:
-    /// ranking_evaluation_not_qualified; another profile:
-    /// ranking_evaluation_profile_mismatch)
+    /// A memory_utility_ranking_evaluation_v1 verdict file of `rank-evaluate` for the
+    /// profile. Without it, the newest verdict that `rank-evaluate --record` stored in the
+    /// --ledger for this profile and partition is used. The prior applies only when the
+    /// verdict is sealed (its verdict_digest), consistent, qualified, for this profile's
+    /// murp_ digest and partition, from this ledger (a ledger verdict), not older than the
+    /// profile's staleness bound, not superseded by a newer recorded hold, and not a
+    /// simulation (unless --allow-simulated-evaluation); otherwise rank_prior_reason_code
+    /// says which check failed (rank_prior_evaluation_missing, ranking_evaluation_*)
     #[arg(long, value_name = "FILE", requires = "rank_prior")]
     pub evaluation: Option<String>,
+    /// Let a verdict of `rank-evaluate --simulate` open the gate: for demos and tests
+    /// only (a simulation says nothing about this deployment's traffic)
+    #[arg(long, requires = "rank_prior")]
+    pub allow_simulated_evaluation: bool,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]
@@ -1010,6 +1018,19 @@ pub struct RankEvaluateArgs {
     /// Also write an SVG chart of nDCG@k per arm (and per sweep point) to this file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<std::path::PathBuf>,
+    /// Record the verdict in the utility ledger at LOCATION (without a value:
+    /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3), where
+    /// `recall --rank-prior --ledger` finds the newest verdict for its profile and
+    /// partition. Only a verdict of real episodes is recorded (--input, or the ledger's own
+    /// traffic); a simulation is refused. Appended, never replaced: a later hold
+    /// supersedes an earlier qualified verdict
+    #[arg(
+        long,
+        value_name = "LOCATION",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
+    pub record: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]

@@ -200,6 +200,9 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
     for warning in &outcome.notes.warnings {
         io::write_stderr_line(&format!("reward-memory: warning: {warning}"));
     }
+    for notice in &outcome.notes.notices {
+        io::write_stderr_line(&format!("reward-memory: {notice}"));
+    }
     // In markdown a refusal also says why on stderr; stdout keeps the packet.
     if format == Format::Markdown
         && outcome.exit == Exit::NotOk

@@ -15,6 +15,11 @@ use crate::ranking::evaluate::report::Source;
 use crate::ranking::evaluate::{RankEvaluateError, episodes, evaluate, plot, simulate};
 
 use super::context::{Context, Outcome};
+use super::resolve;
+use crate::ledger::verdicts::{self, VerdictRow};
+use crate::output::notes::Notes;
+use crate::ranking::prior::verdict::VERDICT_DIGEST_KEY;
+use crate::wire::json::{self, Value, canonical};
 
 /// What `rank-evaluate` is asked to run: held-out episodes from a file, or the
 /// simulator, with an optional profile, seed, sweep and chart.
@@ -35,6 +40,8 @@ pub struct RankEvaluateRequest {
     pub sweep: Option<String>,
     /// Also write an SVG chart of nDCG@k to this file.
     pub plot: Option<PathBuf>,
+    /// Record the verdict in the utility ledger at this location (empty: the default).
+    pub record: Option<String>,
     /// Largest JSON input accepted, in bytes.
     pub max_input_bytes: u64,
 }
@@ -49,6 +56,7 @@ impl From<&RankEvaluateArgs> for RankEvaluateRequest {
             profile: args.profile.clone(),
             sweep: args.sweep.clone(),
             plot: args.plot.clone(),
+            record: args.record.clone(),
             max_input_bytes: args.input_limit.max_input_bytes,
         }
     }
@@ -57,6 +65,12 @@ impl From<&RankEvaluateArgs> for RankEvaluateRequest {
 /// `rank-evaluate`: reads the profile and the episodes (or simulates them), evaluates,
 /// optionally writes the chart, and prints the verdict (exit 0 `qualified`, 2 `hold`).
 pub fn run(request: &RankEvaluateRequest, ctx: &Context) -> Result<Outcome, Error> {
+    if request.simulate && request.record.is_some() {
+        return Err(RankEvaluateError::Record(
+            "--record stores verdicts of real episodes (--input, or the ledger's traffic): a simulation says nothing about a deployment; give its verdict to recall with --evaluation FILE --allow-simulated-evaluation instead".to_owned(),
+        )
+        .into());
+    }
     if !request.simulate && (request.episodes.is_some() || request.sweep.is_some()) {
         return Err(RankEvaluateError::Sweep(
             "--episodes and --sweep change the simulator: use them with --simulate".to_owned(),
@@ -115,7 +129,43 @@ pub fn run(request: &RankEvaluateRequest, ctx: &Context) -> Result<Outcome, Erro
             reason: e.to_string(),
         })?;
     }
-    Ok(Outcome::by_ok(packet))
+    let mut notes = Notes::default();
+    if let Some(location) = &request.record {
+        let explicit = Some(location.as_str()).filter(|l| !l.is_empty());
+        let mut opened = resolve::open_ledger(explicit, ctx)?;
+        let row = verdict_row(&packet)?;
+        let recorded = verdicts::record(opened.backend.as_mut(), &row)?;
+        notes.notices.push(format!(
+            "{} verdict {} {} in {} as record {} (ledger {})",
+            row.verdict,
+            row.verdict_digest,
+            if recorded.appended {
+                "recorded"
+            } else {
+                "was already recorded"
+            },
+            opened.notes.ledger.clone().unwrap_or_default(),
+            recorded.record_seq,
+            recorded.ledger_id
+        ));
+        notes.ledger = opened.notes.ledger.take();
+    }
+    Ok(Outcome::by_ok(packet).with_notes(notes))
+}
+
+/// The stored row of a sealed verdict packet.
+fn verdict_row(packet: &Value) -> Result<VerdictRow, RankEvaluateError> {
+    let missing = || RankEvaluateError::Internal("the verdict packet lacks a bound field");
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let source = packet.get("source");
+    Ok(VerdictRow {
+        verdict_digest: text(packet.get(VERDICT_DIGEST_KEY)).ok_or_else(missing)?,
+        profile_digest: text(packet.get("profile_digest")).ok_or_else(missing)?,
+        verdict: text(packet.get("verdict")).ok_or_else(missing)?,
+        source_kind: text(source.and_then(|s| s.get("kind"))).ok_or_else(missing)?,
+        partitions: json::str_items(source.and_then(|s| s.get("partitions"))),
+        packet: canonical(packet),
+    })
 }
 
 /// Lowercase hex SHA-256 of the raw input bytes (the file may not be UTF-8).

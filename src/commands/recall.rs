@@ -27,9 +27,11 @@ use crate::contract::experiment::{self, SurfaceRoute};
 use crate::error::Error;
 use crate::io;
 use crate::ledger::LedgerBackend;
+use crate::ledger::verdicts;
 use crate::ledger::view as ledger_view;
 use crate::obj;
 use crate::provider::{DefaultFactory, ProviderConfig};
+use crate::ranking::prior::Verdict;
 use crate::recall::command::{
     CommandFields, RecallCommandError, RecallInput, configured_limit, configured_queries,
     configured_request, finish_packet, has_results, opaque_refs,
@@ -40,8 +42,9 @@ use crate::recall::prior::{
 use crate::recall::session::{self, SessionContext, SessionError};
 use crate::recall::snapshot::{PolicyInputs, policy_snapshot_ref};
 use crate::recall::{ProviderSource, RecallSession, execute_recall};
-use crate::wire::json::{Map, Value};
+use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt::pystr;
+use crate::wire::timestamp::parse_aware;
 
 use super::context::{Context, Outcome};
 use super::resolve;
@@ -80,8 +83,12 @@ pub struct RecallRequest {
     pub ledger: Option<String>,
     /// The utility partition file of this recall.
     pub partition: Option<String>,
-    /// The `memory_utility_ranking_evaluation_v0` verdict file for the profile.
+    /// The `memory_utility_ranking_evaluation_v1` verdict file for the profile (default:
+    /// the newest recorded in the ledger).
     pub evaluation: Option<String>,
+    /// Let a simulation verdict open the gate (demos and tests).
+    #[serde(default)]
+    pub allow_simulated_evaluation: bool,
     /// Largest JSON input accepted, in bytes.
     pub max_input_bytes: u64,
 }
@@ -103,6 +110,7 @@ impl From<&RecallArgs> for RecallRequest {
             ledger: args.ledger.clone(),
             partition: args.partition.clone(),
             evaluation: args.evaluation.clone(),
+            allow_simulated_evaluation: args.allow_simulated_evaluation,
             max_input_bytes: args.input_limit.max_input_bytes,
         }
     }
@@ -179,19 +187,42 @@ fn resolve_inputs(request: &RecallRequest, ctx: &Context) -> Result<Resolved, Er
 }
 
 /// The prior's setup from its documents; a ledger source must be readable at the
-/// partition before the provider is called.
+/// partition before the provider is called, and gives the evaluation gate its identity,
+/// high-water mark and newest recorded verdict.
 fn prior_setup(
     files: &mut PriorFiles,
+    request: &RecallRequest,
 ) -> Result<(PriorSetup, Option<Box<dyn LedgerBackend>>), Error> {
-    let setup = PriorSetup::parse(PriorDocuments {
+    let mut setup = PriorSetup::parse(PriorDocuments {
         profile: &files.profile,
         partition: &files.partition,
         projection: files.projection.as_ref(),
         evaluation: files.evaluation.as_ref(),
     })?;
+    setup.gate.now_micros = parse_aware(&io::utc_now_iso()).map_or(0, |at| at.micros);
+    setup.gate.allow_simulated = request.allow_simulated_evaluation;
     let mut ledger = files.ledger.take();
     if let Some(backend) = ledger.as_mut() {
         ledger_view::check_readable(backend.as_mut(), &setup.partition)?;
+        let state = verdicts::newest(
+            backend.as_mut(),
+            &setup.profile.digest(),
+            &setup.partition.reducer_identity(),
+        )
+        .map_err(|e| {
+            request_error(format!(
+                "the ledger's recorded verdicts cannot be read: {e}"
+            ))
+        })?;
+        setup.gate.ledger = Some((
+            state.ledger_id,
+            u64::try_from(state.high_water_seq).unwrap_or(0),
+        ));
+        // A recorded verdict that no longer parses is refused by the gate like any
+        // other unreadable verdict.
+        setup.gate.recorded = state
+            .newest_verdict
+            .map(|text| Verdict::from_value(&json::parse(&text).unwrap_or(Value::Null)));
     }
     Ok((setup, ledger))
 }
@@ -427,7 +458,7 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
     let mut resolved = resolve_inputs(request, ctx)?;
     let (prior, mut ledger) = match resolved.prior.as_mut() {
         Some(files) => {
-            let (setup, ledger) = prior_setup(files)?;
+            let (setup, ledger) = prior_setup(files, request)?;
             (Some(setup), ledger)
         }
         None => (None, None),

@@ -8,6 +8,7 @@ use super::rows::{
     BatchRow, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey,
     ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
 };
+use super::verdicts::{LEDGER_ID_PREFIX, VerdictRow};
 
 /// What every backend stores and reads. Write methods run inside the transaction opened
 /// by [`LedgerBackend::begin_write`] (which holds the ledger's one write lock until
@@ -166,6 +167,30 @@ pub trait LedgerBackend {
     fn all_subject_digests(&mut self) -> LedgerResult<Vec<(i64, String, String)>>;
     /// Every batch, by id.
     fn batches(&mut self) -> LedgerResult<Vec<BatchRow>>;
+
+    // --- The ledger's identity and recorded verdicts ([`super::verdicts`]) ---
+
+    /// The ledger's `mul_` identity (`ledger_meta`), given by the first write transaction
+    /// of a ledger that has none; `None` before that.
+    fn ledger_id(&mut self) -> LedgerResult<Option<String>>;
+    /// Appends a verdict (inside a write transaction; the verdict tables are created by
+    /// the first one): its record number, and false when that verdict digest was
+    /// already recorded (nothing written).
+    fn record_verdict(&mut self, row: &VerdictRow) -> LedgerResult<(i64, bool)>;
+    /// The packet of the newest verdict recorded for the profile digest and the `mur_`
+    /// partition identity (inside a read snapshot).
+    fn newest_verdict(
+        &mut self,
+        profile_digest: &str,
+        partition: &str,
+    ) -> LedgerResult<Option<String>>;
+}
+
+/// A fresh ledger identity: `mul_` + 32 random hex digits from the operating system.
+pub(super) fn fresh_ledger_id() -> LedgerResult<String> {
+    crate::io::random_hex(16)
+        .map(|hex| format!("{LEDGER_ID_PREFIX}{hex}"))
+        .map_err(|e| LedgerError::Storage(format!("cannot draw a ledger identity: {e}")))
 }
 
 /// Runs `op` inside one read snapshot of the ledger; a snapshot that cannot be trusted

@@ -33,6 +33,10 @@
 //! * `subject_digests`: digest → set/none subject, for `subject` look-ups (an item
 //!   subject's id is computed from its digest);
 //! * `batches`: one row per committed append;
+//! * `ledger_meta` also holds `ledger_id` (`mul_` + 32 hex), written by the first write
+//!   transaction of a ledger that has none: what a `ledger` verdict is bound to;
+//! * `evaluation_verdicts` and `evaluation_verdict_partitions`: verdicts recorded by
+//!   `rank-evaluate --record` ([`verdicts`]), created by the first one;
 //! * `batch_provenance`: how a batch arrived ([`Provenance`]), one row per batch that did
 //!   not arrive by import; created by the first such batch (a ledger without it, such as
 //!   one written before provenance existed, reads as all import).
@@ -49,6 +53,7 @@ mod provenance;
 mod rows;
 pub mod sqlite;
 pub mod validate;
+pub mod verdicts;
 pub mod view;
 
 pub use backend::{

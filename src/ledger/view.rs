@@ -233,6 +233,8 @@ mod tests {
                         || min == EvidenceBasis::EvaluatorInference,
                     min_support: support,
                     require_attested_tiers: false,
+                    verdict_max_age_days: None,
+                    verdict_max_new_deliveries: None,
                 }
             })
     }
@@ -335,6 +337,8 @@ mod tests {
             allow_evaluator_inference: false,
             min_support: 1,
             require_attested_tiers: require,
+            verdict_max_age_days: None,
+            verdict_max_new_deliveries: None,
         }
     }
 

@@ -19,4 +19,7 @@ pub struct Notes {
     /// the fix. Printed on stderr as `reward-memory: warning: ...`, whatever the format;
     /// the packet carries only public-safe codes.
     pub warnings: Vec<String>,
+    /// What the command did beside printing its packet (e.g. the verdict it recorded),
+    /// printed on stderr as `reward-memory: ...` whatever the format.
+    pub notices: Vec<String>,
 }

@@ -3,14 +3,17 @@
 //! utility comes from), whether it applies to a finished recall, and the re-ordering of
 //! the recall's items, results and opaque refs by the prior's ranking.
 //!
-//! Ranking influence is earned: without a qualified verdict for exactly this profile the
-//! prior stays off and the recall is printed unranked with the reason code (fail-open).
+//! Ranking influence is earned: without a sealed, qualified verdict bound to this profile
+//! and partition (`ranking::prior::verdict`) the prior stays off and the recall is
+//! printed unranked with the reason code (fail-open).
 //! Pure: the ledger's utility ([`PriorUtility::Ledger`]) is read by the shell for the
 //! digests [`prior_candidates`] returns, and handed to [`apply_prior`] as a view.
 
 use crate::obj;
+use crate::ranking::prior::verdict::refusal;
 use crate::ranking::prior::{
-    self as rank_prior, Candidate, Partition, Profile, RankPriorError, UtilityView, Verdict,
+    self as rank_prior, Candidate, GateContext, LedgerState, Partition, Profile, RankPriorError,
+    UtilityView, Verdict,
 };
 use crate::wire::digest::short16;
 use crate::wire::json::Value;
@@ -39,7 +42,57 @@ pub struct PriorSetup {
     pub profile: Profile,
     pub partition: Partition,
     pub utility: PriorUtility,
+    /// The `--evaluation` file's verdict.
     pub verdict: Option<Verdict>,
+    /// What the gate checks the verdicts against, beyond the profile and partition.
+    pub gate: GateInputs,
+}
+
+/// The ledger's side of the evaluation gate and the shell's clock reading, filled by the
+/// shell before the provider call.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GateInputs {
+    /// The newest verdict recorded in the ledger for the profile and partition.
+    pub recorded: Option<Verdict>,
+    /// The ledger's identity and high-water mark, when the utility comes from a ledger.
+    pub ledger: Option<(Option<String>, u64)>,
+    /// Microseconds since 0001-01-01 (the shell's clock).
+    pub now_micros: i128,
+    /// `--allow-simulated-evaluation`.
+    pub allow_simulated: bool,
+}
+
+impl PriorSetup {
+    /// `None` when a verdict lets the profile apply to this partition, else the reason
+    /// code that keeps the prior off. The newest recorded verdict is used when no
+    /// `--evaluation` file is given; a file's verdict is refused when a recorded `hold`
+    /// for the same profile and partition is newer than it.
+    pub fn gate_refusal(&self) -> Option<&'static str> {
+        let identity = self.partition.reducer_identity();
+        let ctx = GateContext {
+            profile: &self.profile,
+            partition_identity: &identity,
+            ledger: self.gate.ledger.as_ref().map(|(id, high)| LedgerState {
+                ledger_id: id.as_deref(),
+                high_water_seq: *high,
+            }),
+            now_micros: self.gate.now_micros,
+            allow_simulated: self.gate.allow_simulated,
+        };
+        match (&self.verdict, &self.gate.recorded) {
+            (None, None) => Some(rank_prior::EVALUATION_MISSING),
+            (None, Some(recorded)) => recorded.blocks(&ctx),
+            (Some(file), Some(recorded))
+                if recorded.defect.is_none()
+                    && !recorded.qualified
+                    && recorded.verdict_digest != file.verdict_digest
+                    && !file.newer_than(recorded) =>
+            {
+                Some(refusal::SUPERSEDED)
+            }
+            (Some(file), _) => file.blocks(&ctx),
+        }
+    }
 }
 
 /// The prior's input documents, as read by the shell.
@@ -66,12 +119,13 @@ impl PriorSetup {
             }
             None => PriorUtility::Ledger,
         };
-        let verdict = documents.evaluation.map(Verdict::from_value).transpose()?;
+        let verdict = documents.evaluation.map(Verdict::from_value);
         Ok(PriorSetup {
             profile,
             partition,
             utility,
             verdict,
+            gate: GateInputs::default(),
         })
     }
 
@@ -111,15 +165,11 @@ pub fn prior_candidates(
     if pystr(packet.get("corpus_id")) != prior.partition.scope.corpus_id {
         return Err("partition_corpus_not_recalled");
     }
-    // Ranking influence is earned: without a qualified verdict for exactly this
-    // profile the prior stays off (fail-open: the recall itself is still printed).
-    match &prior.verdict {
-        None => return Err(rank_prior::EVALUATION_MISSING),
-        Some(verdict) => {
-            if let Some(reason) = verdict.blocks(&prior.profile) {
-                return Err(reason);
-            }
-        }
+    // Ranking influence is earned: without a sealed, consistent, qualified verdict for
+    // exactly this profile and partition the prior stays off (fail-open: the recall
+    // itself is still printed).
+    if let Some(reason) = prior.gate_refusal() {
+        return Err(reason);
     }
     session
         .items

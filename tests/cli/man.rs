@@ -89,7 +89,7 @@ fn the_rank_evaluate_page_names_every_option_it_reads() {
         r"\-\-plot",
         r"\-\-format",
         r"\-\-detail",
-        "memory_utility_ranking_evaluation_v0",
+        "memory_utility_ranking_evaluation_v1",
         r"recall \-\-rank\-prior",
     ] {
         assert!(page.contains(needle), "rank-evaluate page lacks {needle}");

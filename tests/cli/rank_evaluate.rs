@@ -58,6 +58,17 @@ fn a_small_simulation_prints_the_verdict_table_in_markdown() {
     );
 }
 
+/// The gate's answer for a simulation verdict (bound to no partition or ledger).
+fn simulated_gate(verdict: &Verdict, profile: &Profile, allow: bool) -> Option<&'static str> {
+    verdict.blocks(&reward_memory::ranking::prior::GateContext {
+        profile,
+        partition_identity: "",
+        ledger: None,
+        now_micros: 0,
+        allow_simulated: allow,
+    })
+}
+
 #[test]
 fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
     let scratch = Scratch::new();
@@ -68,13 +79,14 @@ fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
     let packet = json::parse(&first.stdout).expect("JSON");
     reward_memory::schema::check(
         &packet,
-        &schema_named("memory_utility_ranking_evaluation_v0"),
+        &schema_named("memory_utility_ranking_evaluation_v1"),
     )
     .unwrap_or_else(|e| panic!("does not conform: {e}"));
     let qualified = packet.get("verdict").and_then(|v| v.as_str()) == Some("qualified");
     assert_eq!(first.code, if qualified { 0 } else { 2 });
     // The verdict is what `recall --rank-prior --evaluation` reads, for this profile.
-    let verdict = Verdict::from_value(&packet).expect("the rank prior reads the verdict");
+    let verdict = Verdict::from_value(&packet);
+    assert_eq!(verdict.defect, None, "sealed and consistent");
     let profile = Profile::from_value(
         packet
             .get("profile")
@@ -83,7 +95,15 @@ fn the_json_verdict_is_byte_identical_for_a_seed_conforms_and_gates_recall() {
     )
     .expect("profile");
     assert_eq!(verdict.profile_digest, profile.digest());
-    assert_eq!(verdict.blocks(&profile).is_none(), qualified);
+    assert_eq!(
+        simulated_gate(&verdict, &profile, true).is_none(),
+        qualified
+    );
+    assert_eq!(
+        simulated_gate(&verdict, &profile, false),
+        Some("ranking_evaluation_simulated"),
+        "a simulation opens the gate only with --allow-simulated-evaluation"
+    );
     let other = run(
         &scratch,
         &with(&SMALL[..4], &["--seed", "8", "--format", "json"]),
@@ -116,7 +136,7 @@ fn a_sweep_adds_one_row_per_value_and_keeps_the_base_verdict() {
     let packet = json::parse(&json_run.stdout).expect("JSON");
     reward_memory::schema::check(
         &packet,
-        &schema_named("memory_utility_ranking_evaluation_v0"),
+        &schema_named("memory_utility_ranking_evaluation_v1"),
     )
     .unwrap_or_else(|e| panic!("does not conform: {e}"));
     let points = packet
@@ -242,7 +262,7 @@ fn valid_episode_files_evaluate() {
         let packet = json::parse(&run.stdout).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         reward_memory::schema::check(
             &packet,
-            &schema_named("memory_utility_ranking_evaluation_v0"),
+            &schema_named("memory_utility_ranking_evaluation_v1"),
         )
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let markdown = scratch.run(&["rank-evaluate", "--input", "episodes.jsonl"], None);
@@ -326,9 +346,9 @@ fn the_recall_loop_verdict_is_what_rank_evaluate_prints_for_the_loop_profile() {
         std::fs::read_to_string(fixtures_dir().join("recall/loop/profile.json")).expect("profile");
     let loop_profile =
         Profile::from_value(&json::parse(&loop_profile).expect("JSON")).expect("profile");
-    let verdict = Verdict::from_value(&packet).expect("verdict");
+    let verdict = Verdict::from_value(&packet);
     assert_eq!(
-        verdict.blocks(&loop_profile),
+        simulated_gate(&verdict, &loop_profile, true),
         None,
         "it qualifies profile:loop"
     );

@@ -108,22 +108,53 @@ pub fn ingest_memories(s: &Scratch) {
     }
 }
 
-/// Writes `evaluation.json`: a minimal `memory_utility_ranking_evaluation_v0` verdict
-/// (the parts the gate reads) for the profile in `profile_file`.
+/// A sealed `memory_utility_ranking_evaluation_v1` verdict (`qualified` or `hold`) of an
+/// episodes file for the profile in `profile_file` and the loop's partition, whose last
+/// held-out episode is `observed_until`: the parts the gate reads, sealed as
+/// `rank-evaluate` seals them.
+pub fn sealed_verdict(
+    s: &Scratch,
+    profile_file: &str,
+    verdict: &str,
+    observed_until: &str,
+) -> String {
+    use reward_memory::ranking::prior::{Partition, Profile, verdict::verdict_digest};
+    use reward_memory::wire::json as wire;
+    let parse = |file: &str| {
+        wire::parse(&std::fs::read_to_string(s.path.join(file)).expect("readable")).expect("JSON")
+    };
+    let profile = Profile::from_value(&parse(profile_file)).expect("profile");
+    let partition = Partition::from_value(&parse("partition.json")).expect("partition");
+    let qualified = verdict == "qualified";
+    let mut packet = json!({
+        "ok": qualified,
+        "schema_version": "memory_utility_ranking_evaluation_v1",
+        "status": verdict,
+        "verdict": verdict,
+        "reason_codes": if qualified { json!([]) } else { json!(["ndcg_gain_interval_not_above_zero"]) },
+        "profile_digest": profile.digest(),
+        "source": {
+            "kind": "episodes_file",
+            "ledger": null,
+            "partitions": [partition.reducer_identity()],
+            "observed_until": observed_until,
+        },
+        "gate": {
+            "ndcg_gain": {"passed": qualified, "difference": {"lower": if qualified { 0.1 } else { -0.1 }}},
+            "scope_leaks": {"passed": true, "count": 0},
+        },
+    });
+    let ours = wire::parse(&packet.to_string()).expect("JSON");
+    packet["verdict_digest"] = json!(verdict_digest(ours.as_object().expect("object")));
+    packet.to_string()
+}
+
+/// Writes `evaluation.json`: [`sealed_verdict`] observed now.
 pub fn write_verdict(s: &Scratch, profile_file: &str, verdict: &str) {
-    let text = std::fs::read_to_string(s.path.join(profile_file)).expect("profile");
-    let profile = reward_memory::ranking::prior::Profile::from_value(
-        &reward_memory::wire::json::parse(&text).expect("JSON"),
-    )
-    .expect("profile");
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     s.write(
         "evaluation.json",
-        &json!({
-            "schema_version": "memory_utility_ranking_evaluation_v0",
-            "verdict": verdict,
-            "profile_digest": profile.digest(),
-        })
-        .to_string(),
+        &sealed_verdict(s, profile_file, verdict, &now),
     );
 }
 
@@ -304,7 +335,11 @@ fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() 
     let gated: Vec<&str> = prior_flags
         .iter()
         .copied()
-        .chain(["--evaluation", "evaluation.json"])
+        .chain([
+            "--evaluation",
+            "evaluation.json",
+            "--allow-simulated-evaluation",
+        ])
         .collect();
     let second = recall(&s, &gated);
     assert_eq!(second.code, 0, "{}", second.stdout);
@@ -515,50 +550,8 @@ fn an_unqualified_evaluation_keeps_the_prior_off() {
         None,
     );
     s.write("projection.json", &projection.stdout);
-    let digest =
-        read_json(&fixtures_dir().join("recall/loop/evaluation.json"))["profile_digest"].clone();
-    let with_verdict = |verdict: &str, profile_digest: &Value| {
-        s.write(
-            "evaluation.json",
-            &json!({
-                "schema_version": "memory_utility_ranking_evaluation_v0",
-                "verdict": verdict,
-                "profile_digest": profile_digest,
-            })
-            .to_string(),
-        );
-        recall(
-            &s,
-            &[
-                "--rank-prior",
-                "profile.json",
-                "--projection",
-                "projection.json",
-                "--partition",
-                "partition.json",
-                "--evaluation",
-                "evaluation.json",
-            ],
-        )
-        .json()
-    };
-    let qualified = with_verdict("qualified", &digest);
-    assert_eq!(qualified["rank_prior_applied"], true);
-    let held = with_verdict("not_qualified", &digest);
-    assert_eq!(held["rank_prior_applied"], false);
-    assert_eq!(
-        held["rank_prior_reason_code"],
-        "ranking_evaluation_not_qualified"
-    );
-    let other = with_verdict("qualified", &json!("murp_other"));
-    assert_eq!(
-        other["rank_prior_reason_code"],
-        "ranking_evaluation_profile_mismatch"
-    );
-    s.write("evaluation.json", r#"{"verdict": "qualified"}"#);
-    let malformed = recall(
-        &s,
-        &[
+    let gated = |extra: &[&str]| {
+        let mut flags = vec![
             "--rank-prior",
             "profile.json",
             "--projection",
@@ -567,12 +560,99 @@ fn an_unqualified_evaluation_keeps_the_prior_off() {
             "partition.json",
             "--evaluation",
             "evaluation.json",
-        ],
-    );
-    assert_eq!(malformed.code, 2);
+        ];
+        flags.extend_from_slice(extra);
+        let run = recall(&s, &flags);
+        assert_eq!(run.code, 0, "fail-open: {}", run.transcript());
+        run.json()
+    };
+    write_verdict(&s, "profile.json", "qualified");
+    let qualified = gated(&[]);
+    assert_eq!(qualified["rank_prior_applied"], true, "{qualified}");
+    assert_eq!(qualified["rank_prior_reason_code"], Value::Null);
+    write_verdict(&s, "profile.json", "hold");
+    let held = gated(&[]);
+    assert_eq!(held["rank_prior_applied"], false);
     assert_eq!(
-        malformed.json()["error"],
-        "evaluation must be a memory_utility_ranking_evaluation_v0 packet"
+        held["rank_prior_reason_code"],
+        "ranking_evaluation_not_qualified"
+    );
+    // A real hold edited to qualified: the seal no longer matches.
+    let hold = sealed_verdict(&s, "profile.json", "hold", "2026-11-30T00:00:00Z");
+    s.write(
+        "evaluation.json",
+        &hold.replace("\"verdict\":\"hold\"", "\"verdict\":\"qualified\""),
+    );
+    assert_eq!(
+        gated(&[])["rank_prior_reason_code"],
+        "ranking_evaluation_digest_mismatch"
+    );
+    // Three hand-written keys, of the old or the new version: never a verdict.
+    let digest = qualified["rank_prior"]["profile_digest"].clone();
+    for (schema, reason) in [
+        (
+            "memory_utility_ranking_evaluation_v0",
+            "ranking_evaluation_unbound",
+        ),
+        (
+            "memory_utility_ranking_evaluation_v1",
+            "ranking_evaluation_digest_mismatch",
+        ),
+    ] {
+        s.write(
+            "evaluation.json",
+            &json!({"schema_version": schema, "verdict": "qualified", "profile_digest": digest})
+                .to_string(),
+        );
+        let forged = gated(&["--allow-simulated-evaluation"]);
+        assert_eq!(forged["rank_prior_applied"], false);
+        assert_eq!(forged["rank_prior_reason_code"], reason, "{schema}");
+    }
+    // The loop's simulated verdict needs the explicit switch.
+    s.write(
+        "evaluation.json",
+        &std::fs::read_to_string(fixtures_dir().join("recall/loop/evaluation.json"))
+            .expect("fixture"),
+    );
+    assert_eq!(
+        gated(&[])["rank_prior_reason_code"],
+        "ranking_evaluation_simulated"
+    );
+    assert_eq!(
+        gated(&["--allow-simulated-evaluation"])["rank_prior_applied"],
+        true
+    );
+    // Another profile's verdict, and one too old for the default 30-day bound.
+    write_verdict(&s, "profile.json", "qualified");
+    let mut other = read_json(&s.path.join("profile.json"));
+    other["min_support"] = json!(7);
+    s.write("profile-other.json", &pretty(&other));
+    s.write(
+        "evaluation.json",
+        &sealed_verdict(
+            &s,
+            "profile-other.json",
+            "qualified",
+            "2026-11-30T00:00:00Z",
+        ),
+    );
+    assert_eq!(
+        gated(&[])["rank_prior_reason_code"],
+        "ranking_evaluation_profile_mismatch"
+    );
+    s.write(
+        "evaluation.json",
+        &sealed_verdict(&s, "profile.json", "qualified", "2020-01-01T00:00:00Z"),
+    );
+    assert_eq!(
+        gated(&[])["rank_prior_reason_code"],
+        "ranking_evaluation_stale"
+    );
+    // An object of another kind: fail-open, with the reason.
+    s.write("evaluation.json", r#"{"verdict": "qualified"}"#);
+    assert_eq!(
+        gated(&[])["rank_prior_reason_code"],
+        "ranking_evaluation_unbound"
     );
 }
 
@@ -882,6 +962,7 @@ fn recall_reads_the_utility_from_the_ledger_as_from_its_projection() {
         "partition.json",
         "--evaluation",
         "evaluation.json",
+        "--allow-simulated-evaluation",
     ];
     let with = |source: &[&str]| -> Value {
         let mut flags = gate.to_vec();
@@ -1113,4 +1194,155 @@ fn utility_observe_refuses_a_context_of_another_agent_or_project_than_the_receip
             )
         );
     }
+}
+
+/// `EPISODES.jsonl` of a few training and held-out episodes in the loop's partition,
+/// observed in the last days.
+fn loop_episodes(s: &Scratch) -> String {
+    let partition = read_json(&s.path.join("partition.json"));
+    let day = |ago: i64| {
+        (chrono::Utc::now() - chrono::Duration::days(ago))
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    };
+    let mut lines = Vec::new();
+    for i in 0..6 {
+        lines.push(json!({
+            "schema_version": "memory_utility_ranking_episode_v0",
+            "episode_id": format!("ep:t{i}"), "split": "training", "observed_at": day(10 - i),
+            "partition": partition,
+            "candidates": [{"memory_ref_digest": "aaaaaaaaaaaaaaaa", "used": true},
+                           {"memory_ref_digest": "bbbbbbbbbbbbbbbb"}],
+            "terminal_reward": 1,
+        }));
+    }
+    for i in 0..3 {
+        lines.push(json!({
+            "schema_version": "memory_utility_ranking_episode_v0",
+            "episode_id": format!("ep:h{i}"), "split": "held_out", "observed_at": day(3 - i),
+            "partition": partition,
+            "candidates": [
+                {"memory_ref_digest": "aaaaaaaaaaaaaaaa", "relevance_score": 0.5, "ground_truth": "helpful"},
+                {"memory_ref_digest": "bbbbbbbbbbbbbbbb", "relevance_score": 0.6, "ground_truth": "neutral"}],
+        }));
+    }
+    lines
+        .iter()
+        .map(|l| l.to_string() + "\n")
+        .collect::<String>()
+}
+
+#[test]
+fn a_recorded_verdict_gates_recall_and_a_newer_recorded_hold_supersedes_a_file_verdict() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    s.write("episodes.jsonl", &loop_episodes(&s));
+    let profile = fixtures_dir().join("recall/loop/evaluation-profile.json");
+    let profile = profile.to_string_lossy();
+    let evaluate = [
+        "rank-evaluate",
+        "--input",
+        "episodes.jsonl",
+        "--profile",
+        &profile,
+        "--record",
+        "ledger.sqlite3",
+        "--format",
+        "json",
+    ];
+    let recorded = routed(&s, &evaluate);
+    let packet = recorded.json();
+    assert_eq!(
+        packet["source"]["kind"], "episodes_file",
+        "{}",
+        recorded.stdout
+    );
+    assert_eq!(packet["verdict"], "hold", "{}", recorded.stdout);
+    assert_eq!(recorded.code, 2);
+    let digest = packet["verdict_digest"]
+        .as_str()
+        .expect("sealed")
+        .to_owned();
+    assert!(
+        recorded
+            .stderr
+            .contains(&format!("hold verdict {digest} recorded in ")),
+        "{}",
+        recorded.stderr
+    );
+    let again = routed(&s, &evaluate);
+    assert!(
+        again.stderr.contains("was already recorded"),
+        "{}",
+        again.stderr
+    );
+
+    let gate = |extra: &[&str]| {
+        let mut flags = vec![
+            "--rank-prior",
+            "profile.json",
+            "--partition",
+            "partition.json",
+            "--ledger",
+            "ledger.sqlite3",
+        ];
+        flags.extend_from_slice(extra);
+        let run = recall(&s, &flags);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.json()
+    };
+    // No --evaluation: the recorded hold for this profile and partition is the verdict.
+    let held = gate(&[]);
+    assert_eq!(held["rank_prior_applied"], false);
+    assert_eq!(
+        held["rank_prior_reason_code"],
+        "ranking_evaluation_not_qualified"
+    );
+    // A qualified file verdict does not outrank the newer recorded hold.
+    write_verdict(&s, "profile.json", "qualified");
+    let superseded = gate(&["--evaluation", "evaluation.json"]);
+    assert_eq!(
+        superseded["rank_prior_reason_code"],
+        "ranking_evaluation_superseded_by_hold"
+    );
+    // Another partition has no recorded verdict.
+    let mut other = read_json(&s.path.join("partition.json"));
+    other["policy_snapshot_ref"] = json!("policy:another");
+    s.write("partition-other.json", &pretty(&other));
+    let run = recall(
+        &s,
+        &[
+            "--rank-prior",
+            "profile.json",
+            "--partition",
+            "partition-other.json",
+            "--ledger",
+            "ledger.sqlite3",
+        ],
+    );
+    assert_eq!(
+        run.json()["rank_prior_reason_code"],
+        "rank_prior_evaluation_missing",
+        "{}",
+        run.stdout
+    );
+    // A simulation is never recorded.
+    let simulated = routed(
+        &s,
+        &[
+            "rank-evaluate",
+            "--simulate",
+            "--episodes",
+            "50",
+            "--record",
+            "ledger.sqlite3",
+        ],
+    );
+    assert_eq!(simulated.code, 2);
+    assert!(
+        simulated
+            .stdout
+            .contains("--record stores verdicts of real episodes"),
+        "{}",
+        simulated.transcript()
+    );
 }

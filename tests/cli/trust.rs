@@ -544,6 +544,7 @@ fn recall_and_rank_prior_refuse_a_symlinked_ledger_at_the_default_location() {
         "--ledger",
         "--evaluation",
         "evaluation.json",
+        "--allow-simulated-evaluation",
     ];
     assert_eq!(error_of(&recall(&s, &prior)), expected);
     s.write(

@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 
+use super::super::backend::fresh_ledger_id;
 use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
@@ -11,6 +12,7 @@ use super::super::rows::{
     DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
     PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
+use super::super::verdicts::VerdictRow;
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
 use super::schema::{
     OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, delivery, observation,
@@ -46,10 +48,12 @@ impl LedgerBackend for PgLedger {
                          ('ledger_schema_version', $1), ('ledger_format', $2)",
                         &[&LEDGER_SCHEMA_VERSION.to_string(), &LEDGER_FORMAT],
                     )?;
-                    Ok(())
+                    Ok::<(), LedgerError>(())
                 }
                 Some(()) => Ok(()),
-            }
+            }?;
+            // Every write transaction gives a ledger without an identity its identity.
+            self.ensure_ledger_id(&fresh_ledger_id()?)
         })();
         if result.is_err() {
             self.rollback();
@@ -679,5 +683,21 @@ impl LedgerBackend for PgLedger {
             |r| BatchRow::from_columns(|i| r.try_get(i)),
             self.secret.as_deref(),
         )
+    }
+
+    fn ledger_id(&mut self) -> LedgerResult<Option<String>> {
+        self.read_ledger_id()
+    }
+
+    fn record_verdict(&mut self, row: &VerdictRow) -> LedgerResult<(i64, bool)> {
+        self.insert_verdict(row)
+    }
+
+    fn newest_verdict(
+        &mut self,
+        profile_digest: &str,
+        partition: &str,
+    ) -> LedgerResult<Option<String>> {
+        self.select_newest_verdict(profile_digest, partition)
     }
 }

@@ -16,6 +16,7 @@
 mod backend;
 mod rows;
 mod schema;
+mod verdicts;
 
 use std::time::Duration;
 

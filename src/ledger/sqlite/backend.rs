@@ -4,7 +4,9 @@
 use rusqlite::types::ToSql;
 use rusqlite::{OptionalExtension as _, params, params_from_iter};
 
-use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
+use super::super::backend::{
+    LEDGER_FORMAT, LedgerBackend, fresh_ledger_id, merge_observations, merge_subjects,
+};
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
 use super::super::rows::{
@@ -12,6 +14,7 @@ use super::super::rows::{
     DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
     PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
+use super::super::verdicts::VerdictRow;
 use super::codec::{
     basis_index, blob_column, delivery, fingerprint_blob, from_index, hex_of, key_blob, key_text,
     label_index, level_index, observation, observation_blob, order_blob, order_text, partition,
@@ -21,6 +24,7 @@ use super::salvage::salvage_rows;
 use super::schema::{
     OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, SUBJECT_COLUMNS_S,
 };
+use super::verdicts;
 use super::{SqliteLedger, map_error, quick_check, retry_busy, sq};
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 
@@ -72,6 +76,12 @@ impl LedgerBackend for SqliteLedger {
                 let _ = conn.execute_batch("ROLLBACK");
                 return Err(map_error(&e));
             }
+        }
+        // Every write transaction gives a ledger without an identity its identity.
+        let identity = fresh_ledger_id().and_then(|id| verdicts::ensure_ledger_id(conn, &id));
+        if let Err(e) = identity {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
         }
         Ok(())
     }
@@ -698,5 +708,21 @@ impl LedgerBackend for SqliteLedger {
         )))?;
         let rows = sq(stmt.query_map([], |r| BatchRow::from_columns(|i| r.get(i))))?;
         rows.map(sq).collect()
+    }
+
+    fn ledger_id(&mut self) -> LedgerResult<Option<String>> {
+        verdicts::ledger_id(self.conn()?)
+    }
+
+    fn record_verdict(&mut self, row: &VerdictRow) -> LedgerResult<(i64, bool)> {
+        verdicts::record_verdict(self.conn()?, row)
+    }
+
+    fn newest_verdict(
+        &mut self,
+        profile_digest: &str,
+        partition: &str,
+    ) -> LedgerResult<Option<String>> {
+        verdicts::newest_verdict(self.conn()?, profile_digest, partition)
     }
 }

@@ -17,6 +17,7 @@ mod codec;
 pub mod file;
 mod salvage;
 mod schema;
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

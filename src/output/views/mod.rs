@@ -159,7 +159,7 @@ pub const VIEWS: &[PacketView] = &[
         detail: recall::effect_detail,
     },
     PacketView {
-        schema_version: "memory_utility_ranking_evaluation_v0",
+        schema_version: "memory_utility_ranking_evaluation_v1",
         summary: none,
         body: rank_evaluate::ranking_evaluation_body,
         detail: rank_evaluate::ranking_evaluation_detail,

@@ -325,7 +325,7 @@ mod tests {
             "{text}"
         );
         for view in VIEWS {
-            if view.schema_version != "memory_utility_ranking_evaluation_v0" {
+            if view.schema_version != "memory_utility_ranking_evaluation_v1" {
                 let mut empty = Report::default();
                 (view.body)(&p, &mut empty);
                 assert_eq!(empty, Report::default(), "{}", view.schema_version);

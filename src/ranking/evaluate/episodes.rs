@@ -445,7 +445,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
 
 /// `micros` (since 0001-01-01, as [`crate::wire::timestamp::Instant`]) as an aware ISO
 /// timestamp in UTC.
-fn iso_of_micros(micros: i128) -> String {
+pub fn iso_of_micros(micros: i128) -> String {
     let epoch = parse_aware("1970-01-01T00:00:00Z").map_or(0, |i| i.micros);
     i64::try_from(micros - epoch)
         .ok()

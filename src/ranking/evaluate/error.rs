@@ -36,6 +36,9 @@ pub enum RankEvaluateError {
     /// The chart could not be written.
     #[error("cannot write the plot {path}: {reason}")]
     PlotWrite { path: String, reason: String },
+    /// `--record` was asked for a verdict that is not recorded (a simulation).
+    #[error("{0}")]
+    Record(String),
     /// An internal invariant broke; please report it.
     #[error("rank-evaluate internal error: {0}")]
     Internal(&'static str),

@@ -5,7 +5,7 @@
 //! nDCG@k, success@1, harmful@k, task cost and false attenuation are measured against
 //! hidden ground truth with a seeded, paired bootstrap ([`metrics`]); every ranking is
 //! checked for scope leaks; evaluator disagreement is measured on the ledger. The verdict
-//! packet `memory_utility_ranking_evaluation_v0` ([`report`], typed in [`packet`]) binds
+//! packet `memory_utility_ranking_evaluation_v1` ([`report`], typed in [`packet`]) binds
 //! the rank-prior profile's `murp_` digest, so `recall --rank-prior --evaluation` can
 //! require a `qualified` verdict for exactly the profile it applies.
 //!
@@ -70,7 +70,13 @@ pub fn evaluate(
             })
         }
     };
-    report::packet(&analysis, profile, source, swept.as_ref())
+    report::packet(
+        &analysis,
+        profile,
+        source,
+        &report::Coverage::of(dataset),
+        swept.as_ref(),
+    )
 }
 
 #[cfg(test)]

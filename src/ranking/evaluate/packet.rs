@@ -1,4 +1,4 @@
-//! The `memory_utility_ranking_evaluation_v0` packet as typed data: one struct per
+//! The `memory_utility_ranking_evaluation_v1` packet as typed data: one struct per
 //! object, in key order, that [`super::report::packet`] builds the verdict from and whose
 //! JSON Schema is the packet's ([`RankingEvaluationPacket`]). The evaluated profile
 //! prints as [`EvaluationProfile`] normalizes it. Pure.
@@ -11,7 +11,7 @@ use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 use super::profile::EvaluationProfile;
 
-const_string!(EvaluationVersion, "memory_utility_ranking_evaluation_v0");
+const_string!(EvaluationVersion, "memory_utility_ranking_evaluation_v1");
 const_string!(Semantic, "semantic");
 
 /// `qualified` (exit 0) or `hold` (exit 2).
@@ -33,12 +33,30 @@ pub enum HoldReason {
     ScopeLeakDetected,
 }
 
-/// `simulation` or `episodes`.
+/// Where the episodes came from: the simulator (a known truth, never the deployment's),
+/// an `EPISODES.jsonl` file, or the deployment's own traffic in a utility ledger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceKind {
     Simulation,
-    Episodes,
+    EpisodesFile,
+    Ledger,
+}
+
+/// The utility ledger whose traffic a `ledger` verdict was computed from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct LedgerSource {
+    /// `sqlite` or `postgresql`.
+    pub backend: &'static str,
+    /// The ledger's `mul_` identity (`ledger_meta`); `null` for a ledger that has none
+    /// yet (it gets one at its next write).
+    #[schemars(with = "Nullable<String>")]
+    pub ledger_id: Option<String>,
+    /// The last delivery sequence number the evaluation read.
+    pub high_water_seq: u64,
+    /// Training is everything up to this sequence number; held-out is strictly later.
+    pub split_seq: u64,
 }
 
 /// A point estimate with its percentile bootstrap interval; `null` when no held-out
@@ -126,6 +144,16 @@ pub struct Source {
     /// Observation lines of the episodes file (`episodes` only).
     #[schemars(with = "Nullable<u64>")]
     pub observation_lines: Option<u64>,
+    /// The ledger (`ledger` only).
+    #[schemars(with = "Nullable<LedgerSource>")]
+    pub ledger: Option<LedgerSource>,
+    /// The `mur_` reducer identities (scope, snapshot refs, reducer version) of the
+    /// partitions the held-out episodes belong to, sorted: the partitions the verdict is
+    /// about.
+    pub partitions: Vec<String>,
+    /// When the last held-out episode happened (RFC 3339, UTC); `null` without one.
+    #[schemars(with = "Nullable<String>")]
+    pub observed_until: Option<String>,
     pub training_episodes: u64,
     pub held_out_episodes: u64,
 }
@@ -258,8 +286,10 @@ pub struct Sweep {
     pub points: Vec<SweepPoint>,
 }
 
-/// `memory_utility_ranking_evaluation_v0`: does bounded utility earn its influence on
-/// ranking? `recall --rank-prior --evaluation` reads `verdict` and `profile_digest`.
+/// `memory_utility_ranking_evaluation_v1`: does bounded utility earn its influence on
+/// ranking? `recall --rank-prior` checks the whole packet against its `verdict_digest`,
+/// its figures against its verdict, and its source, partitions and profile against the
+/// recall (`ranking::prior::verdict`).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RankingEvaluationPacket {
@@ -295,4 +325,8 @@ pub struct RankingEvaluationPacket {
     pub provider_write_performed: AlwaysFalse,
     pub external_writes_performed: AlwaysFalse,
     pub raw_content_captured: AlwaysFalse,
+    /// `murv_` + SHA-256 of the canonical JSON of this packet without this key: any edit
+    /// of the packet shows. A digest, not a signature: who can write the ledger or the
+    /// file can write a verdict (docs/rank-evaluate.md, "Trust").
+    pub verdict_digest: String,
 }

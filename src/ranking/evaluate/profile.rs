@@ -569,6 +569,8 @@ fn unreachable_default() -> EvaluationProfile {
             allow_evaluator_inference: true,
             min_support: 1,
             require_attested_tiers: false,
+            verdict_max_age_days: None,
+            verdict_max_new_deliveries: None,
         },
         evaluation: EvaluationSettings::default(),
         hotness: HotnessSettings::default(),

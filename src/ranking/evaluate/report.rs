@@ -1,5 +1,6 @@
 //! The verdict: bootstrap the run's metrics, apply the gate and build the
-//! `memory_utility_ranking_evaluation_v0` packet (with the sweep, when there is one).
+//! `memory_utility_ranking_evaluation_v1` packet (with the sweep, when there is one),
+//! sealed with its `verdict_digest`.
 //!
 //! Gate (`qualified` only when all hold, otherwise `hold` with reason codes): arm 3's nDCG@k
 //! gain over arm 1 has a percentile interval entirely above 0; arm 3's false attenuation
@@ -12,6 +13,11 @@ use crate::wire::json::{self, Value};
 use crate::wire::pyfmt::round6;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
 
+use crate::ranking::prior::Partition;
+use crate::ranking::prior::verdict::{VERDICT_DIGEST_KEY, verdict_digest};
+
+use super::dataset::Dataset;
+use super::episodes::iso_of_micros;
 use super::error::RankEvaluateError;
 use super::metrics::{Bootstrapped, Estimate, Metric, bootstrap, bootstrap_share};
 use super::packet::{self as wire, EvaluationVersion, HoldReason, Semantic, SourceKind, Verdict};
@@ -45,6 +51,40 @@ pub enum Source {
         input_sha256: String,
         observation_lines: usize,
     },
+}
+
+/// What the held-out episodes cover: the partitions a verdict is about and when its last
+/// held-out episode happened.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Coverage {
+    /// Sorted, distinct `mur_` reducer identities.
+    pub partitions: Vec<String>,
+    /// RFC 3339 (UTC) of the latest held-out episode.
+    pub observed_until: Option<String>,
+}
+
+impl Coverage {
+    /// The coverage of a dataset's held-out episodes.
+    pub fn of(dataset: &Dataset) -> Coverage {
+        let mut partitions: Vec<String> = dataset
+            .held_out
+            .iter()
+            .filter_map(|e| dataset.partitions.get(e.partition))
+            .map(Partition::reducer_identity)
+            .collect();
+        partitions.sort();
+        partitions.dedup();
+        let observed_until = dataset
+            .held_out
+            .iter()
+            .map(|e| e.at)
+            .max()
+            .map(iso_of_micros);
+        Coverage {
+            partitions,
+            observed_until,
+        }
+    }
 }
 
 /// The gate's checks.
@@ -229,23 +269,32 @@ fn sweep(sweep: &SweepResult) -> Result<wire::Sweep, RankEvaluateError> {
     })
 }
 
-/// The `memory_utility_ranking_evaluation_v0` packet.
+/// The `memory_utility_ranking_evaluation_v1` packet, sealed: its `verdict_digest` is
+/// the digest of everything before it.
 pub fn packet(
     analysis: &Analysis,
     profile: &EvaluationProfile,
     source: &Source,
+    coverage: &Coverage,
     sweep_result: Option<&SweepResult>,
 ) -> Result<Value, RankEvaluateError> {
-    let typed = typed_packet(analysis, profile, source, sweep_result)?;
-    json::to_value(&typed)
-        .map_err(|_| RankEvaluateError::Internal("the verdict packet does not serialize"))
+    let typed = typed_packet(analysis, profile, source, coverage, sweep_result)?;
+    let mut value = json::to_value(&typed)
+        .map_err(|_| RankEvaluateError::Internal("the verdict packet does not serialize"))?;
+    if let Value::Object(map) = &mut value {
+        let seal = verdict_digest(map);
+        map.insert(VERDICT_DIGEST_KEY, seal);
+    }
+    Ok(value)
 }
 
-/// The `memory_utility_ranking_evaluation_v0` packet as typed data.
+/// The `memory_utility_ranking_evaluation_v1` packet as typed data; its
+/// `verdict_digest` is empty until [`packet`] seals it.
 pub fn typed_packet(
     analysis: &Analysis,
     profile: &EvaluationProfile,
     source: &Source,
+    coverage: &Coverage,
     sweep_result: Option<&SweepResult>,
 ) -> Result<wire::RankingEvaluationPacket, RankEvaluateError> {
     let run = &analysis.run;
@@ -257,6 +306,9 @@ pub fn typed_packet(
             seed: *seed,
             input_sha256: None,
             observation_lines: None,
+            ledger: None,
+            partitions: coverage.partitions.clone(),
+            observed_until: coverage.observed_until.clone(),
             training_episodes: run.training_episodes as u64,
             held_out_episodes: run.held_out.episodes as u64,
         },
@@ -264,10 +316,13 @@ pub fn typed_packet(
             input_sha256,
             observation_lines,
         } => wire::Source {
-            kind: SourceKind::Episodes,
+            kind: SourceKind::EpisodesFile,
             seed: profile.seed,
             input_sha256: Some(input_sha256.clone()),
             observation_lines: Some(*observation_lines as u64),
+            ledger: None,
+            partitions: coverage.partitions.clone(),
+            observed_until: coverage.observed_until.clone(),
             training_episodes: run.training_episodes as u64,
             held_out_episodes: run.held_out.episodes as u64,
         },
@@ -376,5 +431,6 @@ pub fn typed_packet(
         provider_write_performed: AlwaysFalse,
         external_writes_performed: AlwaysFalse,
         raw_content_captured: AlwaysFalse,
+        verdict_digest: String::new(),
     })
 }

@@ -37,7 +37,9 @@ pub use profile::{
     MAX_MIN_SUPPORT, MAX_UPPER_BOUND, MODIFIER_VERSION, PROFILE_SCHEMA_VERSION, Profile,
 };
 pub use rank::{Ranked, Ranking, check_partition, modifier_table, rank};
-pub use verdict::{EVALUATION_MISSING, EVALUATION_SCHEMA_VERSION, Verdict};
+pub use verdict::{
+    EVALUATION_MISSING, EVALUATION_SCHEMA_VERSION, GateContext, LedgerState, Verdict,
+};
 pub use view::{SubjectUtility, UtilityView, subject_from_packet};
 
 #[cfg(test)]

@@ -63,9 +63,19 @@ pub struct Profile {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(with = "Option<bool>")]
     pub require_attested_tiers: bool,
+    /// A verdict whose last held-out episode is older than this many days no longer
+    /// opens the gate (default 30; 1–3650). The normalized profile carries the key only
+    /// when it is given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3650))]
+    pub verdict_max_age_days: Option<u32>,
+    /// A ledger verdict no longer opens the gate once the ledger has received more than
+    /// this many deliveries since it (default: no bound; 0–1e12). Carried only when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict_max_new_deliveries: Option<u64>,
 }
 
-const PROFILE_FIELDS: [&str; 9] = [
+const PROFILE_FIELDS: [&str; 11] = [
     "schema_version",
     "profile_id",
     "semantic_floor",
@@ -75,6 +85,8 @@ const PROFILE_FIELDS: [&str; 9] = [
     "allow_evaluator_inference",
     "min_support",
     "require_attested_tiers",
+    "verdict_max_age_days",
+    "verdict_max_new_deliveries",
 ];
 
 fn number(v: Option<&Value>, label: &str) -> Result<f64, RankPriorError> {
@@ -197,6 +209,19 @@ impl Profile {
             1,
             MAX_MIN_SUPPORT,
         )?;
+        let max_age = match map.get("verdict_max_age_days") {
+            None => None,
+            v => Some(integer(v, "profile.verdict_max_age_days", 1, 3650)? as u32),
+        };
+        let max_new = match map.get("verdict_max_new_deliveries") {
+            None => None,
+            v => Some(integer(
+                v,
+                "profile.verdict_max_new_deliveries",
+                0,
+                1_000_000_000_000,
+            )? as u64),
+        };
         Ok(Profile {
             schema_version: ProfileVersion,
             profile_id,
@@ -207,6 +232,8 @@ impl Profile {
             allow_evaluator_inference: allow_inference,
             min_support: usize::try_from(support).unwrap_or(usize::MAX),
             require_attested_tiers: require_attested,
+            verdict_max_age_days: max_age,
+            verdict_max_new_deliveries: max_new,
         })
     }
 

@@ -42,6 +42,8 @@ fn profile() -> Profile {
         allow_evaluator_inference: false,
         min_support: 1,
         require_attested_tiers: false,
+        verdict_max_age_days: None,
+        verdict_max_new_deliveries: None,
     }
 }
 
@@ -366,6 +368,8 @@ fn profile_strategy() -> impl Strategy<Value = Profile> {
                 allow_evaluator_inference: allow,
                 min_support: support,
                 require_attested_tiers: false,
+                verdict_max_age_days: None,
+                verdict_max_new_deliveries: None,
             }
         })
 }
