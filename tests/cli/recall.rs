@@ -1198,7 +1198,7 @@ fn utility_observe_refuses_a_context_of_another_agent_or_project_than_the_receip
 
 /// `EPISODES.jsonl` of a few training and held-out episodes in the loop's partition,
 /// observed in the last days.
-fn loop_episodes(s: &Scratch) -> String {
+pub fn loop_episodes(s: &Scratch) -> String {
     let partition = read_json(&s.path.join("partition.json"));
     let day = |ago: i64| {
         (chrono::Utc::now() - chrono::Duration::days(ago))

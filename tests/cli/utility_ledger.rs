@@ -2492,3 +2492,62 @@ fn a_ledger_written_before_provenance_opens_reads_as_import_and_appends() {
     let verify = scratch.run(&["utility-ledger", "verify", "--ledger", &legacy], None);
     assert_eq!(verify.code, 0, "{}", verify.transcript());
 }
+
+#[test]
+fn verdicts_are_recorded_once_and_gate_recall_on_every_backend() {
+    use crate::recall::{ingest_memories, loop_episodes, loop_setup, recall, routed};
+    for backend in backends() {
+        let s = loop_setup();
+        ingest_memories(&s);
+        s.write("episodes.jsonl", &loop_episodes(&s));
+        let ledger = fresh_ledger(&s, &backend, "verdicts");
+        let profile = crate::support::fixtures_dir().join("recall/loop/evaluation-profile.json");
+        let profile = profile.to_string_lossy();
+        let evaluate = [
+            "rank-evaluate",
+            "--input",
+            "episodes.jsonl",
+            "--profile",
+            &profile,
+            "--record",
+            &ledger,
+            "--format",
+            "json",
+        ];
+        let first = routed(&s, &evaluate);
+        assert_eq!(first.code, 2, "{backend:?}: {}", first.transcript());
+        assert!(
+            first.stderr.contains(" recorded in "),
+            "{backend:?}: {}",
+            first.stderr
+        );
+        assert!(
+            first.stderr.contains("as record 1 (ledger mul_"),
+            "{}",
+            first.stderr
+        );
+        let second = routed(&s, &evaluate);
+        assert!(
+            second.stderr.contains("was already recorded") && second.stderr.contains("record 1 "),
+            "{backend:?}: {}",
+            second.stderr
+        );
+        let gated = recall(
+            &s,
+            &[
+                "--rank-prior",
+                "profile.json",
+                "--partition",
+                "partition.json",
+                "--ledger",
+                &ledger,
+            ],
+        );
+        assert_eq!(gated.code, 0, "{backend:?}: {}", gated.transcript());
+        assert_eq!(
+            gated.json()["rank_prior_reason_code"],
+            "ranking_evaluation_not_qualified",
+            "{backend:?}"
+        );
+    }
+}
