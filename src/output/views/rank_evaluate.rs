@@ -76,13 +76,7 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
         report.section("Tuning of the comparison arms").list(tuning);
     }
     let beating: Vec<String> = objects(p, "gate.arms_beating_bounded_utility")
-        .map(|b| {
-            format!(
-                "{} {}",
-                s(b, "arm"),
-                interval(b, "ndcg_difference", true)
-            )
-        })
+        .map(|b| format!("{} {}", s(b, "arm"), interval(b, "ndcg_difference", true)))
         .collect();
     let winner = if beating.is_empty() {
         format!("no other arm beats bounded_utility on nDCG@{k} (paired interval above 0)")

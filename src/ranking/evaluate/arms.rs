@@ -304,8 +304,7 @@ pub struct ArmRanking {
 /// An arm prepared for one partition.
 pub trait Ranker {
     /// This arm's ranking of the pool.
-    fn rank(&self, episode: &HeldOutEpisode, pool: &Pool)
-    -> Result<ArmRanking, RankEvaluateError>;
+    fn rank(&self, episode: &HeldOutEpisode, pool: &Pool) -> Result<ArmRanking, RankEvaluateError>;
 }
 
 /// One compared arm.

@@ -278,13 +278,7 @@ mod tests {
             succeeded: rerun.outcome(None),
         };
         let mut rng = Rng::stream(seed, "t", 0);
-        let (out, _) = checks(
-            &params(),
-            seen,
-            rerun,
-            &|_| UtilityLabel::Unknown,
-            &mut rng,
-        );
+        let (out, _) = checks(&params(), seen, rerun, &|_| UtilityLabel::Unknown, &mut rng);
         out.into_iter()
             .filter(|j| j.digests == applied)
             .map(|j| (j.basis, j.label))

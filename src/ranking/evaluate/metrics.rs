@@ -371,7 +371,11 @@ mod tests {
         let v = episode_values(&e, &semantic, &ranked(&moved, &[1]), 3, costs);
         assert_eq!(v[Metric::Ndcg as usize], (1.0, 1.0));
         assert_eq!(v[Metric::SuccessAt1 as usize], (1.0, 1.0));
-        assert_eq!(v[Metric::TaskCost as usize], (2.5, 1.0), "one read plus evidence");
+        assert_eq!(
+            v[Metric::TaskCost as usize],
+            (2.5, 1.0),
+            "one read plus evidence"
+        );
         assert_eq!(
             v[Metric::FalseAttenuation as usize],
             (0.0, 1.0),
@@ -409,7 +413,10 @@ mod tests {
         let b = bootstrap(&values, 1, 200, 0.95, &mut Rng::stream(1, "b", 0));
         assert_eq!(a, b);
         let v = a.versus[0][0];
-        assert!((v.estimate.unwrap_or(0.0) + 0.5).abs() < 1e-12, "arm 0 − arm 1");
+        assert!(
+            (v.estimate.unwrap_or(0.0) + 0.5).abs() < 1e-12,
+            "arm 0 − arm 1"
+        );
         assert!((v.upper.unwrap_or(0.0) + 0.5).abs() < 1e-12, "paired");
         let est = a.arms[1][0];
         let (e, lo, hi) = (

@@ -138,8 +138,7 @@ pub fn analyze(
         .collect();
     let disagreement = share(&both, "bootstrap-disagreement");
     let disagreement_stronger = share(&run.disagreement, "bootstrap-disagreement-stronger");
-    let disagreement_outcomes =
-        share(&run.outcome_disagreement, "bootstrap-disagreement-outcomes");
+    let disagreement_outcomes = share(&run.outcome_disagreement, "bootstrap-disagreement-outcomes");
     let ndcg_gain = boot.differences[b][Metric::Ndcg as usize];
     let mut reasons = Vec::new();
     let answerable = run.held_out.answerable > 0;

@@ -123,7 +123,9 @@ pub fn contradicts_outcomes(agree: usize, contradict: usize) -> Option<bool> {
 
 /// `(agree, contradict)` counts of item-level inference labels against their episode's
 /// verified outcome, per partition and memory digest (each observation id once).
-fn inference_against_outcomes(dataset: &Dataset) -> BTreeMap<(PartitionKey, String), (usize, usize)> {
+fn inference_against_outcomes(
+    dataset: &Dataset,
+) -> BTreeMap<(PartitionKey, String), (usize, usize)> {
     let mut counts = BTreeMap::new();
     let mut seen = BTreeSet::new();
     for o in &dataset.deliveries {
@@ -197,8 +199,12 @@ fn evidence_cost(
         .evidence(&profile.rank_prior)
         .iter()
         .map(|b| match b {
-            EvidenceBasis::EvaluatorInference => c.evaluator_inference * work.evaluator_inference as f64,
-            EvidenceBasis::DeterministicEffect => c.deterministic_effect * work.deterministic_effect as f64,
+            EvidenceBasis::EvaluatorInference => {
+                c.evaluator_inference * work.evaluator_inference as f64
+            }
+            EvidenceBasis::DeterministicEffect => {
+                c.deterministic_effect * work.deterministic_effect as f64
+            }
             EvidenceBasis::ControlledReplay => c.controlled_replay * work.controlled_replay as f64,
             EvidenceBasis::OwnerCorrection => c.owner_correction * work.owner_correction as f64,
             EvidenceBasis::Insufficient => 0.0,

@@ -19,9 +19,7 @@ use crate::wire::digest::sha256_prefix;
 use crate::wire::json::{self, Value};
 use crate::wire::timestamp::parse_aware;
 
-use super::dataset::{
-    Dataset, Environment, EvidenceWork, HeldOutEpisode, TrainingEpisode, Truth,
-};
+use super::dataset::{Dataset, Environment, EvidenceWork, HeldOutEpisode, TrainingEpisode, Truth};
 use super::error::RankEvaluateError;
 use super::evidence::{self, Judgement, Rerun, Seen};
 use super::profile::{EvaluationProfile, SimulatorParams};
@@ -347,7 +345,9 @@ fn training_episode(
             dataset.deliveries.push(observation);
         }
     }
-    let total = dataset.evidence_work.get_or_insert_with(EvidenceWork::default);
+    let total = dataset
+        .evidence_work
+        .get_or_insert_with(EvidenceWork::default);
     total.evaluator_inference += work.evaluator_inference;
     total.deterministic_effect += work.deterministic_effect;
     total.controlled_replay += work.controlled_replay;

@@ -424,7 +424,12 @@ fn evidence_never_reads_the_hidden_effects_only_outcomes_and_re_runs() {
     };
     assert!(!inference(&a).is_empty());
     assert_eq!(inference(&a), inference(&b), "inference evidence");
-    let all = |d: &Dataset| d.deliveries.iter().map(|o| o.to_value()).collect::<Vec<_>>();
+    let all = |d: &Dataset| {
+        d.deliveries
+            .iter()
+            .map(|o| o.to_value())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(all(&a), all(&b), "every automatic evidence path");
     let helpful = |d: &Dataset| {
         d.held_out
@@ -540,7 +545,9 @@ fn the_gate_names_the_best_arm_and_every_arm_that_beats_bounded_utility() {
 fn task_cost_charges_each_arm_for_the_evidence_it_needs() {
     let p = small(|_| {});
     let (data, result) = simulate_and_run(&p);
-    let work = data.evidence_work.expect("the simulator counts its evidence runs");
+    let work = data
+        .evidence_work
+        .expect("the simulator counts its evidence runs");
     let n = data.training.len() as f64;
     let c = &p.cost;
     let cost = |key: &str| {
@@ -589,7 +596,10 @@ fn evaluator_disagreement_against_outcomes_is_measured_where_inference_stands_al
     let (_, result) = simulate_and_run(&noisy);
     let share = result.outcome_disagreement.iter().filter(|f| **f).count() as f64
         / result.outcome_disagreement.len() as f64;
-    assert!(share > 0.5, "a judge that never follows the outcome: {share}");
+    assert!(
+        share > 0.5,
+        "a judge that never follows the outcome: {share}"
+    );
 }
 
 #[test]
@@ -605,5 +615,8 @@ fn a_sweep_of_a_tuned_value_is_refused_while_tuning_is_on() {
         &ReducerOpener,
     )
     .expect_err("refused");
-    assert!(err.to_string().contains("evaluation.tune_baselines"), "{err}");
+    assert!(
+        err.to_string().contains("evaluation.tune_baselines"),
+        "{err}"
+    );
 }

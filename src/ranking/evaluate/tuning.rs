@@ -119,7 +119,10 @@ impl Validation {
 fn best(grid: &[GridPoint]) -> Option<&GridPoint> {
     let mut chosen: Option<&GridPoint> = None;
     for point in grid {
-        let better = match (chosen.and_then(|c| c.validation_ndcg), point.validation_ndcg) {
+        let better = match (
+            chosen.and_then(|c| c.validation_ndcg),
+            point.validation_ndcg,
+        ) {
             (_, None) => false,
             (None, Some(_)) => true,
             (Some(c), Some(v)) => v > c,
@@ -221,31 +224,32 @@ pub fn tune(dataset: &Dataset, profile: &EvaluationProfile) -> Result<Tuned, Ran
     }
     arms.push(choose("semantic_hotness", grid, episodes));
 
-    let memrl_grid = |learn: &dyn Fn(&MemrlSettings) -> QValues| -> Result<Vec<GridPoint>, RankEvaluateError> {
-        let mut grid = Vec::new();
-        for &alpha in &MEMRL_ALPHA {
-            for &mix_weight in &MEMRL_MIX_WEIGHT {
-                let m = MemrlSettings {
-                    alpha,
-                    mix_weight,
-                    ..profile.memrl.clone()
-                };
-                let q = learn(&m);
-                let ndcg = validation.ndcg(&|partition_index| {
-                    Box::new(MemrlRanker {
-                        q: &q,
-                        settings: &m,
-                        partition_index,
-                    })
-                })?;
-                grid.push(GridPoint {
-                    parameters: memrl_parameters(&m),
-                    validation_ndcg: ndcg,
-                });
+    let memrl_grid =
+        |learn: &dyn Fn(&MemrlSettings) -> QValues| -> Result<Vec<GridPoint>, RankEvaluateError> {
+            let mut grid = Vec::new();
+            for &alpha in &MEMRL_ALPHA {
+                for &mix_weight in &MEMRL_MIX_WEIGHT {
+                    let m = MemrlSettings {
+                        alpha,
+                        mix_weight,
+                        ..profile.memrl.clone()
+                    };
+                    let q = learn(&m);
+                    let ndcg = validation.ndcg(&|partition_index| {
+                        Box::new(MemrlRanker {
+                            q: &q,
+                            settings: &m,
+                            partition_index,
+                        })
+                    })?;
+                    grid.push(GridPoint {
+                        parameters: memrl_parameters(&m),
+                        validation_ndcg: ndcg,
+                    });
+                }
             }
-        }
-        Ok(grid)
-    };
+            Ok(grid)
+        };
     // Off-policy Q-values depend on alpha only: learn once per alpha.
     let off_policy: Vec<(f64, QValues)> = MEMRL_ALPHA
         .iter()
@@ -265,14 +269,8 @@ pub fn tune(dataset: &Dataset, profile: &EvaluationProfile) -> Result<Tuned, Ran
             .unwrap_or_default()
     })?;
     arms.push(choose("memrl", grid, episodes));
-    let grid = memrl_grid(&|m| {
-        q_on_policy(
-            fit,
-            &dataset.environment[..split],
-            m,
-            &profile.rank_prior,
-        )
-    })?;
+    let grid =
+        memrl_grid(&|m| q_on_policy(fit, &dataset.environment[..split], m, &profile.rank_prior))?;
     arms.push(choose("memrl_on_policy", grid, episodes));
 
     for arm in &arms {
@@ -333,7 +331,12 @@ mod tests {
 
     #[test]
     fn the_best_point_is_the_highest_and_ties_go_to_the_first() {
-        let grid = [point(None), point(Some(0.5)), point(Some(0.7)), point(Some(0.7))];
+        let grid = [
+            point(None),
+            point(Some(0.5)),
+            point(Some(0.7)),
+            point(Some(0.7)),
+        ];
         assert_eq!(best(&grid), Some(&grid[2]));
         assert_eq!(best(&[point(None)]), Some(&point(None)));
     }

@@ -142,7 +142,14 @@ pub fn build(p: &SimulatorParams, seed: u64, dataset: &mut Dataset) -> World {
                 .map(|(m, &b)| {
                     let flip = flip_rng.chance(p.cross_scope_truth_flip);
                     let redrawn = draw_kind(p, &mut flip_rng);
-                    effect_of(p, if flip && m.topic.is_some() { redrawn } else { b })
+                    effect_of(
+                        p,
+                        if flip && m.topic.is_some() {
+                            redrawn
+                        } else {
+                            b
+                        },
+                    )
                 })
                 .collect();
             let scope = Scope {
