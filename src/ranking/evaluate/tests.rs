@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use super::arms::{Arm, ArmContext, Ranker, ViewRanker, arms_for, standard_arms};
+use super::arms::{Arm, ArmContext, Ranker, ViewRanker, arms_for};
 use super::dataset::Dataset;
 use super::ledger::{EvaluationLedger, LedgerOpener, ReducerOpener, SqliteOpener, key_of};
 use super::profile::{EvaluationProfile, Kind, sections};
