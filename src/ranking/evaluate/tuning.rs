@@ -8,9 +8,9 @@
 //! and ranks the semantic pool of every validation episode; the point with the highest
 //! nDCG@k there wins (ties: the first in grid order), and the arm is then trained on every
 //! training episode with it. Validation ground truth is the causal truth of the recalled
-//! candidates, which only the simulator's [`Environment`] has; without it (an episodes
-//! file), or with `evaluation.tune_baselines` 0, the profile's values are used and the
-//! packet says so. The arm under evaluation (the rank-prior profile) is not tuned: the
+//! candidates, which only the simulator's [`super::dataset::Environment`] has; without it
+//! (an episodes file), or with `evaluation.tune_baselines` 0, the profile's values are
+//! used and the packet says so. The arm under evaluation (the rank-prior profile) is not tuned: the
 //! verdict is about that profile. Pure: no I/O.
 
 use super::arms::{
