@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Whole-process wall time, CPU time and peak RSS of `reward-memory rank-evaluate
-# --simulate` at the issue's size: 10,000 training and 2,000 held-out episodes, five arms,
-# 1,000 paired bootstrap resamples (the defaults), every delivery through the SQLite
-# utility ledger. The target is <= 10 s on a 2-core machine.
+# --simulate` at the issue's size: 10,000 training and 2,000 held-out episodes, six arms
+# (the comparison arms first tuned on a validation split), 1,000 paired bootstrap resamples
+# (the defaults), every delivery through the SQLite utility ledger. The target is <= 10 s
+# on a 2-core machine.
 #
 # Usage: bench/rank-evaluate.sh               (from anywhere in the repository)
 #        BENCH_RUNS=5 bench/rank-evaluate.sh   (hyperfine runs, default 3)

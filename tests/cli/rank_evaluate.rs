@@ -1,7 +1,9 @@
 //! `rank-evaluate`: the simulator's verdict in markdown and JSON, byte-identical for a
-//! seed, schema-conformant and accepted by the rank prior's evaluation gate; sweeps; the
-//! SVG chart; `EPISODES.jsonl` fixtures (valid ones evaluate, malformed ones list their
-//! line numbers); profile and argument errors.
+//! seed, schema-conformant and accepted by the rank prior's evaluation gate; the honest
+//! simulator's boundary worlds (memories that cause nothing, inference alone under
+//! confounding) hold; tuned baselines and the best arm in the packet; sweeps; the SVG
+//! chart; `EPISODES.jsonl` fixtures (valid ones evaluate, malformed ones list their line
+//! numbers); profile and argument errors.
 
 use std::path::{Path, PathBuf};
 
@@ -152,7 +154,12 @@ fn plot_writes_an_svg_whose_text_needs_no_font_files() {
     let scratch = Scratch::new();
     let args = with(
         SMALL,
-        &["--plot", "chart.svg", "--sweep", "memrl.mix_weight=0,0.5,1"],
+        &[
+            "--plot",
+            "chart.svg",
+            "--sweep",
+            "exploration_rate=0,0.2,0.5",
+        ],
     );
     let run = run(&scratch, &args);
     assert!(run.code == 0 || run.code == 2, "{}", run.transcript());
@@ -167,6 +174,7 @@ fn plot_writes_an_svg_whose_text_needs_no_font_files() {
         "x bounded utility",
         "x utility, no inference",
         "MemRL",
+        "MemRL on-policy",
     ] {
         assert!(svg.contains(arm), "legend names {arm}");
     }
@@ -415,6 +423,16 @@ fn profile_sweep_and_argument_errors_say_what_to_fix() {
         scratch.run(&["rank-evaluate"], None)
     );
     snap!(
+        "rank_evaluate_sweep_of_a_tuned_value",
+        run(
+            &scratch,
+            &with(
+                SMALL,
+                &["--sweep", "memrl.alpha=0.1,0.3", "--format", "json"]
+            )
+        )
+    );
+    snap!(
         "rank_evaluate_sweep_needs_simulate",
         scratch.run(
             &[
@@ -429,4 +447,106 @@ fn profile_sweep_and_argument_errors_say_what_to_fix() {
             None
         )
     );
+}
+
+/// The verdict of `rank-evaluate --simulate` with `profile` (and `extra` arguments).
+fn verdict_of(profile: &str, extra: &[&str]) -> (i32, serde_json::Value) {
+    let scratch = Scratch::new();
+    scratch.write("profile.json", profile);
+    let mut args = vec!["rank-evaluate", "--simulate", "--profile", "profile.json"];
+    args.extend(extra);
+    args.extend(["--format", "json"]);
+    let run = scratch.run(&args, None);
+    (run.code, run.json())
+}
+
+#[test]
+fn a_world_where_memories_cause_nothing_holds_with_exit_2() {
+    // The issue's proof that evidence used to be a copy of the hidden label: with no causal
+    // effect, nothing is truly helpful, so nothing can be gained, and the verdict holds.
+    let (code, packet) = verdict_of(
+        r#"{"simulator": {"helpful_effect": 0, "harmful_effect": 0}}"#,
+        &["--episodes", "2000"],
+    );
+    assert_eq!(code, 2, "{packet}");
+    assert_eq!(packet["verdict"], "hold");
+    assert_eq!(packet["held_out"]["answerable_episodes"], 0);
+    let reasons = packet["reason_codes"].as_array().expect("reason codes");
+    assert!(
+        reasons.contains(&serde_json::json!("no_answerable_held_out_episodes")),
+        "{reasons:?}"
+    );
+}
+
+#[test]
+fn inference_alone_in_a_strongly_confounded_world_holds_with_exit_2() {
+    // No replay, no deterministic check, no owner: only a judge that reads outcomes, half
+    // of the memories recalled mostly for easy tasks, and tasks whose base success spans
+    // the whole range. Default episodes, as the acceptance check runs it.
+    let (code, packet) = verdict_of(
+        r#"{"simulator": {"deterministic_effect_rate": 0, "controlled_replay_rate": 0,
+            "owner_correction_rate": 0, "confounding": 0.5, "difficulty_spread": 1.0}}"#,
+        &[],
+    );
+    assert_eq!(code, 2, "{packet}");
+    assert_eq!(packet["verdict"], "hold");
+    for tier in [
+        "deterministic_effect",
+        "controlled_replay",
+        "owner_correction",
+    ] {
+        assert_eq!(packet["ledger"]["evidence_runs"][tier], 0, "{tier}");
+    }
+}
+
+#[test]
+fn the_packet_reports_tuned_baselines_and_which_arm_wins() {
+    let scratch = Scratch::new();
+    let packet = run(&scratch, &with(SMALL, &["--format", "json"])).json();
+    let arms = packet["arms"].as_array().expect("arms");
+    let keys: Vec<&str> = arms.iter().filter_map(|a| a["arm"].as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "semantic",
+            "semantic_hotness",
+            "bounded_utility",
+            "bounded_utility_without_inference",
+            "memrl",
+            "memrl_on_policy"
+        ]
+    );
+    for arm in arms {
+        let key = arm["arm"].as_str().unwrap_or_default();
+        let learned = matches!(key, "semantic_hotness" | "memrl" | "memrl_on_policy");
+        assert_eq!(arm["tuning"].is_object(), learned, "{key}");
+        if learned {
+            assert_eq!(arm["tuning"]["method"], "validation_grid", "{key}");
+            assert_eq!(
+                arm["tuning"]["validation_episodes"], 60,
+                "{key}: 20% of the 300 training episodes, none of the held-out ones"
+            );
+        }
+    }
+    let best = packet["gate"]["best_arm"]["arm"]
+        .as_str()
+        .expect("best arm");
+    assert!(keys.contains(&best));
+    let beating = packet["gate"]["arms_beating_bounded_utility"]
+        .as_array()
+        .expect("list");
+    let markdown = run(&scratch, &with(SMALL, &[]));
+    assert!(
+        markdown.stdout.contains(&format!(
+            "- not a check: the best arm on nDCG@3 is {best}: "
+        )),
+        "{}",
+        markdown.stdout
+    );
+    let plain = if beating.is_empty() {
+        "no other arm beats bounded_utility"
+    } else {
+        "bounded_utility is beaten on nDCG@3"
+    };
+    assert!(markdown.stdout.contains(plain), "{}", markdown.stdout);
 }

@@ -1,7 +1,8 @@
 //! The view of the held-out ranking evaluation (`rank-evaluate`, docs/rank-evaluate.md):
-//! its body (the evaluation's context, the arms × metrics table with intervals, the
-//! gate's checks), printed in the default markdown, and its `--detail` report (paired
-//! differences, the sweep, and where the numbers come from).
+//! its body (the evaluation's context, the arms × metrics table with intervals, how the
+//! comparison arms were tuned, the gate's checks and which arm wins), printed in the
+//! default markdown, and its `--detail` report (paired differences, the sweep, and where
+//! the numbers come from).
 
 use crate::output::notes::Notes;
 use crate::output::report::Report;
@@ -68,6 +69,23 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
         })
         .collect();
     report.section("Arms").table(&header, rows);
+    let tuning: Vec<String> = objects(p, "arms")
+        .filter_map(|arm| tuning_line(arm, &k))
+        .collect();
+    if !tuning.is_empty() {
+        report.section("Tuning of the comparison arms").list(tuning);
+    }
+    let beating: Vec<String> = objects(p, "gate.arms_beating_bounded_utility")
+        .map(|b| format!("{} {}", s(b, "arm"), interval(b, "ndcg_difference", true)))
+        .collect();
+    let winner = if beating.is_empty() {
+        format!("no other arm beats bounded_utility on nDCG@{k} (paired interval above 0)")
+    } else {
+        format!(
+            "bounded_utility is beaten on nDCG@{k} (paired interval above 0) by: {}; the verdict only asks whether it beats semantic without harm",
+            beating.join(", ")
+        )
+    };
     report.section("Gate").list(vec![
         format!(
             "{} nDCG@{k} gain of bounded_utility over semantic has its interval above 0: {}",
@@ -90,7 +108,33 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
             check(p, "gate.scope_leaks.passed"),
             s(p, "gate.scope_leaks.count")
         ),
+        format!(
+            "not a check: the best arm on nDCG@{k} is {}: {}",
+            s(p, "gate.best_arm.arm"),
+            interval(p, "gate.best_arm.ndcg_at_k", false)
+        ),
+        format!("not a check: {winner}"),
     ]);
+}
+
+/// How a learned comparison arm was set up, as one line: `memrl: alpha 0.1, mix_weight
+/// 0.75 (best of 16 grid points on 400 validation episodes, nDCG@3 0.829)`.
+fn tuning_line(arm: &Map, k: &str) -> Option<String> {
+    let t = at(arm, "tuning")?.as_object()?;
+    let values: Vec<String> = entries(t, "parameters")
+        .map(|(name, v)| format!("{name} {}", crate::output::report::show(Some(v))))
+        .collect();
+    let how = if s(t, "method") == "validation_grid" {
+        format!(
+            "best of {} grid points on {} validation episodes, nDCG@{k} {}",
+            objects(t, "grid").count(),
+            s(t, "validation_episodes"),
+            fixed(number(t, "validation_ndcg_at_k"), false)
+        )
+    } else {
+        format!("the profile's values: {}", s(t, "reason"))
+    };
+    Some(format!("{}: {} ({how})", s(arm, "arm"), values.join(", ")))
 }
 
 /// Under the body: the paired differences against arm 1, the sweep, and where the
@@ -122,6 +166,7 @@ pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report)
                 "Δ bounded_utility_without_inference",
                 "false attenuation",
                 "evaluator disagreement",
+                "best arm",
                 "verdict",
             ]
             .map(str::to_owned),
@@ -144,6 +189,7 @@ pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report)
                 }
                 row.push(interval(point, "false_attenuation", false));
                 row.push(interval(point, "evaluator_disagreement", false));
+                row.push(s(point, "best_arm"));
                 row.push(s(point, "verdict"));
                 row
             })
@@ -181,15 +227,30 @@ pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report)
         ],
     );
     ledger.push(("deliveries_by_basis".to_owned(), by_basis));
+    ledger.push((
+        "evidence_runs".to_owned(),
+        counts(entries(p, "ledger.evidence_runs")),
+    ));
     report.section("Training ledger").fields(ledger);
+    report.section("Evaluator disagreement").fields([
+        (
+            "against a stronger tier".to_owned(),
+            interval(p, "evaluator_disagreement.against_stronger_tier", false),
+        ),
+        (
+            "against the verified outcomes (inference the only evidence)".to_owned(),
+            interval(p, "evaluator_disagreement.against_outcomes", false),
+        ),
+    ]);
     report.section("Arm descriptions").list(
         objects(p, "arms")
             .map(|a| {
                 format!(
-                    "{} {}: {}",
+                    "{} {}: {} (evidence cost per task {})",
                     s(a, "number"),
                     s(a, "arm"),
-                    s(a, "description")
+                    s(a, "description"),
+                    fixed(number(a, "evidence_cost_per_task"), false)
                 )
             })
             .collect(),
@@ -213,6 +274,18 @@ pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report)
                 "settings.bootstrap_resamples",
                 "settings.confidence_level",
                 "settings.false_attenuation_max",
+            ],
+        ));
+    report
+        .section("Unit costs of task cost (one memory read = 1)")
+        .fields(fields_of(
+            p,
+            &[
+                "profile.cost.memory_read",
+                "profile.cost.evaluator_inference",
+                "profile.cost.deterministic_effect",
+                "profile.cost.controlled_replay",
+                "profile.cost.owner_correction",
             ],
         ));
 }

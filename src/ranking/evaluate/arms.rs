@@ -10,17 +10,27 @@
 //! 4. `bounded_utility_without_inference`: the same from a ledger that never received an
 //!    `evaluator_inference` delivery;
 //! 5. `memrl`: MemRL's second phase, `(1 − λ)·z(relevance) + λ·z(Q)` with z-scores inside
-//!    the pool and `Q ← Q + α(r − Q)` from the terminal reward of every applied memory.
+//!    the pool and `Q ← Q + α(r − Q)` from the terminal reward of every applied memory of
+//!    the logged training episodes (off-policy);
+//! 6. `memrl_on_policy` (simulation only): the same ranking, with Q learned on-policy: in
+//!    every training episode it applies its own top choices in the simulated environment
+//!    and learns from their outcomes.
 //!
-//! All arm state is kept per partition (scope and snapshot pair). [`Arm`] is a trait so
-//! that tests can add a deliberately leaking double. Pure: no I/O.
+//! Each arm also says, per pool member, whether it attenuated it: arms 3 and 4 when the
+//! modifier fell below 1; arms without a modifier when their score fell below the score
+//! their own semantic baseline gives (hotness: `hotness < relevance` at α > 0; MemRL:
+//! `z(Q) < z(relevance)` at λ > 0). The learned arms' settings ([`ArmSettings`]) are the
+//! profile's or the tuned ones ([`super::tuning`]). All arm state is kept per partition
+//! (scope and snapshot pair). [`Arm`] is a trait so that tests can add a deliberately
+//! leaking double. Pure: no I/O.
 
 use std::collections::BTreeMap;
 
 use crate::ranking::prior::{Candidate, Partition, Profile, UtilityView, rank};
+use crate::utility::observation::EvidenceBasis;
 use crate::wire::json::Value;
 
-use super::dataset::{Dataset, HeldOutEpisode};
+use super::dataset::{Dataset, Environment, HeldOutEpisode, TrainingEpisode};
 use super::error::RankEvaluateError;
 use super::ledger::{
     Counters, LedgerOpener, PartitionKey, SubjectFacts, is_inference, key_of, subject_facts,
@@ -28,6 +38,122 @@ use super::ledger::{
 use super::profile::{EvaluationProfile, HotnessSettings, MemrlSettings};
 
 const MICROS_PER_DAY: f64 = 86_400_000_000.0;
+
+/// The settings of the learned comparison arms for one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmSettings {
+    pub hotness: HotnessSettings,
+    pub memrl: MemrlSettings,
+    pub memrl_on_policy: MemrlSettings,
+}
+
+impl ArmSettings {
+    /// The profile's values, untuned.
+    pub fn of_profile(profile: &EvaluationProfile) -> ArmSettings {
+        ArmSettings {
+            hotness: profile.hotness.clone(),
+            memrl: profile.memrl.clone(),
+            memrl_on_policy: profile.memrl.clone(),
+        }
+    }
+}
+
+/// `(partition, digest)` → (access count, last access in microseconds).
+pub type Access = BTreeMap<(usize, String), (u64, i128)>;
+/// `(partition, digest)` → Q-value.
+pub type QValues = BTreeMap<(usize, String), f64>;
+
+/// Every recall of `training` counts as an access of each recalled memory.
+pub fn access_counts(training: &[TrainingEpisode]) -> Access {
+    let mut access = Access::new();
+    for episode in training {
+        for digest in &episode.recalled {
+            let entry = access
+                .entry((episode.partition, digest.clone()))
+                .or_insert((0, episode.at));
+            entry.0 += 1;
+            entry.1 = entry.1.max(episode.at);
+        }
+    }
+    access
+}
+
+/// MemRL's Monte-Carlo update over the logged episodes: every applied memory learns the
+/// episode's terminal reward (off-policy: the behaviour policy chose what was applied).
+pub fn q_values(training: &[TrainingEpisode], memrl: &MemrlSettings) -> QValues {
+    let mut q = QValues::new();
+    for episode in training {
+        for digest in &episode.used {
+            let value = q
+                .entry((episode.partition, digest.clone()))
+                .or_insert(memrl.q_init);
+            *value += memrl.alpha * (episode.reward - *value);
+        }
+    }
+    q
+}
+
+/// MemRL learning on-policy in the simulated environment: in every training episode (in
+/// time order) it ranks the semantic pool of the recall with its current Q-values,
+/// applies its own top `count` (the logged exploration, when the agent explored, is kept:
+/// same draws), observes the outcome under the episode's own random draw and updates the
+/// Q-value of what it applied. `environment[i]` belongs to `training[i]`.
+pub fn q_on_policy(
+    training: &[TrainingEpisode],
+    environment: &[Environment],
+    memrl: &MemrlSettings,
+    profile: &Profile,
+) -> QValues {
+    let mut q = QValues::new();
+    for (episode, env) in training.iter().zip(environment) {
+        let applied: Vec<usize> = match &env.explored {
+            Some(sample) => sample.clone(),
+            None => {
+                let pool: Vec<usize> = (0..env.candidates.len())
+                    .filter(|&i| env.candidates[i].relevance >= profile.semantic_floor)
+                    .take(profile.candidate_pool)
+                    .collect();
+                let relevance: Vec<f64> =
+                    pool.iter().map(|&i| env.candidates[i].relevance).collect();
+                let values: Vec<f64> = pool
+                    .iter()
+                    .map(|&i| {
+                        q.get(&(episode.partition, env.candidates[i].digest.clone()))
+                            .copied()
+                            .unwrap_or(memrl.q_init)
+                    })
+                    .collect();
+                let scores = memrl_scores(&relevance, &values, memrl.mix_weight);
+                let mut ranked: Vec<usize> = (0..pool.len()).collect();
+                ranked.sort_by(|&a, &b| {
+                    let (ca, cb) = (&env.candidates[pool[a]], &env.candidates[pool[b]]);
+                    scores[b]
+                        .total_cmp(&scores[a])
+                        .then_with(|| cb.relevance.total_cmp(&ca.relevance))
+                        .then_with(|| ca.digest.cmp(&cb.digest))
+                });
+                let mut order: Vec<usize> = ranked.into_iter().map(|r| pool[r]).collect();
+                order.extend((0..env.candidates.len()).filter(|i| !pool.contains(i)));
+                order.truncate(env.count);
+                order
+            }
+        };
+        let reward = if env.succeeds(&applied) {
+            memrl.success_reward
+        } else {
+            memrl.failure_reward
+        };
+        for &i in &applied {
+            if let Some(c) = env.candidates.get(i) {
+                let value = q
+                    .entry((episode.partition, c.digest.clone()))
+                    .or_insert(memrl.q_init);
+                *value += memrl.alpha * (reward - *value);
+            }
+        }
+    }
+    q
+}
 
 /// What the arms learn from: the subjects read back from two ledgers and the access and
 /// reward traffic, per partition.
@@ -42,10 +168,12 @@ pub struct TrainingState {
     pub counters: Counters,
     /// The ledger's storage name.
     pub backend: &'static str,
-    /// `(partition, digest)` → (access count, last access in microseconds).
-    pub access: BTreeMap<(usize, String), (u64, i128)>,
-    /// `(partition, digest)` → MemRL Q-value.
-    pub q: BTreeMap<(usize, String), f64>,
+    /// Access counts and last accesses (arm 2).
+    pub access: Access,
+    /// Off-policy Q-values (arm 5).
+    pub q: QValues,
+    /// On-policy Q-values (arm 6; empty without an environment).
+    pub q_on_policy: QValues,
     /// Deliveries left out of arm 4's ledger.
     pub inference_deliveries: usize,
 }
@@ -66,11 +194,12 @@ fn facts(
 
 impl TrainingState {
     /// Replays the dataset's training traffic: every delivery into two fresh ledgers
-    /// (through [`super::ledger::EvaluationLedger::deliver`]), reads their subjects back, and replays
-    /// accesses and Q-updates in training order.
+    /// (through [`super::ledger::EvaluationLedger::deliver`]), reads their subjects back,
+    /// and replays accesses and Q-updates in training order with `settings`.
     pub fn build(
         dataset: &Dataset,
-        memrl: &MemrlSettings,
+        settings: &ArmSettings,
+        profile: &EvaluationProfile,
         opener: &dyn LedgerOpener,
     ) -> Result<TrainingState, RankEvaluateError> {
         let mut ledger = opener.open()?;
@@ -86,33 +215,21 @@ impl TrainingState {
         }
         let (subjects, counters) = ledger.read_back()?;
         let (subjects_without, _) = without.read_back()?;
-        let mut state = TrainingState {
+        Ok(TrainingState {
             subjects: facts(subjects)?,
             subjects_without_inference: facts(subjects_without)?,
             counters,
             backend: ledger.backend(),
-            access: BTreeMap::new(),
-            q: BTreeMap::new(),
+            access: access_counts(&dataset.training),
+            q: q_values(&dataset.training, &settings.memrl),
+            q_on_policy: q_on_policy(
+                &dataset.training,
+                &dataset.environment,
+                &settings.memrl_on_policy,
+                &profile.rank_prior,
+            ),
             inference_deliveries,
-        };
-        for episode in &dataset.training {
-            for digest in &episode.recalled {
-                let entry = state
-                    .access
-                    .entry((episode.partition, digest.clone()))
-                    .or_insert((0, episode.at));
-                entry.0 += 1;
-                entry.1 = entry.1.max(episode.at);
-            }
-            for digest in &episode.used {
-                let q = state
-                    .q
-                    .entry((episode.partition, digest.clone()))
-                    .or_insert(memrl.q_init);
-                *q += memrl.alpha * (episode.reward - *q);
-            }
-        }
-        Ok(state)
+        })
     }
 }
 
@@ -168,16 +285,26 @@ fn indices(candidates: &[Candidate], order: &[&str]) -> Result<Vec<usize>, RankE
 pub struct ArmContext<'a> {
     pub state: &'a TrainingState,
     pub profile: &'a EvaluationProfile,
+    pub settings: &'a ArmSettings,
     pub partition: &'a Partition,
     pub partition_index: usize,
 }
 
+/// One arm's ranking of one pool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArmRanking {
+    /// The pool's candidate indices in the arm's final order (a permutation of
+    /// `pool.members`).
+    pub order: Vec<usize>,
+    /// Aligned with `order`: whether the arm attenuated that candidate (modifier below 1,
+    /// or score below the arm's semantic baseline score).
+    pub attenuated: Vec<bool>,
+}
+
 /// An arm prepared for one partition.
 pub trait Ranker {
-    /// The pool's candidate indices in this arm's final order (a permutation of
-    /// `pool.members`).
-    fn order(&self, episode: &HeldOutEpisode, pool: &Pool)
-    -> Result<Vec<usize>, RankEvaluateError>;
+    /// This arm's ranking of the pool.
+    fn rank(&self, episode: &HeldOutEpisode, pool: &Pool) -> Result<ArmRanking, RankEvaluateError>;
 }
 
 /// One compared arm.
@@ -188,24 +315,34 @@ pub trait Arm {
     fn title(&self) -> &'static str;
     /// Prepares the arm for one partition from the training state.
     fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError>;
+    /// The evidence tiers the arm needs collected (their cost is part of its task cost).
+    fn evidence(&self, _profile: &Profile) -> Vec<EvidenceBasis> {
+        Vec::new()
+    }
 }
 
 /// Sorts pool members by a score: score descending, then relevance descending, then
-/// digest ascending (the rank prior's tie rule).
-fn by_score(pool: &Pool, scores: &[f64]) -> Vec<usize> {
-    let mut order: Vec<(usize, f64)> = pool
+/// digest ascending (the rank prior's tie rule). `scores` and `flags` are aligned with
+/// `pool.members`.
+fn by_score(pool: &Pool, scores: &[f64], flags: &[bool]) -> ArmRanking {
+    let mut order: Vec<(usize, f64, bool)> = pool
         .members
         .iter()
         .copied()
         .zip(scores.iter().copied())
+        .zip(flags.iter().copied())
+        .map(|((i, s), f)| (i, s, f))
         .collect();
-    order.sort_by(|(a, sa), (b, sb)| {
+    order.sort_by(|(a, sa, _), (b, sb, _)| {
         let (ca, cb) = (&pool.candidates[*a], &pool.candidates[*b]);
         sb.total_cmp(sa)
             .then_with(|| cb.relevance.total_cmp(&ca.relevance))
             .then_with(|| ca.memory_ref_digest.cmp(&cb.memory_ref_digest))
     });
-    order.into_iter().map(|(i, _)| i).collect()
+    ArmRanking {
+        order: order.iter().map(|(i, _, _)| *i).collect(),
+        attenuated: order.iter().map(|(_, _, f)| *f).collect(),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -218,8 +355,11 @@ pub struct Semantic;
 struct SemanticRanker;
 
 impl Ranker for SemanticRanker {
-    fn order(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<Vec<usize>, RankEvaluateError> {
-        Ok(pool.members.clone())
+    fn rank(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<ArmRanking, RankEvaluateError> {
+        Ok(ArmRanking {
+            order: pool.members.clone(),
+            attenuated: vec![false; pool.members.len()],
+        })
     }
 }
 
@@ -253,32 +393,33 @@ pub fn hotness(access: Option<(u64, i128)>, now: i128, settings: &HotnessSetting
 /// Arm 2: semantic relevance blended with access hotness.
 pub struct SemanticHotness;
 
-struct HotnessRanker<'a> {
-    ctx: ArmContext<'a>,
+/// Arm 2 prepared for one partition (also what tuning scores a grid point with).
+pub struct HotnessRanker<'a> {
+    pub access: &'a Access,
+    pub settings: &'a HotnessSettings,
+    pub partition_index: usize,
 }
 
 impl Ranker for HotnessRanker<'_> {
-    fn order(
-        &self,
-        episode: &HeldOutEpisode,
-        pool: &Pool,
-    ) -> Result<Vec<usize>, RankEvaluateError> {
-        let h = &self.ctx.profile.hotness;
-        let scores: Vec<f64> = pool
+    fn rank(&self, episode: &HeldOutEpisode, pool: &Pool) -> Result<ArmRanking, RankEvaluateError> {
+        let h = self.settings;
+        let (scores, flags): (Vec<f64>, Vec<bool>) = pool
             .members
             .iter()
             .map(|&i| {
                 let c = &pool.candidates[i];
                 let access = self
-                    .ctx
-                    .state
                     .access
-                    .get(&(self.ctx.partition_index, c.memory_ref_digest.clone()))
+                    .get(&(self.partition_index, c.memory_ref_digest.clone()))
                     .copied();
-                (1.0 - h.alpha) * c.relevance + h.alpha * hotness(access, episode.at, h)
+                let hot = hotness(access, episode.at, h);
+                (
+                    (1.0 - h.alpha) * c.relevance + h.alpha * hot,
+                    h.alpha > 0.0 && hot < c.relevance,
+                )
             })
-            .collect();
-        Ok(by_score(pool, &scores))
+            .unzip();
+        Ok(by_score(pool, &scores, &flags))
     }
 }
 
@@ -290,7 +431,11 @@ impl Arm for SemanticHotness {
         "semantic relevance plus access hotness (OpenViking blend)"
     }
     fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError> {
-        Ok(Box::new(HotnessRanker { ctx }))
+        Ok(Box::new(HotnessRanker {
+            access: &ctx.state.access,
+            settings: &ctx.settings.hotness,
+            partition_index: ctx.partition_index,
+        }))
     }
 }
 
@@ -312,9 +457,14 @@ pub struct ViewRanker<'a> {
 }
 
 impl Ranker for ViewRanker<'_> {
-    fn order(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<Vec<usize>, RankEvaluateError> {
+    fn rank(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<ArmRanking, RankEvaluateError> {
         let ranking = rank(&pool.candidates, &self.view, self.partition, self.profile)?;
         let order = indices(&pool.candidates, &ranking.order())?;
+        let attenuated = ranking
+            .ranked
+            .iter()
+            .map(|r| r.modifier.value < 1.0)
+            .collect();
         let mut a = order.clone();
         let mut b = pool.members.clone();
         a.sort_unstable();
@@ -324,7 +474,7 @@ impl Ranker for ViewRanker<'_> {
                 "the rank prior ranked another pool than the semantic stage",
             ));
         }
-        Ok(order)
+        Ok(ArmRanking { order, attenuated })
     }
 }
 
@@ -362,10 +512,18 @@ impl Arm for BoundedUtility {
             profile: &ctx.profile.rank_prior,
         }))
     }
+    fn evidence(&self, profile: &Profile) -> Vec<EvidenceBasis> {
+        EvidenceBasis::ALL
+            .iter()
+            .copied()
+            .filter(|&b| b != EvidenceBasis::Insufficient && profile.admits(b))
+            .filter(|&b| !(self.without_inference && b == EvidenceBasis::EvaluatorInference))
+            .collect()
+    }
 }
 
 // ---------------------------------------------------------------------------------------
-// Arm 5
+// Arms 5 and 6
 // ---------------------------------------------------------------------------------------
 
 /// z-scores of `values` (population standard deviation); all 0 when they do not vary.
@@ -383,16 +541,31 @@ pub fn z_scores(values: &[f64]) -> Vec<f64> {
     values.iter().map(|v| (v - mean) / sd).collect()
 }
 
-/// Arm 5: MemRL-style Q-values from terminal rewards.
+/// MemRL's mixed scores `(1 − λ)·z(relevance) + λ·z(Q)`.
+pub fn memrl_scores(relevance: &[f64], q: &[f64], mix_weight: f64) -> Vec<f64> {
+    let (zr, zq) = (z_scores(relevance), z_scores(q));
+    zr.iter()
+        .zip(&zq)
+        .map(|(r, q)| (1.0 - mix_weight) * r + mix_weight * q)
+        .collect()
+}
+
+/// Arm 5: MemRL-style Q-values from the terminal rewards of the logged episodes.
 pub struct Memrl;
 
-struct MemrlRanker<'a> {
-    ctx: ArmContext<'a>,
+/// Arm 6: the same ranking with Q-values learned on-policy in the simulated environment.
+pub struct MemrlOnPolicy;
+
+/// Arms 5 and 6 prepared for one partition (also what tuning scores a grid point with).
+pub struct MemrlRanker<'a> {
+    pub q: &'a QValues,
+    pub settings: &'a MemrlSettings,
+    pub partition_index: usize,
 }
 
 impl Ranker for MemrlRanker<'_> {
-    fn order(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<Vec<usize>, RankEvaluateError> {
-        let m = &self.ctx.profile.memrl;
+    fn rank(&self, _: &HeldOutEpisode, pool: &Pool) -> Result<ArmRanking, RankEvaluateError> {
+        let m = self.settings;
         let relevance: Vec<f64> = pool
             .members
             .iter()
@@ -402,24 +575,23 @@ impl Ranker for MemrlRanker<'_> {
             .members
             .iter()
             .map(|&i| {
-                self.ctx
-                    .state
-                    .q
+                self.q
                     .get(&(
-                        self.ctx.partition_index,
+                        self.partition_index,
                         pool.candidates[i].memory_ref_digest.clone(),
                     ))
                     .copied()
                     .unwrap_or(m.q_init)
             })
             .collect();
+        let scores = memrl_scores(&relevance, &q, m.mix_weight);
         let (zr, zq) = (z_scores(&relevance), z_scores(&q));
-        let scores: Vec<f64> = zr
+        let flags: Vec<bool> = zr
             .iter()
             .zip(&zq)
-            .map(|(r, q)| (1.0 - m.mix_weight) * r + m.mix_weight * q)
+            .map(|(r, q)| m.mix_weight > 0.0 && q < r)
             .collect();
-        Ok(by_score(pool, &scores))
+        Ok(by_score(pool, &scores, &flags))
     }
 }
 
@@ -428,14 +600,34 @@ impl Arm for Memrl {
         "memrl"
     }
     fn title(&self) -> &'static str {
-        "MemRL-style: z-scored similarity mixed with a Q-value from terminal rewards"
+        "MemRL-style: z-scored similarity mixed with a Q-value from the logged terminal rewards (off-policy)"
     }
     fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError> {
-        Ok(Box::new(MemrlRanker { ctx }))
+        Ok(Box::new(MemrlRanker {
+            q: &ctx.state.q,
+            settings: &ctx.settings.memrl,
+            partition_index: ctx.partition_index,
+        }))
     }
 }
 
-/// The five arms, in their numbered order.
+impl Arm for MemrlOnPolicy {
+    fn key(&self) -> &'static str {
+        "memrl_on_policy"
+    }
+    fn title(&self) -> &'static str {
+        "MemRL-style, Q learned on-policy: it applies its own top choices in the simulated training episodes"
+    }
+    fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError> {
+        Ok(Box::new(MemrlRanker {
+            q: &ctx.state.q_on_policy,
+            settings: &ctx.settings.memrl_on_policy,
+            partition_index: ctx.partition_index,
+        }))
+    }
+}
+
+/// The five arms every dataset supports, in their numbered order.
 pub fn standard_arms() -> Vec<Box<dyn Arm>> {
     vec![
         Box::new(Semantic),
@@ -448,6 +640,16 @@ pub fn standard_arms() -> Vec<Box<dyn Arm>> {
         }),
         Box::new(Memrl),
     ]
+}
+
+/// The arms of `dataset`: the five standard ones, and the on-policy MemRL arm when the
+/// dataset has an environment to act in (a simulation).
+pub fn arms_for(dataset: &Dataset) -> Vec<Box<dyn Arm>> {
+    let mut arms = standard_arms();
+    if !dataset.environment.is_empty() {
+        arms.push(Box::new(MemrlOnPolicy));
+    }
+    arms
 }
 
 #[cfg(test)]

@@ -1,7 +1,16 @@
 //! The evaluation's input, whatever produced it (the simulator or an `EPISODES.jsonl`
 //! file): the partitions, the training episodes (what every arm learns from), the
-//! utility deliveries (what the ledger receives) and the held-out episodes with their
-//! ground truth. Training and held-out episodes are separate lists; nothing here ranks.
+//! utility deliveries (what the ledger receives), the verified outcomes they refer to and
+//! the held-out episodes with their ground truth. Training and held-out episodes are
+//! separate lists; nothing here ranks.
+//!
+//! Only the simulator can also give an [`Environment`] per training episode: the task's
+//! answer to any set of applied memories (under the episode's own random draw) and the
+//! causal truth of its recalled candidates. The tuning of the comparison arms reads it on
+//! the validation split, and the on-policy MemRL arm acts in it; evidence and the
+//! off-policy arms never see it.
+
+use std::collections::BTreeMap;
 
 use crate::ranking::prior::Partition;
 use crate::utility::observation::Observation;
@@ -62,6 +71,73 @@ pub struct TrainingEpisode {
     pub reward: f64,
 }
 
+/// The success probability of a task: its base success plus the summed causal effects
+/// of the applied memories, clamped to `[0.02, 0.98]` (no task is certain either way).
+pub fn success_probability(base: f64, effects: impl IntoIterator<Item = f64>) -> f64 {
+    (base + effects.into_iter().sum::<f64>()).clamp(0.02, 0.98)
+}
+
+/// One training episode's task as the simulated world answers it: hidden from evidence
+/// and from the off-policy arms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Environment {
+    /// The recalled candidates in recall order (the training episode's `recalled`), with
+    /// relevance and causal truth on this task: the validation split's ground truth.
+    pub candidates: Vec<HeldOutCandidate>,
+    /// How many memories the agent applies in this episode.
+    pub count: usize,
+    /// `Some(positions)` when the agent explores: it applies these recalled candidates,
+    /// whatever its ranking.
+    pub explored: Option<Vec<usize>>,
+    /// Causal effect of each candidate on this task's success probability.
+    effects: Vec<f64>,
+    /// The task's base success probability (difficulty included).
+    base: f64,
+    /// The episode's uniform outcome draw: success when below the success probability.
+    draw: f64,
+}
+
+impl Environment {
+    /// A task: candidates with their truth, effects, base success and outcome draw.
+    pub fn new(
+        candidates: Vec<HeldOutCandidate>,
+        count: usize,
+        explored: Option<Vec<usize>>,
+        effects: Vec<f64>,
+        base: f64,
+        draw: f64,
+    ) -> Environment {
+        Environment {
+            candidates,
+            count,
+            explored,
+            effects,
+            base,
+            draw,
+        }
+    }
+
+    /// The outcome of the task when the candidates at `applied` (positions in
+    /// `candidates`) are applied, under the episode's own random draw (common random
+    /// numbers: the logged episode and any re-run share it).
+    pub fn succeeds(&self, applied: &[usize]) -> bool {
+        let effects = applied
+            .iter()
+            .map(|&i| self.effects.get(i).copied().unwrap_or(0.0));
+        self.draw < success_probability(self.base, effects)
+    }
+}
+
+/// How often each kind of evidence was produced in training (runs, not observations: one
+/// evaluator call can judge several memories), for the evidence part of task cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvidenceWork {
+    pub evaluator_inference: usize,
+    pub deterministic_effect: usize,
+    pub controlled_replay: usize,
+    pub owner_correction: usize,
+}
+
 /// Everything one evaluation run consumes.
 #[derive(Debug, Clone, Default)]
 pub struct Dataset {
@@ -73,6 +149,14 @@ pub struct Dataset {
     pub deliveries: Vec<Observation>,
     /// Held-out episodes.
     pub held_out: Vec<HeldOutEpisode>,
+    /// Empty, or one [`Environment`] per training episode (same order): the simulator's.
+    pub environment: Vec<Environment>,
+    /// The evidence runs behind the deliveries, when the producer counted them (the
+    /// simulator does); otherwise they are counted from the deliveries.
+    pub evidence_work: Option<EvidenceWork>,
+    /// Verified outcome per `outcome_ref` (true: succeeded), where known: what evaluator
+    /// disagreement is measured against when inference is a subject's only evidence.
+    pub outcomes: BTreeMap<String, bool>,
 }
 
 impl Dataset {
@@ -96,14 +180,19 @@ impl Dataset {
     /// would know if no other scope or snapshot pair existed.
     pub fn isolated(&self, partition: usize) -> Dataset {
         let key = self.key(partition);
+        let own = |i: &usize| self.training[*i].partition == partition;
         Dataset {
             partitions: self.partitions.clone(),
-            training: self
-                .training
-                .iter()
-                .filter(|e| e.partition == partition)
-                .cloned()
+            training: (0..self.training.len())
+                .filter(own)
+                .map(|i| self.training[i].clone())
                 .collect(),
+            environment: (0..self.environment.len())
+                .filter(|i| *i < self.training.len() && own(i))
+                .map(|i| self.environment[i].clone())
+                .collect(),
+            evidence_work: self.evidence_work,
+            outcomes: self.outcomes.clone(),
             deliveries: self
                 .deliveries
                 .iter()

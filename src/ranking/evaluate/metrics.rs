@@ -4,8 +4,10 @@
 //! Every metric is a ratio estimator `Σ numerator / Σ denominator` over held-out episodes
 //! (an episode that cannot inform a metric contributes 0/0), so a bootstrap resample of
 //! episodes recomputes each ratio exactly. Resamples are shared by all arms, which makes
-//! the differences against arm 1 paired. Pure: no I/O.
+//! the differences against arm 1 (and against the arm under evaluation) paired. Pure: no
+//! I/O.
 
+use super::arms::ArmRanking;
 use super::dataset::HeldOutEpisode;
 use super::rng::Rng;
 
@@ -18,10 +20,11 @@ pub enum Metric {
     SuccessAt1,
     /// Truly harmful memories in the top k, every episode with a pool.
     HarmfulAtK,
-    /// Memories ranked above the first truly helpful one, answerable episodes.
+    /// Cost of a task, answerable episodes: the memories read down to the first truly
+    /// helpful one, plus the arm's evidence cost per task.
     TaskCost,
-    /// Truly helpful pool members overtaken by a non-helpful member that ranked below
-    /// them semantically, per truly helpful pool member.
+    /// Truly helpful pool members the arm attenuated (modifier below 1, or score below its
+    /// semantic baseline), per truly helpful pool member.
     FalseAttenuation,
 }
 
@@ -50,16 +53,27 @@ impl Metric {
 /// `(numerator, denominator)` of every metric for one episode and arm.
 pub type EpisodeValues = [(f64, f64); 5];
 
-/// The metrics of one arm's order of one episode's pool.
+/// The unit costs task cost uses for one arm.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct TaskCosts {
+    /// Cost of reading one memory.
+    pub memory_read: f64,
+    /// The arm's evidence cost per task (the evidence it needs, averaged over training).
+    pub evidence_per_task: f64,
+}
+
+/// The metrics of one arm's ranking of one episode's pool.
 ///
-/// `semantic` is the pool in semantic order and `order` the arm's final order (both
-/// candidate indices of `episode`).
+/// `semantic` is the pool in semantic order and `ranking` the arm's final order with its
+/// attenuation flags (candidate indices of `episode`).
 pub fn episode_values(
     episode: &HeldOutEpisode,
     semantic: &[usize],
-    order: &[usize],
+    ranking: &ArmRanking,
     k: usize,
+    costs: TaskCosts,
 ) -> EpisodeValues {
+    let order = &ranking.order;
     let mut out = [(0.0, 0.0); 5];
     if order.is_empty() {
         return out;
@@ -84,31 +98,21 @@ pub fn episode_values(
             0.0
         };
         out[Metric::SuccessAt1 as usize] = (top, 1.0);
-        let first = order
+        let read = order
             .iter()
             .position(|&i| truth(i).is_helpful())
-            .unwrap_or(order.len());
-        out[Metric::TaskCost as usize] = (first as f64, 1.0);
+            .map_or(order.len(), |p| p + 1);
+        out[Metric::TaskCost as usize] = (
+            costs.memory_read * read as f64 + costs.evidence_per_task,
+            1.0,
+        );
     }
-    let final_rank: Vec<usize> = semantic
+    let helpful = semantic.iter().filter(|&&i| truth(i).is_helpful()).count();
+    let attenuated = order
         .iter()
-        .map(|&i| order.iter().position(|&o| o == i).unwrap_or(usize::MAX))
-        .collect();
-    let mut helpful = 0usize;
-    let mut attenuated = 0usize;
-    for (hs, &h) in semantic.iter().enumerate() {
-        if !truth(h).is_helpful() {
-            continue;
-        }
-        helpful += 1;
-        let overtaken = semantic
-            .iter()
-            .enumerate()
-            .any(|(ns, &n)| ns > hs && !truth(n).is_helpful() && final_rank[ns] < final_rank[hs]);
-        if overtaken {
-            attenuated += 1;
-        }
-    }
+        .zip(&ranking.attenuated)
+        .filter(|(i, a)| **a && truth(**i).is_helpful())
+        .count();
     out[Metric::FalseAttenuation as usize] = (attenuated as f64, helpful as f64);
     out
 }
@@ -147,21 +151,26 @@ fn interval(mut samples: Vec<f64>, level: f64) -> (Option<f64>, Option<f64>) {
     (percentile(&samples, tail), percentile(&samples, 1.0 - tail))
 }
 
-/// Every arm's estimates and every arm's differences against arm 0.
+/// Every arm's estimates and every arm's differences against arm 0 and against a second
+/// reference arm.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bootstrapped {
     /// `[arm][metric]`.
     pub arms: Vec<[Estimate; 5]>,
     /// `[arm][metric]`: arm − arm 0 (arm 0's own row is all zero).
     pub differences: Vec<[Estimate; 5]>,
+    /// `[arm][metric]`: arm − the second reference arm, on the same resamples.
+    pub versus: Vec<[Estimate; 5]>,
 }
 
 /// The paired percentile bootstrap over episodes.
 ///
 /// `values[arm][episode]`; `resamples` draws of `n` episodes with replacement from
-/// `rng`. Deterministic for a given `rng` state.
+/// `rng`; differences against arm 0 and against arm `reference`. Deterministic for a given
+/// `rng` state (the reference does not change the draws).
 pub fn bootstrap(
     values: &[Vec<EpisodeValues>],
+    reference: usize,
     resamples: usize,
     level: f64,
     rng: &mut Rng,
@@ -187,31 +196,38 @@ pub fn bootstrap(
     };
     let mut samples = empty();
     let mut diff_samples = empty();
+    let mut versus_samples = empty();
     let mut weights = vec![0u32; n];
+    let mut ratios: Vec<[Option<f64>; 5]> = vec![[None; 5]; arms];
     for _ in 0..resamples {
         weights.iter_mut().for_each(|w| *w = 0);
         for _ in 0..n {
             weights[rng.below(n)] += 1;
         }
-        let mut base = [None; 5];
+        for (arm, row) in ratios.iter_mut().enumerate() {
+            for (m, slot) in row.iter_mut().enumerate() {
+                let (num, den) = totals(arm, m, Some(&weights));
+                *slot = ratio(num, den);
+            }
+        }
         for arm in 0..arms {
             for m in 0..5 {
-                let (num, den) = totals(arm, m, Some(&weights));
-                let r = ratio(num, den);
-                if arm == 0 {
-                    base[m] = r;
-                }
+                let r = ratios[arm][m];
                 if let Some(r) = r {
                     samples[arm][m].push(r);
                 }
-                if let (Some(r), Some(b)) = (r, base[m]) {
+                if let (Some(r), Some(b)) = (r, ratios[0][m]) {
                     diff_samples[arm][m].push(r - b);
+                }
+                if let (Some(r), Some(b)) = (r, ratios.get(reference).and_then(|x| x[m])) {
+                    versus_samples[arm][m].push(r - b);
                 }
             }
         }
     }
     let mut arm_out = Vec::with_capacity(arms);
     let mut diff_out = Vec::with_capacity(arms);
+    let mut versus_out = Vec::with_capacity(arms);
     for arm in 0..arms {
         let mut row = [Estimate {
             estimate: None,
@@ -220,9 +236,15 @@ pub fn bootstrap(
             n: 0.0,
         }; 5];
         let mut drow = row;
+        let mut vrow = row;
         for m in 0..5 {
             let (num, den) = totals(arm, m, None);
             let (bnum, bden) = totals(0, m, None);
+            let (rnum, rden) = if reference < arms {
+                totals(reference, m, None)
+            } else {
+                (0.0, 0.0)
+            };
             let (lower, upper) = interval(std::mem::take(&mut samples[arm][m]), level);
             row[m] = Estimate {
                 estimate: ratio(num, den),
@@ -240,13 +262,25 @@ pub fn bootstrap(
                 upper: du,
                 n: den,
             };
+            let (vl, vu) = interval(std::mem::take(&mut versus_samples[arm][m]), level);
+            vrow[m] = Estimate {
+                estimate: match (ratio(num, den), ratio(rnum, rden)) {
+                    (Some(a), Some(b)) => Some(a - b),
+                    _ => None,
+                },
+                lower: vl,
+                upper: vu,
+                n: den,
+            };
         }
         arm_out.push(row);
         diff_out.push(drow);
+        versus_out.push(vrow);
     }
     Bootstrapped {
         arms: arm_out,
         differences: diff_out,
+        versus: versus_out,
     }
 }
 
@@ -296,6 +330,18 @@ mod tests {
         }
     }
 
+    fn ranked(order: &[usize], attenuated: &[usize]) -> ArmRanking {
+        ArmRanking {
+            order: order.to_vec(),
+            attenuated: order.iter().map(|i| attenuated.contains(i)).collect(),
+        }
+    }
+
+    const COSTS: TaskCosts = TaskCosts {
+        memory_read: 1.0,
+        evidence_per_task: 0.0,
+    };
+
     #[test]
     fn metrics_of_a_hand_worked_episode() {
         let e = episode(&[
@@ -305,21 +351,38 @@ mod tests {
             Truth::Neutral,
         ]);
         let semantic = [0, 1, 2, 3];
-        let v = episode_values(&e, &semantic, &semantic, 3);
+        let v = episode_values(&e, &semantic, &ranked(&semantic, &[]), 3, COSTS);
         let ideal = 1.0;
         let dcg = 1.0 / 4f64.log2();
         assert!((v[Metric::Ndcg as usize].0 - dcg / ideal).abs() < 1e-12);
         assert_eq!(v[Metric::SuccessAt1 as usize], (0.0, 1.0));
         assert_eq!(v[Metric::HarmfulAtK as usize], (1.0, 1.0));
-        assert_eq!(v[Metric::TaskCost as usize], (2.0, 1.0));
+        assert_eq!(
+            v[Metric::TaskCost as usize],
+            (3.0, 1.0),
+            "three memories read down to the helpful one"
+        );
         assert_eq!(v[Metric::FalseAttenuation as usize], (0.0, 1.0));
         let moved = [2, 0, 1, 3];
-        let v = episode_values(&e, &semantic, &moved, 3);
+        let costs = TaskCosts {
+            memory_read: 2.0,
+            evidence_per_task: 0.5,
+        };
+        let v = episode_values(&e, &semantic, &ranked(&moved, &[1]), 3, costs);
         assert_eq!(v[Metric::Ndcg as usize], (1.0, 1.0));
         assert_eq!(v[Metric::SuccessAt1 as usize], (1.0, 1.0));
-        assert_eq!(v[Metric::TaskCost as usize], (0.0, 1.0));
-        let sunk = [0, 1, 3, 2];
-        let v = episode_values(&e, &semantic, &sunk, 3);
+        assert_eq!(
+            v[Metric::TaskCost as usize],
+            (2.5, 1.0),
+            "one read plus evidence"
+        );
+        assert_eq!(
+            v[Metric::FalseAttenuation as usize],
+            (0.0, 1.0),
+            "attenuating a harmful memory is not false"
+        );
+        // The helpful memory attenuated: false attenuation, even where its rank held.
+        let v = episode_values(&e, &semantic, &ranked(&semantic, &[2]), 3, COSTS);
         assert_eq!(v[Metric::FalseAttenuation as usize], (1.0, 1.0));
         assert_eq!(v[Metric::HarmfulAtK as usize], (1.0, 1.0));
     }
@@ -327,7 +390,7 @@ mod tests {
     #[test]
     fn an_episode_without_helpful_memories_informs_only_harm() {
         let e = episode(&[Truth::Neutral, Truth::Harmful]);
-        let v = episode_values(&e, &[0, 1], &[1, 0], 1);
+        let v = episode_values(&e, &[0, 1], &ranked(&[1, 0], &[0]), 1, COSTS);
         assert_eq!(v[Metric::Ndcg as usize], (0.0, 0.0));
         assert_eq!(v[Metric::HarmfulAtK as usize], (1.0, 1.0));
         assert_eq!(v[Metric::FalseAttenuation as usize], (0.0, 0.0));
@@ -346,9 +409,15 @@ mod tests {
                     .collect()
             })
             .collect();
-        let a = bootstrap(&values, 200, 0.95, &mut Rng::stream(1, "b", 0));
-        let b = bootstrap(&values, 200, 0.95, &mut Rng::stream(1, "b", 0));
+        let a = bootstrap(&values, 1, 200, 0.95, &mut Rng::stream(1, "b", 0));
+        let b = bootstrap(&values, 1, 200, 0.95, &mut Rng::stream(1, "b", 0));
         assert_eq!(a, b);
+        let v = a.versus[0][0];
+        assert!(
+            (v.estimate.unwrap_or(0.0) + 0.5).abs() < 1e-12,
+            "arm 0 − arm 1"
+        );
+        assert!((v.upper.unwrap_or(0.0) + 0.5).abs() < 1e-12, "paired");
         let est = a.arms[1][0];
         let (e, lo, hi) = (
             est.estimate.unwrap_or(-1.0),

@@ -1,27 +1,30 @@
 //! `rank-evaluate`: the held-out ranking evaluation of attribution RFC §9 Stage 4 and §10.
 //! Does bounded utility earn its influence on ranking?
 //!
-//! Five arms rank the same semantic pool of every held-out episode (see [`arms`]); their
-//! nDCG@k, success@1, harmful@k, task cost and false attenuation are measured against
-//! hidden ground truth with a seeded, paired bootstrap ([`metrics`]); every ranking is
-//! checked for scope leaks; evaluator disagreement is measured on the ledger. The verdict
-//! packet `memory_utility_ranking_evaluation_v1` ([`report`], typed in [`packet`]) binds
-//! the rank-prior profile's `murp_` digest, so `recall --rank-prior --evaluation` can
-//! require a `qualified` verdict for exactly the profile it applies.
+//! Five arms (six in a simulation) rank the same semantic pool of every held-out episode
+//! (see [`arms`]); the learned comparison arms are first tuned on a validation split of the
+//! training episodes ([`tuning`]); their nDCG@k, success@1, harmful@k, task cost and false
+//! attenuation are measured against ground truth with a seeded, paired bootstrap
+//! ([`metrics`]); every ranking is checked for scope leaks; evaluator disagreement is
+//! measured on the ledger. The verdict packet `memory_utility_ranking_evaluation_v1`
+//! ([`report`], typed in [`packet`]) binds the rank-prior profile's `murp_` digest, the
+//! partitions and the source, is sealed by its `verdict_digest`, and says which arm wins.
 //!
 //! Episodes come from `--input EPISODES.jsonl` ([`episodes`]) or from the deterministic
-//! simulator ([`simulate`]), which goes through the product: application receipts from
-//! [`crate::recall::apply_recall`], observations from `utility-observe`'s builder, the
-//! ledger seam ([`ledger`]) over the reducer, and the real rank prior. Pure apart from the
-//! evaluation's ledgers, which [`ledger::SqliteOpener`] keeps as SQLite files in a
-//! directory its caller gives; the `rank-evaluate` handler of the shell reads the inputs,
-//! makes that directory and writes the chart. Design and every parameter:
-//! `docs/rank-evaluate.md`.
+//! simulator ([`simulate`]): a world where memories cause outcomes ([`world`]), evidence
+//! produced from outcomes and re-runs only ([`evidence`]), and the product path:
+//! application receipts from [`crate::recall::apply_recall`], observations from
+//! `utility-observe`'s builder, the ledger seam ([`ledger`]) over the reducer, and the real
+//! rank prior. Pure apart from the evaluation's ledgers, which [`ledger::SqliteOpener`]
+//! keeps as SQLite files in a directory its caller gives; the `rank-evaluate` handler of
+//! the shell reads the inputs, makes that directory and writes the chart. Design and every
+//! parameter: `docs/rank-evaluate.md`.
 
 pub mod arms;
 pub mod dataset;
 pub mod episodes;
 pub mod error;
+pub mod evidence;
 pub mod ledger;
 pub mod metrics;
 pub mod packet;
@@ -31,6 +34,8 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod simulate;
+pub mod tuning;
+pub mod world;
 
 use crate::wire::json::Value;
 
@@ -48,7 +53,10 @@ pub fn evaluate(
     sweep: Option<&Sweep>,
     opener: &dyn LedgerOpener,
 ) -> Result<Value, RankEvaluateError> {
-    let run = run::run(dataset, profile, &arms::standard_arms(), opener)?;
+    if let Some(sweep) = sweep {
+        check_sweep(sweep, profile)?;
+    }
+    let run = run::run(dataset, profile, &arms::arms_for(dataset), opener)?;
     let analysis = report::analyze(run, profile, profile.seed)?;
     let swept = match sweep {
         None => None,
@@ -58,7 +66,7 @@ pub fn evaluate(
                 let mut point = profile.clone();
                 point.set_param(&sweep.parameter, value)?;
                 let data = simulate::simulate(&point)?;
-                let run = run::run(&data, &point, &arms::standard_arms(), opener)?;
+                let run = run::run(&data, &point, &arms::arms_for(&data), opener)?;
                 points.push(SweepPoint {
                     value,
                     analysis: report::analyze(run, &point, point.seed)?,
@@ -77,6 +85,22 @@ pub fn evaluate(
         &report::Coverage::of(dataset),
         swept.as_ref(),
     )
+}
+
+/// A sweep of a value that tuning chooses would change nothing: refuse it unless tuning
+/// is off.
+fn check_sweep(sweep: &Sweep, profile: &EvaluationProfile) -> Result<(), RankEvaluateError> {
+    let tuned = matches!(
+        sweep.parameter.as_str(),
+        "hotness.alpha" | "hotness.half_life_days" | "memrl.alpha" | "memrl.mix_weight"
+    );
+    if tuned && profile.evaluation.tune_baselines >= 0.5 {
+        return Err(RankEvaluateError::Sweep(format!(
+            "--sweep {} changes nothing while the comparison arms are tuned: set evaluation.tune_baselines to 0 in the profile to sweep it",
+            sweep.parameter
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

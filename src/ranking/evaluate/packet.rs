@@ -3,6 +3,8 @@
 //! JSON Schema is the packet's ([`RankingEvaluationPacket`]). The evaluated profile
 //! prints as [`EvaluationProfile`] normalizes it. Pure.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 
 use crate::const_string;
@@ -59,6 +61,45 @@ pub struct LedgerSource {
     pub split_seq: u64,
 }
 
+/// How a learned comparison arm's values were chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TuningMethod {
+    /// The best point of the stated grid on the validation split of the training episodes.
+    ValidationGrid,
+    /// The profile's values (tuning off, or no validation ground truth).
+    ProfileValues,
+}
+
+/// One grid point of a tuning.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct TuningPoint {
+    pub parameters: BTreeMap<String, f64>,
+    #[schemars(with = "Nullable<f64>")]
+    pub validation_ndcg_at_k: Option<f64>,
+}
+
+/// How a learned comparison arm was set up before the held-out comparison.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Tuning {
+    pub method: TuningMethod,
+    /// Why the profile's values were used: `tuning_disabled` or
+    /// `no_validation_ground_truth`.
+    #[schemars(with = "Nullable<String>")]
+    pub reason: Option<&'static str>,
+    /// The values the arm ranks the held-out episodes with.
+    pub parameters: BTreeMap<String, f64>,
+    /// Training episodes of the validation split (0 when not tuned).
+    pub validation_episodes: u64,
+    /// nDCG@k of the chosen values on the validation split.
+    #[schemars(with = "Nullable<f64>")]
+    pub validation_ndcg_at_k: Option<f64>,
+    /// Every grid point tried, in grid order.
+    pub grid: Vec<TuningPoint>,
+}
+
 /// A point estimate with its percentile bootstrap interval; `null` when no held-out
 /// episode informs the metric.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
@@ -85,10 +126,11 @@ pub struct Metrics {
     pub success_at_1: Estimate,
     /// Truly harmful memories in the top k, per episode.
     pub harmful_at_k: Estimate,
-    /// Memories ranked above the first truly helpful one.
+    /// Memories read down to the first truly helpful one, times the memory-read cost,
+    /// plus the arm's evidence cost per task.
     pub task_cost: Estimate,
-    /// Share of truly helpful pool members overtaken by a non-helpful member that ranked
-    /// below them semantically.
+    /// Share of truly helpful pool members the arm attenuated: modifier below 1 (arms 3
+    /// and 4), score below the arm's semantic baseline score (the others).
     pub false_attenuation: Estimate,
 }
 
@@ -110,15 +152,21 @@ pub struct ArmRow {
     /// 1-based arm number.
     pub number: u64,
     /// `semantic`, `semantic_hotness`, `bounded_utility`,
-    /// `bounded_utility_without_inference` or `memrl`.
+    /// `bounded_utility_without_inference`, `memrl` or `memrl_on_policy`.
     pub arm: &'static str,
     pub description: &'static str,
     pub metrics: Metrics,
     pub scope_leaks: ScopeLeaks,
-    /// Share of item subjects whose evaluator inference disagrees with a stronger tier;
-    /// only on the arm that ranks with inference (`bounded_utility`).
+    /// Share of item subjects whose evaluator inference disagrees with a stronger tier,
+    /// or, where inference is the only evidence, with the verified outcomes; only on the
+    /// arm that ranks with inference (`bounded_utility`).
     #[schemars(with = "Nullable<Estimate>")]
     pub evaluator_disagreement: Option<Estimate>,
+    /// The evidence cost per task included in `task_cost` (evidence the arm needs).
+    pub evidence_cost_per_task: f64,
+    /// For a learned comparison arm: how its values were chosen.
+    #[schemars(with = "Nullable<Tuning>")]
+    pub tuning: Option<Tuning>,
 }
 
 /// An arm's differences against arm 1 on the same bootstrap resamples.
@@ -191,6 +239,17 @@ pub struct ByBasis {
     pub insufficient: u64,
 }
 
+/// Evidence runs behind the training deliveries (what the evidence part of task cost
+/// counts).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct EvidenceRuns {
+    pub evaluator_inference: u64,
+    pub deterministic_effect: u64,
+    pub controlled_replay: u64,
+    pub owner_correction: u64,
+}
+
 /// The utility ledger the run built.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -207,6 +266,7 @@ pub struct Ledger {
     pub none_subjects: u64,
     pub inference_deliveries_removed_for_arm_4: u64,
     pub deliveries_by_basis: ByBasis,
+    pub evidence_runs: EvidenceRuns,
 }
 
 /// The nDCG gate.
@@ -246,7 +306,24 @@ pub struct LeakGate {
     pub count: u64,
 }
 
-/// Every check of the gate.
+/// The arm with the highest nDCG@k point estimate.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BestArm {
+    pub arm: &'static str,
+    pub ndcg_at_k: Estimate,
+}
+
+/// An arm whose nDCG@k beats `bounded_utility`'s (paired interval above 0).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct BeatsBounded {
+    pub arm: &'static str,
+    /// This arm minus `bounded_utility`, on the same resamples.
+    pub ndcg_difference: Estimate,
+}
+
+/// Every check of the gate, and (not gating) which arm wins.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Gate {
@@ -254,6 +331,23 @@ pub struct Gate {
     pub false_attenuation: FalseAttenuationGate,
     pub harmful_at_k: HarmfulGate,
     pub scope_leaks: LeakGate,
+    /// Not a check: the arm with the highest nDCG@k.
+    pub best_arm: BestArm,
+    /// Not a check: every arm that beats `bounded_utility` on nDCG@k. The verdict asks only
+    /// whether `bounded_utility` beats `semantic` without harm.
+    pub arms_beating_bounded_utility: Vec<BeatsBounded>,
+}
+
+/// Evaluator disagreement by what it is measured against (their union is the
+/// `evaluator_disagreement` of `bounded_utility`'s row).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Disagreement {
+    /// Item subjects with directional inference and a stronger directional tier.
+    pub against_stronger_tier: Estimate,
+    /// Item subjects whose only evidence is inference, against the verified outcomes of
+    /// the episodes the judge labelled.
+    pub against_outcomes: Estimate,
 }
 
 /// One arm at one sweep point.
@@ -276,6 +370,8 @@ pub struct SweepPoint {
     /// Of `bounded_utility`.
     pub false_attenuation: Estimate,
     pub evaluator_disagreement: Estimate,
+    /// The arm with the highest nDCG@k at this point.
+    pub best_arm: &'static str,
 }
 
 /// `--sweep NAME=V1,V2,...`.
@@ -313,8 +409,9 @@ pub struct RankingEvaluationPacket {
     pub held_out: HeldOut,
     pub ledger: Ledger,
     pub arms: Vec<ArmRow>,
-    /// Arms 2 to 5 against arm 1.
+    /// Arms 2 and up against arm 1.
     pub differences: Vec<DifferenceRow>,
+    pub evaluator_disagreement: Disagreement,
     pub gate: Gate,
     #[schemars(with = "Nullable<Sweep>")]
     pub sweep: Option<Sweep>,

@@ -9,7 +9,7 @@ use crate::wire::json::Value;
 
 use super::error::RankEvaluateError;
 
-const WIDTH: u32 = 760;
+const WIDTH: u32 = 900;
 const HEIGHT: u32 = 440;
 const COLORS: [RGBColor; 8] = [
     RGBColor(90, 90, 90),
@@ -67,6 +67,7 @@ fn short(key: &str) -> &str {
         "bounded_utility" => "x bounded utility",
         "bounded_utility_without_inference" => "x utility, no inference",
         "memrl" => "MemRL",
+        "memrl_on_policy" => "MemRL on-policy",
         other => other,
     }
 }

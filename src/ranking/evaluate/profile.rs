@@ -1,6 +1,6 @@
 //! The evaluation profile `memory_utility_ranking_evaluation_profile_v0`: the rank-prior
-//! profile under evaluation, the metric and gate settings, the comparison arms' settings
-//! (hotness, MemRL) and every simulator parameter, each with a documented default and
+//! profile under evaluation, the metric and gate settings, the unit costs of task cost, the
+//! comparison arms' settings (hotness, MemRL) and every simulator parameter, each with a documented default and
 //! bounds, plus the `--sweep NAME=V1,V2,...` syntax.
 //!
 //! Every numeric parameter is declared once in a table ([`ParamSpec`]) that drives parsing,
@@ -95,27 +95,47 @@ params!(
         bootstrap_resamples: Int = 1000.0, [10.0, 100000.0];
         /// Two-sided level of every percentile interval.
         confidence_level: Float = 0.95, [0.5, 0.999];
-        /// The gate's largest admissible false attenuation of arm 3 (share of truly helpful pool members overtaken by a non-helpful one that ranked below them semantically).
+        /// The gate's largest admissible false attenuation of arm 3 (share of truly helpful pool members whose modifier fell below 1).
         false_attenuation_max: Float = 0.05, [0.0, 1.0];
+        /// 1: tune the learned comparison arms (hotness, MemRL, on-policy MemRL) on a validation split of the training episodes over the stated grids; 0: use the hotness and memrl values of this profile as given.
+        tune_baselines: Int = 1.0, [0.0, 1.0];
+        /// Share of the training episodes (the latest ones) held back as the validation split for tuning; the arms are then trained on every training episode with the tuned values.
+        validation_share: Float = 0.2, [0.05, 0.5];
+    }
+);
+
+params!(
+    /// Unit costs of task cost, in units of one memory read: what reading memories and producing each kind of evidence costs per task.
+    CostSettings {
+        /// Cost of reading one memory (task cost counts the memories read down to the first truly helpful one).
+        memory_read: Float = 1.0, [0.0, 1000000.0];
+        /// Cost of one evaluator (model judge) call.
+        evaluator_inference: Float = 4.0, [0.0, 1000000.0];
+        /// Cost of one deterministic check of a memory's contribution.
+        deterministic_effect: Float = 2.0, [0.0, 1000000.0];
+        /// Cost of one controlled replay (the task run again without one memory).
+        controlled_replay: Float = 20.0, [0.0, 1000000.0];
+        /// Cost of one owner correction (a person's review).
+        owner_correction: Float = 50.0, [0.0, 1000000.0];
     }
 );
 
 params!(
     /// Arm 2: OpenViking-style hotness blended into the semantic score.
     HotnessSettings {
-        /// Weight of hotness in `(1 - alpha) * relevance + alpha * hotness`.
+        /// Weight of hotness in `(1 - alpha) * relevance + alpha * hotness` (the value used when tuning is off or impossible).
         alpha: Float = 0.2, [0.0, 1.0];
-        /// Half-life in days of the recency decay inside hotness.
+        /// Half-life in days of the recency decay inside hotness (the value used when tuning is off or impossible).
         half_life_days: Float = 7.0, [0.001, 100000.0];
     }
 );
 
 params!(
-    /// Arm 5: the MemRL-style Q-value arm.
+    /// Arms 5 and 6: the MemRL-style Q-value arms (off-policy and on-policy).
     MemrlSettings {
-        /// Learning rate of `Q <- Q + alpha * (r - Q)`.
+        /// Learning rate of `Q <- Q + alpha * (r - Q)` (the value used when tuning is off or impossible).
         alpha: Float = 0.3, [0.0001, 1.0];
-        /// Weight of the z-scored Q-value against the z-scored similarity (`lambda`).
+        /// Weight of the z-scored Q-value against the z-scored similarity (`lambda`; the value used when tuning is off or impossible).
         mix_weight: Float = 0.5, [0.0, 1.0];
         /// Q-value of a memory never used in training.
         q_init: Float = 0.0, [-1000.0, 1000.0];
@@ -143,15 +163,15 @@ params!(
         topics_per_corpus: Int = 8.0, [1.0, 500.0];
         /// Generic memories per corpus relevant to every topic, harmful in every scope and popular (the hotness trap).
         hotness_trap_memories: Int = 3.0, [0.0, 100.0];
-        /// Share of ordinary memories whose hidden label is helpful.
+        /// Share of ordinary memories that are helpful (a positive causal effect on tasks of their topic).
         helpful_share: Float = 0.3, [0.0, 1.0];
-        /// Share of ordinary memories whose hidden label is harmful (the rest is neutral).
+        /// Share of ordinary memories that are harmful (a negative causal effect on tasks of their topic; the rest is neutral, no effect).
         harmful_share: Float = 0.2, [0.0, 1.0];
-        /// Smallest hidden strength of a helpful or harmful memory.
+        /// Smallest hidden strength of a helpful or harmful memory (its effect is the strength times helpful_effect or harmful_effect).
         strength_min: Float = 0.3, [0.0, 1.0];
         /// Largest hidden strength.
         strength_max: Float = 1.0, [0.0, 1.0];
-        /// Chance that an ordinary memory's hidden label is drawn again for a scope, so the same digest can be helpful for one agent and harmful for another.
+        /// Chance that an ordinary memory's hidden effect is drawn again for a scope, so the same digest can be helpful for one agent and harmful for another.
         cross_scope_truth_flip: Float = 0.25, [0.0, 1.0];
         /// Noise-free relevance of a memory to a query of its own topic.
         on_topic_relevance: Float = 0.75, [0.0, 1.0];
@@ -159,7 +179,7 @@ params!(
         off_topic_relevance: Float = 0.25, [0.0, 1.0];
         /// Noise-free relevance of a hotness-trap memory to every query.
         trap_relevance: Float = 0.6, [0.0, 1.0];
-        /// Added to the on-topic relevance of a memory whose hidden label is helpful and subtracted for a harmful one: how much semantic retrieval already knows about utility (0: nothing).
+        /// Added to the on-topic relevance of a helpful memory and subtracted for a harmful one: how much semantic retrieval already knows about utility (0: nothing).
         relevance_truth_signal: Float = 0.0, [-1.0, 1.0];
         /// Standard deviation of the relevance noise (bounded at ±3.46 standard deviations; observed relevance is clamped to [0, 1]).
         relevance_noise: Float = 0.12, [0.0, 1.0];
@@ -171,29 +191,33 @@ params!(
         max_memories_used: Int = 3.0, [1.0, 16.0];
         /// Chance that the agent applies memories drawn at random from the recall instead of the top ones.
         exploration_rate: Float = 0.2, [0.0, 1.0];
-        /// Success probability of an episode whose applied memories have no effect.
+        /// Success probability of a task of average difficulty whose applied memories have no effect.
         base_success: Float = 0.35, [0.0, 1.0];
-        /// Success probability added by an applied helpful memory of the episode's topic, times its strength.
+        /// Spread of task difficulty: a task's base success is base_success + difficulty_spread * (easiness - 0.5), easiness uniform in [0, 1] (0: every task equally hard).
+        difficulty_spread: Float = 0.4, [0.0, 1.0];
+        /// Causal effect of an applied helpful memory on the success probability of a task of its topic, times its strength (0: helpful memories have no causal effect).
         helpful_effect: Float = 0.45, [0.0, 1.0];
-        /// Success probability removed by an applied harmful memory (of the topic, or a trap), times its strength.
+        /// Causal effect removed from the success probability by an applied harmful memory (on a task of its topic; a trap on every task), times its strength (0: no causal harm).
         harmful_effect: Float = 0.35, [0.0, 1.0];
+        /// Share of ordinary memories recalled mostly for easy tasks: on a task of their topic they look on-topic only when the task is easy (easiness at least 0.5), otherwise off-topic (confounding of usage with difficulty).
+        confounding: Float = 0.2, [0.0, 1.0];
         /// Chance that the evaluator judges an episode at all.
         evaluator_rate: Float = 1.0, [0.0, 1.0];
-        /// Chance that an evaluator label equals the hidden label; errors are uniform over the two other labels (1/3 is pure noise).
+        /// Chance that an evaluator label follows the outcome it sees (helpful on success, harmful on failure); otherwise one of the two other labels, uniformly. The judge never sees a memory's effect.
         evaluator_accuracy: Float = 0.75, [0.0, 1.0];
         /// Reported evaluator confidence minus its accuracy (clamped to [0.01, 1]).
         evaluator_overconfidence: Float = 0.15, [-1.0, 1.0];
         /// Chance that the evaluator claims item-level credit in a multi-memory episode (otherwise one set-level observation labelled by the outcome).
         evaluator_item_rate: Float = 0.35, [0.0, 1.0];
-        /// Chance per episode of artifact or test evidence that distinguishes one applied memory (deterministic_effect).
+        /// Chance per episode of a deterministic check of one applied memory's contribution (deterministic_effect): a noise-free re-run of the task without that memory.
         deterministic_effect_rate: Float = 0.08, [0.0, 1.0];
-        /// Chance that deterministic-effect evidence carries the hidden label.
-        deterministic_effect_accuracy: Float = 0.95, [0.0, 1.0];
-        /// Chance per multi-memory episode of a controlled replay of one applied memory.
+        /// Chance that the check reports an effect (helpful or harmful, evenly) for a memory that made no difference.
+        deterministic_effect_false_positive: Float = 0.05, [0.0, 1.0];
+        /// Chance that the check reports no effect (neutral) for a memory that made a difference.
+        deterministic_effect_false_negative: Float = 0.05, [0.0, 1.0];
+        /// Chance per multi-memory episode of a controlled replay of one applied memory: the episode re-run without it with the same random state; a changed outcome is helpful or harmful, an unchanged one unknown (insufficient).
         controlled_replay_rate: Float = 0.03, [0.0, 1.0];
-        /// Chance that a controlled replay carries the hidden label.
-        controlled_replay_accuracy: Float = 0.98, [0.0, 1.0];
-        /// Chance per episode that the owner corrects one applied memory (always the hidden label).
+        /// Chance per episode that the owner corrects one applied memory (the owner knows its effect on the task).
         owner_correction_rate: Float = 0.01, [0.0, 1.0];
         /// Chance that a delivery reaches the ledger twice (an idempotent retry).
         delivery_retry_rate: Float = 0.05, [0.0, 1.0];
@@ -224,16 +248,18 @@ pub struct EvaluationProfile {
     pub seed: u64,
     pub rank_prior: Profile,
     pub evaluation: EvaluationSettings,
+    pub cost: CostSettings,
     pub hotness: HotnessSettings,
     pub memrl: MemrlSettings,
     pub simulator: SimulatorParams,
 }
 
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "schema_version",
     "seed",
     "rank_prior",
     "evaluation",
+    "cost",
     "hotness",
     "memrl",
     "simulator",
@@ -364,10 +390,16 @@ impl EvaluationProfile {
             seed,
             rank_prior,
             evaluation: EvaluationSettings::default(),
+            cost: CostSettings::default(),
             hotness: HotnessSettings::default(),
             memrl: MemrlSettings::default(),
             simulator: SimulatorParams::default(),
         };
+        read_section(map.get("cost"), "cost", CostSettings::SPECS, |k, v| {
+            if let Some(slot) = profile.cost.slot(k) {
+                *slot = v;
+            }
+        })?;
         read_section(
             map.get("evaluation"),
             "evaluation",
@@ -436,6 +468,7 @@ impl EvaluationProfile {
             "seed" => self.seed as i64,
             "rank_prior" => self.rank_prior.to_value(),
             "evaluation" => section_value(EvaluationSettings::SPECS, |k| self.evaluation.get(k)),
+            "cost" => section_value(CostSettings::SPECS, |k| self.cost.get(k)),
             "hotness" => section_value(HotnessSettings::SPECS, |k| self.hotness.get(k)),
             "memrl" => section_value(MemrlSettings::SPECS, |k| self.memrl.get(k)),
             "simulator" => section_value(SimulatorParams::SPECS, |k| self.simulator.get(k)),
@@ -448,10 +481,13 @@ impl EvaluationProfile {
         digest::prefixed_canonical("mure_", &self.to_value())
     }
 
-    /// Sets one sweepable parameter: a simulator name, or `hotness.NAME` / `memrl.NAME`.
+    /// Sets one sweepable parameter: a simulator name, or `hotness.NAME`, `memrl.NAME`
+    /// or `cost.NAME`.
     pub fn set_param(&mut self, name: &str, value: f64) -> Result<(), RankEvaluateError> {
         let (specs, slot): (&[ParamSpec], Option<&mut f64>) =
-            if let Some(rest) = name.strip_prefix("hotness.") {
+            if let Some(rest) = name.strip_prefix("cost.") {
+                (CostSettings::SPECS, self.cost.slot(rest))
+            } else if let Some(rest) = name.strip_prefix("hotness.") {
                 (HotnessSettings::SPECS, self.hotness.slot(rest))
             } else if let Some(rest) = name.strip_prefix("memrl.") {
                 (MemrlSettings::SPECS, self.memrl.slot(rest))
@@ -465,7 +501,7 @@ impl EvaluationProfile {
         let short = name.rsplit('.').next().unwrap_or(name);
         let Some(slot) = slot else {
             return Err(RankEvaluateError::Sweep(format!(
-                "--sweep names an unknown parameter {name}: use a simulator parameter, hotness.NAME or memrl.NAME"
+                "--sweep names an unknown parameter {name}: use a simulator parameter, hotness.NAME, memrl.NAME or cost.NAME"
             )));
         };
         let spec = specs
@@ -573,6 +609,7 @@ fn unreachable_default() -> EvaluationProfile {
             verdict_max_new_deliveries: None,
         },
         evaluation: EvaluationSettings::default(),
+        cost: CostSettings::default(),
         hotness: HotnessSettings::default(),
         memrl: MemrlSettings::default(),
         simulator: SimulatorParams::default(),
@@ -621,9 +658,10 @@ pub fn parse_sweep(text: &str) -> Result<Sweep, RankEvaluateError> {
 }
 
 /// Every parameter table: `(section, specs)`, in the order the docs list them.
-pub fn sections() -> [(&'static str, &'static [ParamSpec]); 4] {
+pub fn sections() -> [(&'static str, &'static [ParamSpec]); 5] {
     [
         ("evaluation", EvaluationSettings::SPECS),
+        ("cost", CostSettings::SPECS),
         ("hotness", HotnessSettings::SPECS),
         ("memrl", MemrlSettings::SPECS),
         ("simulator", SimulatorParams::SPECS),
@@ -695,6 +733,8 @@ mod tests {
         let mut p = EvaluationProfile::defaults();
         p.set_param("evaluator_accuracy", 0.5).expect("set");
         assert_eq!(p.simulator.evaluator_accuracy, 0.5);
+        p.set_param("cost.controlled_replay", 7.0).expect("set");
+        assert_eq!(p.cost.controlled_replay, 7.0);
         p.set_param("memrl.mix_weight", 0.25).expect("set");
         assert_eq!(p.memrl.mix_weight, 0.25);
         assert!(p.set_param("corpora", 1.5).is_err());

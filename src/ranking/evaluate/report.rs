@@ -5,7 +5,11 @@
 //! Gate (`qualified` only when all hold, otherwise `hold` with reason codes): arm 3's nDCG@k
 //! gain over arm 1 has a percentile interval entirely above 0; arm 3's false attenuation
 //! is at most the profile's threshold; arm 3's harmful@k is not above arm 1's; no arm moved
-//! a candidate with another partition's data. Pure: no I/O.
+//! a candidate with another partition's data. Beside the gate, not part of it: the arm with
+//! the best nDCG@k, and every arm that beats arm 3 on nDCG@k with a paired interval above
+//! 0. Pure: no I/O.
+
+use std::collections::BTreeMap;
 
 use crate::ranking::prior::profile::ModifierVersion;
 use crate::utility::observation::EvidenceBasis;
@@ -24,6 +28,7 @@ use super::packet::{self as wire, EvaluationVersion, HoldReason, Semantic, Sourc
 use super::profile::EvaluationProfile;
 use super::rng::Rng;
 use super::run::RunResult;
+use super::tuning::{ArmTuning, Method};
 
 /// Arm keys the gate reads.
 pub const SEMANTIC: &str = "semantic";
@@ -99,6 +104,10 @@ pub struct Gate {
     pub scope_leaks: usize,
     pub leaks_passed: bool,
     pub reasons: Vec<HoldReason>,
+    /// The arm (index) with the highest nDCG@k point estimate (ties: the lower number).
+    pub best_arm: usize,
+    /// Arms (index, nDCG@k difference against arm 3) whose paired interval is above 0.
+    pub beating_bounded: Vec<(usize, Estimate)>,
 }
 
 impl Gate {
@@ -117,7 +126,10 @@ impl Gate {
 pub struct Analysis {
     pub run: RunResult,
     pub boot: Bootstrapped,
+    /// Against a stronger tier or the outcomes (both kinds of subjects).
     pub disagreement: Estimate,
+    pub disagreement_stronger: Estimate,
+    pub disagreement_outcomes: Estimate,
     pub gate: Gate,
 }
 
@@ -142,19 +154,31 @@ pub fn analyze(
             "arm 1 must be the semantic arm",
         ));
     }
+    let b = arm_index(&run, BOUNDED)?;
     let boot = bootstrap(
         &values,
+        b,
         resamples,
         e.confidence_level,
         &mut Rng::stream(seed, "bootstrap", 0),
     );
-    let disagreement = bootstrap_share(
-        &run.disagreement,
-        resamples,
-        e.confidence_level,
-        &mut Rng::stream(seed, "bootstrap-disagreement", 0),
-    );
-    let b = arm_index(&run, BOUNDED)?;
+    let share = |flags: &[bool], stream: &str| {
+        bootstrap_share(
+            flags,
+            resamples,
+            e.confidence_level,
+            &mut Rng::stream(seed, stream, 0),
+        )
+    };
+    let both: Vec<bool> = run
+        .disagreement
+        .iter()
+        .chain(&run.outcome_disagreement)
+        .copied()
+        .collect();
+    let disagreement = share(&both, "bootstrap-disagreement");
+    let disagreement_stronger = share(&run.disagreement, "bootstrap-disagreement-stronger");
+    let disagreement_outcomes = share(&run.outcome_disagreement, "bootstrap-disagreement-outcomes");
     let ndcg_gain = boot.differences[b][Metric::Ndcg as usize];
     let mut reasons = Vec::new();
     let answerable = run.held_out.answerable > 0;
@@ -180,10 +204,26 @@ pub fn analyze(
     if !leaks_passed {
         reasons.push(reason::SCOPE_LEAK);
     }
+    let ndcg = |i: usize| boot.arms[i][Metric::Ndcg as usize].estimate;
+    let mut best_arm = 0;
+    for i in 1..run.arms.len() {
+        if let Some(v) = ndcg(i)
+            && ndcg(best_arm).is_none_or(|best| v > best)
+        {
+            best_arm = i;
+        }
+    }
+    let beating_bounded = (0..run.arms.len())
+        .filter(|&i| i != b)
+        .map(|i| (i, boot.versus[i][Metric::Ndcg as usize]))
+        .filter(|(_, d)| d.lower.is_some_and(|l| l > 0.0))
+        .collect();
     Ok(Analysis {
         run,
         boot,
         disagreement,
+        disagreement_stronger,
+        disagreement_outcomes,
         gate: Gate {
             ndcg_gain,
             ndcg_passed,
@@ -194,8 +234,35 @@ pub fn analyze(
             scope_leaks,
             leaks_passed,
             reasons,
+            best_arm,
+            beating_bounded,
         },
     })
+}
+
+fn parameters(list: &[(&'static str, f64)]) -> BTreeMap<String, f64> {
+    list.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+}
+
+fn tuning(t: &ArmTuning) -> wire::Tuning {
+    wire::Tuning {
+        method: match t.method {
+            Method::ValidationGrid => wire::TuningMethod::ValidationGrid,
+            Method::ProfileValues => wire::TuningMethod::ProfileValues,
+        },
+        reason: t.reason,
+        parameters: parameters(&t.parameters),
+        validation_episodes: t.validation_episodes as u64,
+        validation_ndcg_at_k: num(t.validation_ndcg),
+        grid: t
+            .grid
+            .iter()
+            .map(|g| wire::TuningPoint {
+                parameters: parameters(&g.parameters),
+                validation_ndcg_at_k: num(g.validation_ndcg),
+            })
+            .collect(),
+    }
 }
 
 fn num(v: Option<f64>) -> Option<f64> {
@@ -261,6 +328,7 @@ fn sweep(sweep: &SweepResult) -> Result<wire::Sweep, RankEvaluateError> {
             arms,
             false_attenuation: estimate(&a.boot.arms[b][Metric::FalseAttenuation as usize]),
             evaluator_disagreement: estimate(&a.disagreement),
+            best_arm: a.run.arms.get(a.gate.best_arm).map_or("", |arm| arm.key),
         });
     }
     Ok(wire::Sweep {
@@ -343,6 +411,8 @@ pub fn typed_packet(
                 episodes: arm.leak_episodes as u64,
             },
             evaluator_disagreement: (i == b).then(|| estimate(&analysis.disagreement)),
+            evidence_cost_per_task: round6(arm.evidence_cost_per_task),
+            tuning: run.tuned.of(arm.key).map(tuning),
         })
         .collect();
     let differences = run
@@ -402,9 +472,19 @@ pub fn typed_packet(
                 evaluator_inference: by_basis(EvidenceBasis::EvaluatorInference),
                 insufficient: by_basis(EvidenceBasis::Insufficient),
             },
+            evidence_runs: wire::EvidenceRuns {
+                evaluator_inference: run.evidence_work.evaluator_inference as u64,
+                deterministic_effect: run.evidence_work.deterministic_effect as u64,
+                controlled_replay: run.evidence_work.controlled_replay as u64,
+                owner_correction: run.evidence_work.owner_correction as u64,
+            },
         },
         arms,
         differences,
+        evaluator_disagreement: wire::Disagreement {
+            against_stronger_tier: estimate(&analysis.disagreement_stronger),
+            against_outcomes: estimate(&analysis.disagreement_outcomes),
+        },
         gate: wire::Gate {
             ndcg_gain: wire::NdcgGate {
                 passed: gate.ndcg_passed,
@@ -423,6 +503,18 @@ pub fn typed_packet(
                 passed: gate.leaks_passed,
                 count: gate.scope_leaks as u64,
             },
+            best_arm: wire::BestArm {
+                arm: run.arms.get(gate.best_arm).map_or("", |a| a.key),
+                ndcg_at_k: estimate(&analysis.boot.arms[gate.best_arm][Metric::Ndcg as usize]),
+            },
+            arms_beating_bounded_utility: gate
+                .beating_bounded
+                .iter()
+                .map(|(i, d)| wire::BeatsBounded {
+                    arm: run.arms.get(*i).map_or("", |a| a.key),
+                    ndcg_difference: estimate(d),
+                })
+                .collect(),
         },
         sweep: sweep_result.map(sweep).transpose()?,
         profile: profile.clone(),

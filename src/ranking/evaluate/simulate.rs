@@ -1,8 +1,10 @@
-//! The deterministic simulator behind `rank-evaluate --simulate`: a hidden world of
-//! memories with per-scope ground truth, training episodes that go through the product
-//! (recall session → [`apply_recall`] application receipt → verified outcome →
-//! [`build_observation`], the builder `utility-observe` uses → ledger delivery), and
-//! disjoint held-out episodes with their ground truth.
+//! The deterministic simulator behind `rank-evaluate --simulate`: a hidden world
+//! ([`super::world`]) whose memories cause the outcomes of the tasks they are applied to,
+//! training episodes that go through the product (recall session → [`apply_recall`]
+//! application receipt → verified outcome → evidence from what each evaluator can see
+//! ([`super::evidence`]) → [`build_observation`], the builder `utility-observe` uses →
+//! ledger delivery), and disjoint held-out episodes whose ground truth is the causal effect
+//! of each candidate on the task.
 //!
 //! Every random draw comes from a named [`Rng`] stream keyed by the seed and the episode
 //! index, so one seed gives one dataset byte for byte, and the sweep compares parameter
@@ -13,224 +15,22 @@ use crate::obj;
 use crate::ranking::prior::Partition;
 use crate::recall::{RecallItem, RecallSession, apply_recall};
 use crate::utility::observation::{Observation, Scope, UtilityLabel, build_observation};
-use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
-use crate::wire::digest::{sha256_prefix, short16};
-use crate::wire::json::Text;
+use crate::wire::digest::sha256_prefix;
 use crate::wire::json::{self, Value};
-use crate::wire::pyfmt::round6;
 use crate::wire::timestamp::parse_aware;
 
-use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
+use super::dataset::{Dataset, Environment, EvidenceWork, HeldOutEpisode, TrainingEpisode, Truth};
 use super::error::RankEvaluateError;
+use super::evidence::{self, Judgement, Rerun, Seen};
 use super::profile::{EvaluationProfile, SimulatorParams};
 use super::rng::Rng;
+use super::world::{self, Memory, Recalled, Task, World};
 
 /// The simulated clock starts here (UTC).
 pub const START: &str = "2026-09-01T00:00:00Z";
 /// The same instant in Unix seconds.
 const START_UNIX: i64 = 1_788_220_800;
-/// The surface every simulated scope recalls for.
-pub const SURFACE: &str = "loopx.issue_fix";
-
-/// A memory's hidden label in one scope.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Label {
-    Helpful,
-    Harmful,
-    Neutral,
-}
-
-impl Label {
-    fn utility(self) -> UtilityLabel {
-        match self {
-            Label::Helpful => UtilityLabel::Helpful,
-            Label::Harmful => UtilityLabel::Harmful,
-            Label::Neutral => UtilityLabel::Neutral,
-        }
-    }
-
-    /// The two other labels, in a fixed order.
-    fn others(self) -> [Label; 2] {
-        match self {
-            Label::Helpful => [Label::Harmful, Label::Neutral],
-            Label::Harmful => [Label::Helpful, Label::Neutral],
-            Label::Neutral => [Label::Helpful, Label::Harmful],
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Memory {
-    raw_ref: String,
-    digest: String,
-    /// `None` for a hotness-trap memory (relevant to every topic).
-    topic: Option<usize>,
-}
-
-#[derive(Debug, Clone)]
-struct ScopeWorld {
-    corpus: usize,
-    scope: Scope,
-    /// Hidden (label, strength) per memory of the corpus.
-    truth: Vec<(Label, f64)>,
-    current: usize,
-    stale: usize,
-}
-
-struct World {
-    corpora: Vec<Vec<Memory>>,
-    corpus_ids: Vec<String>,
-    scopes: Vec<ScopeWorld>,
-}
-
-fn draw_label(p: &SimulatorParams, rng: &mut Rng) -> (Label, f64) {
-    let u = rng.unit();
-    let strength = rng.between(p.strength_min, p.strength_max);
-    let label = if u < p.helpful_share {
-        Label::Helpful
-    } else if u < p.helpful_share + p.harmful_share {
-        Label::Harmful
-    } else {
-        Label::Neutral
-    };
-    (label, strength)
-}
-
-fn build_world(p: &SimulatorParams, seed: u64, dataset: &mut Dataset) -> World {
-    let n_corpora = p.corpora as usize;
-    let n_memories = p.memories_per_corpus as usize;
-    let traps = p.hotness_trap_memories as usize;
-    let topics = (p.topics_per_corpus as usize).max(1);
-    let mut corpora = Vec::with_capacity(n_corpora);
-    let mut corpus_ids = Vec::with_capacity(n_corpora);
-    let mut scopes = Vec::new();
-    for c in 0..n_corpora {
-        let corpus_id = format!("sim-corpus-{c}");
-        let memories: Vec<Memory> = (0..n_memories)
-            .map(|m| {
-                let raw_ref = format!("sim:{corpus_id}:memory-{m:04}");
-                Memory {
-                    digest: short16(&raw_ref),
-                    raw_ref,
-                    topic: (m >= traps).then(|| (m - traps) % topics),
-                }
-            })
-            .collect();
-        let mut base_rng = Rng::stream(seed, "world-truth", c as u64);
-        let base: Vec<(Label, f64)> = memories
-            .iter()
-            .map(|m| {
-                let drawn = draw_label(p, &mut base_rng);
-                if m.topic.is_none() {
-                    (Label::Harmful, drawn.1)
-                } else {
-                    drawn
-                }
-            })
-            .collect();
-        for a in 0..p.agents_per_corpus as usize {
-            let mut flip_rng = Rng::stream(seed, "world-scope-truth", (c * 64 + a) as u64);
-            let truth: Vec<(Label, f64)> = memories
-                .iter()
-                .zip(&base)
-                .map(|(m, &b)| {
-                    let flip = flip_rng.chance(p.cross_scope_truth_flip);
-                    let redrawn = draw_label(p, &mut flip_rng);
-                    if flip && m.topic.is_some() {
-                        redrawn
-                    } else {
-                        b
-                    }
-                })
-                .collect();
-            let scope = Scope {
-                agent_id: compact_str::format_compact!("agent:sim-c{c}-a{a}"),
-                project_id: compact_str::format_compact!("project:sim-c{c}"),
-                corpus_id: corpus_id.as_str().into(),
-                surface_id: Text::from(SURFACE),
-            };
-            let partition = |version: &str| Partition {
-                scope: scope.clone(),
-                retrieval_snapshot_ref: format!("retrieval:sim-corpus-{c}"),
-                policy_snapshot_ref: format!("policy:sim-c{c}-a{a}-{version}"),
-                reducer_version: DEFAULT_REDUCER_VERSION.to_owned(),
-            };
-            let current = dataset.intern(&partition("v2"));
-            let stale = dataset.intern(&partition("v1"));
-            scopes.push(ScopeWorld {
-                corpus: c,
-                scope,
-                truth,
-                current,
-                stale,
-            });
-        }
-        corpora.push(memories);
-        corpus_ids.push(corpus_id);
-    }
-    World {
-        corpora,
-        corpus_ids,
-        scopes,
-    }
-}
-
-/// One recalled candidate: memory index and observed relevance.
-#[derive(Debug, Clone, Copy)]
-struct Recalled {
-    memory: usize,
-    relevance: f64,
-}
-
-fn recall(
-    p: &SimulatorParams,
-    memories: &[Memory],
-    truth: &[(Label, f64)],
-    topic: usize,
-    rng: &mut Rng,
-) -> Vec<Recalled> {
-    let mut all: Vec<Recalled> = memories
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let signal = match truth[i].0 {
-                Label::Helpful => p.relevance_truth_signal,
-                Label::Harmful => -p.relevance_truth_signal,
-                Label::Neutral => 0.0,
-            };
-            let base = match m.topic {
-                None => p.trap_relevance,
-                Some(t) if t == topic => p.on_topic_relevance + signal,
-                Some(_) => p.off_topic_relevance,
-            };
-            let relevance = round6((base + p.relevance_noise * rng.noise()).clamp(0.0, 1.0));
-            Recalled {
-                memory: i,
-                relevance,
-            }
-        })
-        .collect();
-    all.sort_by(|a, b| {
-        b.relevance
-            .total_cmp(&a.relevance)
-            .then_with(|| memories[a.memory].digest.cmp(&memories[b.memory].digest))
-    });
-    all.truncate(p.recall_limit as usize);
-    all
-}
-
-/// True when memory `m` is about `topic` (traps are about everything).
-fn on_topic(memory: &Memory, topic: usize) -> bool {
-    memory.topic.is_none_or(|t| t == topic)
-}
-
-/// The evaluator's (or an artifact's) judgment: the hidden label with probability
-/// `accuracy`, otherwise one of the two others, uniformly. Always two draws.
-fn judge(truth: Label, accuracy: f64, rng: &mut Rng) -> Label {
-    let correct = rng.unit() < accuracy;
-    let other = truth.others()[usize::from(rng.unit() >= 0.5)];
-    if correct { truth } else { other }
-}
+pub use super::world::SURFACE;
 
 fn iso(unix: i64) -> String {
     chrono::DateTime::from_timestamp(unix, 0)
@@ -249,17 +49,6 @@ fn instant_of(text: &str) -> Result<i128, RankEvaluateError> {
         .map_err(|_| RankEvaluateError::Simulator(format!("timestamp {text} is not valid")))
 }
 
-struct Judgement {
-    level: &'static str,
-    digests: Vec<String>,
-    label: UtilityLabel,
-    basis: &'static str,
-    confidence: f64,
-    reason: &'static str,
-    evaluator: &'static str,
-    evidence: String,
-}
-
 struct EpisodeFacts<'a> {
     receipt: Value,
     outcome: Value,
@@ -273,7 +62,12 @@ struct EpisodeFacts<'a> {
     created_at: String,
 }
 
-fn observe(facts: &EpisodeFacts<'_>, j: &Judgement) -> Result<Observation, RankEvaluateError> {
+fn observe(
+    facts: &EpisodeFacts<'_>,
+    j: &Judgement,
+    index: usize,
+) -> Result<Observation, RankEvaluateError> {
+    let evidence = format!("evidence:sim-{index}-{}", j.evidence);
     let proposal = Value::Object(obj! {
         "scope" => facts.scope.to_map(),
         "application_id" => facts.application_id.as_str(),
@@ -288,7 +82,7 @@ fn observe(facts: &EpisodeFacts<'_>, j: &Judgement) -> Result<Observation, RankE
         "evidence_basis" => j.basis,
         "confidence" => j.confidence,
         "reason_codes" => json::str_list(&[j.reason]),
-        "evidence_refs" => json::str_list(&[j.evidence.as_str()]),
+        "evidence_refs" => json::str_list(&[evidence.as_str()]),
         "evaluator_ref" => j.evaluator,
         "evaluation_version" => "evaluation:sim-v0",
     });
@@ -396,7 +190,44 @@ fn receipt_for(
     }
 }
 
-/// Runs one training episode through the product and appends its facts and deliveries.
+/// A re-run of one training episode in the simulated world: the same task and random
+/// draw, with the applied memories (sorted by digest, as [`Seen::applied`]) or all but one.
+struct EpisodeRerun<'a> {
+    params: &'a SimulatorParams,
+    world: &'a World,
+    task: Task,
+    applied: &'a [usize],
+    draw: f64,
+}
+
+impl Rerun for EpisodeRerun<'_> {
+    fn probability(&self, without: Option<usize>) -> f64 {
+        let applied: Vec<usize> = self
+            .applied
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != without)
+            .map(|(_, &m)| m)
+            .collect();
+        world::probability(self.params, self.world, &self.task, &applied)
+    }
+
+    fn outcome(&self, without: Option<usize>) -> bool {
+        self.draw < self.probability(without)
+    }
+}
+
+/// What the owner knows about a memory: the sign of its effect on the task.
+fn owner_label(truth: Truth) -> UtilityLabel {
+    match truth {
+        Truth::Helpful(_) => UtilityLabel::Helpful,
+        Truth::Harmful => UtilityLabel::Harmful,
+        Truth::Neutral => UtilityLabel::Neutral,
+    }
+}
+
+/// Runs one training episode through the product and appends its facts, its deliveries,
+/// its verified outcome and its environment.
 fn training_episode(
     p: &EvaluationProfile,
     world: &World,
@@ -408,19 +239,18 @@ fn training_episode(
     let i = index as u64;
     let mut pick = Rng::stream(seed, "train-pick", i);
     let scope_index = pick.below(world.scopes.len());
-    let sw = &world.scopes[scope_index];
     let topics = (s.topics_per_corpus as usize).max(1);
     let topic = pick.below(topics);
     let stale = pick.chance(s.stale_snapshot_rate);
-    let partition_index = if stale { sw.stale } else { sw.current };
-    let memories = &world.corpora[sw.corpus];
-    let recalled = recall(
-        s,
-        memories,
-        &sw.truth,
+    let task = Task {
+        scope: scope_index,
         topic,
-        &mut Rng::stream(seed, "train-recall", i),
-    );
+        easiness: pick.unit(),
+    };
+    let sw = &world.scopes[scope_index];
+    let partition_index = if stale { sw.stale } else { sw.current };
+    let memories = world.memories(&task);
+    let recalled = world::recall(s, world, &task, &mut Rng::stream(seed, "train-recall", i));
     if recalled.is_empty() {
         return Ok(());
     }
@@ -431,22 +261,15 @@ fn training_episode(
     let explore = use_rng.chance(s.exploration_rate);
     let sampled = use_rng.sample(recalled.len(), count);
     let used: Vec<usize> = if explore {
-        sampled
+        sampled.clone()
     } else {
         (0..count).collect()
     };
-    let mut success_p = s.base_success;
-    for &u in &used {
-        let m = recalled[u].memory;
-        let (label, strength) = sw.truth[m];
-        let relevant = on_topic(&memories[m], topic);
-        match label {
-            Label::Helpful if relevant => success_p += s.helpful_effect * strength,
-            Label::Harmful if relevant => success_p -= s.harmful_effect * strength,
-            _ => {}
-        }
-    }
-    let success = Rng::stream(seed, "train-outcome", i).chance(success_p.clamp(0.02, 0.98));
+    // The applied memories sorted by digest: the order of the receipt's digests.
+    let mut applied: Vec<usize> = used.iter().map(|&u| recalled[u].memory).collect();
+    applied.sort_by(|a, b| memories[*a].digest.cmp(&memories[*b].digest));
+    let draw = Rng::stream(seed, "train-outcome", i).unit();
+    let success = draw < world::probability(s, world, &task, &applied);
     let unix = episode_unix(s, index);
     let created_at = iso(unix);
     let at = instant_of(&created_at)?;
@@ -485,117 +308,62 @@ fn training_episode(
         created_at,
     };
 
-    let mut used_digests: Vec<String> = used
+    let used_digests: Vec<String> = applied
         .iter()
-        .map(|&u| memories[recalled[u].memory].digest.clone())
+        .map(|&m| memories[m].digest.clone())
         .collect();
-    used_digests.sort();
-    let truth_of = |digest: &str| -> Label {
-        memories
-            .iter()
-            .position(|m| m.digest == digest)
-            .map_or(Label::Neutral, |m| sw.truth[m].0)
+    let seen = Seen {
+        applied: &used_digests,
+        succeeded: success,
     };
-
-    let mut judgements = Vec::new();
-    let mut eval = Rng::stream(seed, "train-evaluator", i);
-    let reported = round6((s.evaluator_accuracy + s.evaluator_overconfidence).clamp(0.01, 1.0));
-    if eval.chance(s.evaluator_rate) {
-        let item_level = used_digests.len() == 1 || eval.chance(s.evaluator_item_rate);
-        if item_level {
-            for d in &used_digests {
-                judgements.push(Judgement {
-                    level: "item",
-                    digests: vec![d.clone()],
-                    label: judge(truth_of(d), s.evaluator_accuracy, &mut eval).utility(),
-                    basis: "evaluator_inference",
-                    confidence: reported,
-                    reason: "evaluator_item_judgment",
-                    evaluator: "evaluator:sim-model",
-                    evidence: format!("evidence:sim-{index}-inference"),
-                });
-            }
-        } else {
-            judgements.push(Judgement {
-                level: "set",
-                digests: used_digests.clone(),
-                label: if success {
-                    UtilityLabel::Helpful
-                } else {
-                    UtilityLabel::Harmful
-                },
-                basis: "evaluator_inference",
-                confidence: reported,
-                reason: "multiple_memories_not_disambiguated",
-                evaluator: "evaluator:sim-model",
-                evidence: format!("evidence:sim-{index}-inference"),
-            });
-        }
-    }
-    let mut strong = Rng::stream(seed, "train-strong", i);
-    let pick_used = |rng: &mut Rng| used_digests[rng.below(used_digests.len())].clone();
-    let det = strong.chance(s.deterministic_effect_rate);
-    let det_memory = pick_used(&mut strong);
-    let det_label = judge(
-        truth_of(&det_memory),
-        s.deterministic_effect_accuracy,
-        &mut strong,
+    let (mut judgements, judged) =
+        evidence::inference(s, seen, &mut Rng::stream(seed, "train-evaluator", i));
+    let rerun = EpisodeRerun {
+        params: s,
+        world,
+        task,
+        applied: &applied,
+        draw,
+    };
+    let owner = |k: usize| owner_label(world.truth(&task, applied[k]));
+    let (strong, mut work) = evidence::checks(
+        s,
+        seen,
+        &rerun,
+        &owner,
+        &mut Rng::stream(seed, "train-strong", i),
     );
-    if det {
-        judgements.push(Judgement {
-            level: "item",
-            label: det_label.utility(),
-            digests: vec![det_memory],
-            basis: "deterministic_effect",
-            confidence: 0.8,
-            reason: "artifact_distinguishes_memory",
-            evaluator: "evaluator:sim-artifact-check",
-            evidence: format!("evidence:sim-{index}-artifact"),
-        });
-    }
-    let replay = strong.chance(s.controlled_replay_rate) && used_digests.len() > 1;
-    let replay_memory = pick_used(&mut strong);
-    let replay_label = judge(
-        truth_of(&replay_memory),
-        s.controlled_replay_accuracy,
-        &mut strong,
-    );
-    if replay {
-        judgements.push(Judgement {
-            level: "item",
-            label: replay_label.utility(),
-            digests: vec![replay_memory],
-            basis: "controlled_replay",
-            confidence: 0.9,
-            reason: "controlled_replay_distinguishes_memory",
-            evaluator: "evaluator:sim-replay",
-            evidence: format!("evidence:sim-{index}-replay"),
-        });
-    }
-    let owner = strong.chance(s.owner_correction_rate);
-    let owner_memory = pick_used(&mut strong);
-    if owner {
-        judgements.push(Judgement {
-            level: "item",
-            label: truth_of(&owner_memory).utility(),
-            digests: vec![owner_memory],
-            basis: "owner_correction",
-            confidence: 1.0,
-            reason: "owner_correction",
-            evaluator: "owner:sim",
-            evidence: format!("evidence:sim-{index}-owner"),
-        });
-    }
+    judgements.extend(strong);
+    work.evaluator_inference = usize::from(judged);
 
     let mut retry = Rng::stream(seed, "train-retry", i);
     for j in &judgements {
-        let observation = observe(&facts, j)?;
+        let observation = observe(&facts, j, index)?;
         let twice = retry.chance(s.delivery_retry_rate);
         dataset.deliveries.push(observation.clone());
         if twice {
             dataset.deliveries.push(observation);
         }
     }
+    let total = dataset
+        .evidence_work
+        .get_or_insert_with(EvidenceWork::default);
+    total.evaluator_inference += work.evaluator_inference;
+    total.deterministic_effect += work.deterministic_effect;
+    total.controlled_replay += work.controlled_replay;
+    total.owner_correction += work.owner_correction;
+    dataset.outcomes.insert(refs.outcome_ref.clone(), success);
+    dataset.environment.push(Environment::new(
+        recalled.iter().map(|r| world.candidate(&task, r)).collect(),
+        count,
+        explore.then_some(sampled),
+        recalled
+            .iter()
+            .map(|r| world.effect(&task, r.memory))
+            .collect(),
+        world::base_success(s, &task),
+        draw,
+    ));
     dataset.training.push(TrainingEpisode {
         partition: partition_index,
         at,
@@ -622,37 +390,23 @@ fn held_out_episode(
     let s = &p.simulator;
     let i = index as u64;
     let mut pick = Rng::stream(p.seed, "held-out-pick", i);
-    let sw = &world.scopes[pick.below(world.scopes.len())];
+    let scope = pick.below(world.scopes.len());
     let topic = pick.below((s.topics_per_corpus as usize).max(1));
-    let memories = &world.corpora[sw.corpus];
-    let recalled = recall(
-        s,
-        memories,
-        &sw.truth,
+    let task = Task {
+        scope,
         topic,
+        easiness: pick.unit(),
+    };
+    let recalled = world::recall(
+        s,
+        world,
+        &task,
         &mut Rng::stream(p.seed, "held-out-recall", i),
     );
-    let candidates = recalled
-        .iter()
-        .map(|r| {
-            let m = &memories[r.memory];
-            let (label, strength) = sw.truth[r.memory];
-            let truth = match label {
-                Label::Helpful if on_topic(m, topic) => Truth::Helpful(round6(strength.max(1e-6))),
-                Label::Harmful => Truth::Harmful,
-                _ => Truth::Neutral,
-            };
-            HeldOutCandidate {
-                digest: m.digest.clone(),
-                relevance: r.relevance,
-                truth,
-            }
-        })
-        .collect();
     Ok(HeldOutEpisode {
-        partition: sw.current,
+        partition: world.scopes[scope].current,
         at: instant_of(&iso(episode_unix(s, time_index)))?,
-        candidates,
+        candidates: recalled.iter().map(|r| world.candidate(&task, r)).collect(),
     })
 }
 
@@ -664,7 +418,7 @@ pub fn held_out_count(s: &SimulatorParams) -> usize {
 /// Simulates the whole dataset of one profile.
 pub fn simulate(p: &EvaluationProfile) -> Result<Dataset, RankEvaluateError> {
     let mut dataset = Dataset::default();
-    let world = build_world(&p.simulator, p.seed, &mut dataset);
+    let world = world::build(&p.simulator, p.seed, &mut dataset);
     let training = p.simulator.training_episodes as usize;
     for index in 0..training {
         training_episode(p, &world, index, &mut dataset)?;

@@ -1,11 +1,13 @@
-//! Laws of the evaluation: determinism, the two boundary cases of the issue (a perfect
-//! evaluator with strong evidence; pure-noise inference), scope leaks caught only in a
-//! deliberately leaking double, the ledger seam agreeing with `utility-project`, the
-//! `EPISODES.jsonl` path agreeing with the simulator, and the docs listing every parameter.
+//! Laws of the evaluation: determinism, the boundary cases of the issue (exact causal
+//! evidence; pure-noise inference; a world where memories cause nothing; inference alone
+//! under confounding), evidence that never reads the hidden effects, tuning that never
+//! sees the held-out episodes, scope leaks caught only in a deliberately leaking double,
+//! the ledger seam agreeing with `utility-project`, the `EPISODES.jsonl` path agreeing with
+//! the simulator, and the docs listing every parameter.
 
 use std::collections::BTreeSet;
 
-use super::arms::{Arm, ArmContext, Ranker, ViewRanker, standard_arms};
+use super::arms::{Arm, ArmContext, Ranker, ViewRanker, arms_for};
 use super::dataset::Dataset;
 use super::ledger::{EvaluationLedger, LedgerOpener, ReducerOpener, SqliteOpener, key_of};
 use super::profile::{EvaluationProfile, Kind, sections};
@@ -40,7 +42,7 @@ fn sqlite() -> Sqlite {
 
 fn simulate_and_run(p: &EvaluationProfile) -> (Dataset, RunResult) {
     let data = simulate::simulate(p).expect("simulation");
-    let result = run(&data, p, &standard_arms(), &ReducerOpener).expect("run");
+    let result = run(&data, p, &arms_for(&data), &ReducerOpener).expect("run");
     (data, result)
 }
 
@@ -74,19 +76,22 @@ fn above(order: &[usize], truths: &dyn Fn(usize) -> bool, h: usize) -> usize {
 }
 
 #[test]
-fn a_perfect_evaluator_with_strong_evidence_never_ranks_a_helpful_memory_lower_than_semantic() {
-    // Accuracy 1.0 everywhere, plenty of strong evidence, and relevance noise small enough
-    // (bounded at ±3.46 sd) that every pool holds only memories of the episode's topic and
-    // traps, so a memory's hidden label is also its truth for the episode.
+fn exact_causal_evidence_never_ranks_a_helpful_memory_lower_than_semantic() {
+    // No model judge, error-free deterministic checks, plenty of replays and owner
+    // corrections (all of them exact about a memory's effect on the episode's task), no
+    // confounding, and relevance noise small enough (bounded at ±3.46 sd) that every pool
+    // holds only memories of the episode's topic and traps, so a memory's effect on its
+    // topic is also its truth for the episode.
     let p = small(|p| {
         let s = &mut p.simulator;
-        s.evaluator_accuracy = 1.0;
+        s.evaluator_rate = 0.0;
         s.deterministic_effect_rate = 0.5;
-        s.deterministic_effect_accuracy = 1.0;
+        s.deterministic_effect_false_positive = 0.0;
+        s.deterministic_effect_false_negative = 0.0;
         s.controlled_replay_rate = 0.3;
-        s.controlled_replay_accuracy = 1.0;
         s.owner_correction_rate = 0.05;
         s.relevance_noise = 0.05;
+        s.confounding = 0.0;
     });
     let (data, result) = simulate_and_run(&p);
     let semantic = &result.arms[0];
@@ -183,15 +188,16 @@ impl Arm for LeakingDouble {
 fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
     let p = small(|_| {});
     let data = simulate::simulate(&p).expect("simulation");
-    let mut arms = standard_arms();
+    let mut arms = arms_for(&data);
+    assert_eq!(arms.len(), 6, "a simulation adds the on-policy arm");
     arms.push(Box::new(LeakingDouble));
     let store = sqlite();
     let result = run(&data, &p, &arms, &store.opener).expect("run");
     assert_eq!(result.ledger.backend, "sqlite");
-    for arm in &result.arms[..5] {
+    for arm in &result.arms[..6] {
         assert_eq!(arm.leaks, 0, "{}", arm.key);
     }
-    let double = &result.arms[5];
+    let double = &result.arms[6];
     assert!(
         double.leaks > 0 && double.leak_episodes > 0,
         "the metric must catch the double"
@@ -278,10 +284,18 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
 #[test]
 fn the_episodes_file_path_agrees_with_the_simulator() {
     let p = small(|p| p.simulator.training_episodes = 300.0);
-    let data = simulate::simulate(&p).expect("simulation");
+    let mut data = simulate::simulate(&p).expect("simulation");
     let text = episodes::write_jsonl(&data);
     let parsed = episodes::parse(text.as_bytes()).expect("parse");
     assert_eq!(parsed.observation_lines, data.deliveries.len());
+    // A file carries neither the simulated environment (validation ground truth, the
+    // on-policy arm) nor the evidence runs and outcomes behind its deliveries: compare
+    // with the simulation without them.
+    assert_eq!(arms_for(&data).len(), 6);
+    assert_eq!(arms_for(&parsed.dataset).len(), 5);
+    data.environment.clear();
+    data.evidence_work = None;
+    data.outcomes.clear();
     let source = Source::Simulation { seed: p.seed };
     let a = evaluate(&data, &p, &source, None, &ReducerOpener).expect("packet");
     let b = evaluate(&parsed.dataset, &p, &source, None, &ReducerOpener).expect("packet");
@@ -374,5 +388,235 @@ fn the_simulated_episodes_fixture_is_current() {
     assert!(
         committed == text,
         "fixture drifted (run UPDATE_FIXTURES=1 cargo test)"
+    );
+}
+
+/// A world whose outcomes do not depend on the helpful effect (every task succeeds with
+/// probability 0.98, the clamp, whatever is applied): only the hidden effects differ.
+fn clamped_world(helpful_effect: f64) -> EvaluationProfile {
+    small(|p| {
+        let s = &mut p.simulator;
+        s.training_episodes = 300.0;
+        s.base_success = 1.0;
+        s.difficulty_spread = 0.0;
+        s.harmful_effect = 0.0;
+        s.helpful_effect = helpful_effect;
+        s.owner_correction_rate = 0.0;
+        s.deterministic_effect_rate = 0.3;
+        s.controlled_replay_rate = 0.3;
+    })
+}
+
+#[test]
+fn evidence_never_reads_the_hidden_effects_only_outcomes_and_re_runs() {
+    // Two worlds with the same outcomes and different hidden effects: every delivery the
+    // judge, the deterministic checks and the replays produce is the same, byte for byte,
+    // while the held-out ground truth (the effects) differs.
+    let a = simulate::simulate(&clamped_world(0.0)).expect("simulation");
+    let b = simulate::simulate(&clamped_world(0.45)).expect("simulation");
+    assert_eq!(a.outcomes, b.outcomes, "the same outcomes");
+    let inference = |d: &Dataset| -> Vec<Value> {
+        d.deliveries
+            .iter()
+            .filter(|o| super::ledger::is_inference(o))
+            .map(|o| o.to_value())
+            .collect()
+    };
+    assert!(!inference(&a).is_empty());
+    assert_eq!(inference(&a), inference(&b), "inference evidence");
+    let all = |d: &Dataset| {
+        d.deliveries
+            .iter()
+            .map(|o| o.to_value())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(all(&a), all(&b), "every automatic evidence path");
+    let helpful = |d: &Dataset| {
+        d.held_out
+            .iter()
+            .flat_map(|e| &e.candidates)
+            .filter(|c| c.truth.is_helpful())
+            .count()
+    };
+    assert_eq!(helpful(&a), 0);
+    assert!(helpful(&b) > 0, "the worlds differ in their hidden effects");
+}
+
+#[test]
+fn replays_and_error_free_checks_never_contradict_the_causal_effect() {
+    let p = small(|p| {
+        let s = &mut p.simulator;
+        s.deterministic_effect_rate = 0.5;
+        s.deterministic_effect_false_positive = 0.0;
+        s.deterministic_effect_false_negative = 0.0;
+        s.controlled_replay_rate = 0.5;
+    });
+    let data = simulate::simulate(&p).expect("simulation");
+    let mut checked = 0;
+    for o in &data.deliveries {
+        let strong = matches!(
+            o.evidence_basis,
+            crate::utility::observation::EvidenceBasis::ControlledReplay
+                | crate::utility::observation::EvidenceBasis::DeterministicEffect
+        );
+        if !strong {
+            continue;
+        }
+        let index: usize = o
+            .outcome_ref
+            .strip_prefix("effect:sim-")
+            .and_then(|n| n.parse().ok())
+            .expect("simulated outcome ref");
+        let env = &data.environment[index];
+        let truth = env
+            .candidates
+            .iter()
+            .find(|c| c.digest == o.memory_ref_digests[0])
+            .map(|c| c.truth)
+            .expect("an applied memory was recalled");
+        use crate::utility::observation::UtilityLabel as L;
+        match o.utility_label {
+            L::Helpful => assert!(truth.is_helpful(), "{o:?}"),
+            L::Harmful => assert_eq!(truth, super::dataset::Truth::Harmful, "{o:?}"),
+            L::Neutral => assert!(!truth.is_helpful(), "{o:?}"),
+            L::Unknown => {}
+        }
+        checked += 1;
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+#[test]
+fn a_world_where_memories_cause_nothing_holds() {
+    let p = small(|p| {
+        p.simulator.helpful_effect = 0.0;
+        p.simulator.harmful_effect = 0.0;
+    });
+    let (_, result) = simulate_and_run(&p);
+    assert_eq!(result.held_out.answerable, 0);
+    let analysis = analyze(result, &p, p.seed).expect("analysis");
+    assert_eq!(analysis.gate.verdict(), packet::Verdict::Hold);
+}
+
+#[test]
+fn tuning_never_sees_the_held_out_episodes() {
+    let p = small(|_| {});
+    let data = simulate::simulate(&p).expect("simulation");
+    let tuned = tuning::tune(&data, &p).expect("tuning");
+    let mut other = data.clone();
+    other.held_out.clear();
+    assert_eq!(tuning::tune(&other, &p).expect("tuning"), tuned);
+    for key in ["semantic_hotness", "memrl", "memrl_on_policy"] {
+        let t = tuned.of(key).expect("tuned arm");
+        assert_eq!(t.method, tuning::Method::ValidationGrid, "{key}");
+        assert_eq!(t.validation_episodes, 160, "{key}: 20% of 800");
+        assert!(t.validation_ndcg.is_some() && !t.grid.is_empty(), "{key}");
+    }
+    // Without an environment (an episodes file) the profile's values are used, and said so.
+    let mut file_like = data;
+    file_like.environment.clear();
+    let untuned = tuning::tune(&file_like, &p).expect("tuning");
+    assert_eq!(untuned.settings, super::arms::ArmSettings::of_profile(&p));
+    assert_eq!(
+        untuned.of("memrl").and_then(|t| t.reason),
+        Some("no_validation_ground_truth")
+    );
+    assert!(untuned.of("memrl_on_policy").is_none());
+}
+
+#[test]
+fn the_gate_names_the_best_arm_and_every_arm_that_beats_bounded_utility() {
+    let p = small(|_| {});
+    let (_, result) = simulate_and_run(&p);
+    let analysis = analyze(result, &p, p.seed).expect("analysis");
+    let ndcg = |i: usize| analysis.boot.arms[i][0].estimate.unwrap_or(f64::MIN);
+    let best = analysis.gate.best_arm;
+    for i in 0..analysis.run.arms.len() {
+        assert!(ndcg(i) <= ndcg(best), "arm {i}");
+    }
+    for (i, d) in &analysis.gate.beating_bounded {
+        assert_ne!(analysis.run.arms[*i].key, "bounded_utility");
+        assert!(d.lower.is_some_and(|l| l > 0.0));
+        assert!(ndcg(*i) > ndcg(2));
+    }
+}
+
+#[test]
+fn task_cost_charges_each_arm_for_the_evidence_it_needs() {
+    let p = small(|_| {});
+    let (data, result) = simulate_and_run(&p);
+    let work = data
+        .evidence_work
+        .expect("the simulator counts its evidence runs");
+    let n = data.training.len() as f64;
+    let c = &p.cost;
+    let cost = |key: &str| {
+        result
+            .arms
+            .iter()
+            .find(|a| a.key == key)
+            .map(|a| a.evidence_cost_per_task)
+            .expect("arm")
+    };
+    let without = (c.deterministic_effect * work.deterministic_effect as f64
+        + c.controlled_replay * work.controlled_replay as f64
+        + c.owner_correction * work.owner_correction as f64)
+        / n;
+    assert!((cost("bounded_utility_without_inference") - without).abs() < 1e-9);
+    let inference = c.evaluator_inference * work.evaluator_inference as f64 / n;
+    assert!((cost("bounded_utility") - without - inference).abs() < 1e-9);
+    for key in ["semantic", "semantic_hotness", "memrl", "memrl_on_policy"] {
+        assert_eq!(cost(key), 0.0, "{key}");
+    }
+}
+
+#[test]
+fn evaluator_disagreement_against_outcomes_is_measured_where_inference_stands_alone() {
+    let p = small(|p| {
+        let s = &mut p.simulator;
+        s.deterministic_effect_rate = 0.0;
+        s.controlled_replay_rate = 0.0;
+        s.owner_correction_rate = 0.0;
+        s.evaluator_accuracy = 1.0;
+    });
+    let (_, result) = simulate_and_run(&p);
+    assert!(result.disagreement.is_empty(), "no stronger tier at all");
+    assert!(result.outcome_disagreement.len() > 20);
+    assert!(
+        result.outcome_disagreement.iter().all(|f| !f),
+        "a judge that follows every outcome never contradicts one"
+    );
+    let noisy = small(|p| {
+        let s = &mut p.simulator;
+        s.deterministic_effect_rate = 0.0;
+        s.controlled_replay_rate = 0.0;
+        s.owner_correction_rate = 0.0;
+        s.evaluator_accuracy = 0.0;
+    });
+    let (_, result) = simulate_and_run(&noisy);
+    let share = result.outcome_disagreement.iter().filter(|f| **f).count() as f64
+        / result.outcome_disagreement.len() as f64;
+    assert!(
+        share > 0.5,
+        "a judge that never follows the outcome: {share}"
+    );
+}
+
+#[test]
+fn a_sweep_of_a_tuned_value_is_refused_while_tuning_is_on() {
+    let p = small(|_| {});
+    let data = simulate::simulate(&p).expect("simulation");
+    let sweep = profile::parse_sweep("memrl.alpha=0.1,0.3").expect("sweep");
+    let err = evaluate(
+        &data,
+        &p,
+        &Source::Simulation { seed: p.seed },
+        Some(&sweep),
+        &ReducerOpener,
+    )
+    .expect_err("refused");
+    assert!(
+        err.to_string().contains("evaluation.tune_baselines"),
+        "{err}"
     );
 }

@@ -166,7 +166,14 @@ fn consistent(map: &Map, qualified: bool) -> bool {
     let Some(gate) = object_at(map, "gate") else {
         return false;
     };
-    if gate.is_empty() || !gate.iter().all(|(_, check)| check.as_object().is_some()) {
+    // The checks are the gate's objects with a `passed` flag; other members (e.g. which
+    // arm wins) describe the evaluation and are not checks.
+    let checks: Vec<&Map> = gate
+        .iter()
+        .filter_map(|(_, member)| member.as_object())
+        .filter(|check| check.contains_key("passed"))
+        .collect();
+    if checks.is_empty() {
         return false;
     }
     if !qualified {
@@ -174,7 +181,7 @@ fn consistent(map: &Map, qualified: bool) -> bool {
     }
     // A qualified verdict: every check passed, every interval of a gain lies above zero,
     // no scope leak.
-    gate.iter().filter_map(|(_, c)| c.as_object()).all(|check| {
+    checks.iter().all(|check| {
         let passed = check.get("passed") == Some(&Value::Bool(true));
         let interval = match check.get("difference").and_then(Value::as_object) {
             Some(d) => number(d.get("lower")).is_some_and(|lower| lower > 0.0),
