@@ -628,7 +628,7 @@ pub struct RecallArgs {
     /// and the traffic event logs the propensities, so that `rank-evaluate --ledger` can
     /// estimate other rankings off-policy. Needs the traffic log (--ledger or
     /// $REWARD_MEMORY_LEDGER)
-    #[arg(long, value_name = "EPSILON", value_parser = crate::recall::traffic::parse_epsilon)]
+    #[arg(long, value_name = "EPSILON", allow_negative_numbers = true, value_parser = crate::recall::traffic::parse_epsilon)]
     pub explore: Option<f64>,
     /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`
     /// (the object `utility-ledger project --input` takes): the utility partition of this

@@ -193,8 +193,9 @@ pub fn build(rows: &[TrafficRow], delivery_high_water: i64) -> Result<Built, Ran
             _ => return Err(malformed(row, "its kind column and event_kind differ")),
         }
     }
-    // What followed each recall: (apply seq, applied, outcome seq, outcome).
-    let followed: Vec<Option<(i64, Vec<String>, Option<(i64, LoggedOutcome)>)>> = recalls
+    // What followed each recall: (apply seq, applied, (outcome seq, outcome)).
+    type Followed = (i64, Vec<String>, Option<(i64, LoggedOutcome)>);
+    let followed: Vec<Option<Followed>> = recalls
         .iter()
         .map(|r| {
             applies

@@ -30,7 +30,7 @@ use crate::utility::observation::Scope;
 use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
 use crate::wire::timestamp::parse_aware;
 
-use super::super::arms::{Arm, ArmContext, Pool, Ranker, TrainingState, standard_arms};
+use super::super::arms::{ArmContext, Pool, Ranker, TrainingState, standard_arms};
 use super::super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
 use super::super::error::RankEvaluateError;
 use super::super::ledger::{Counters, LedgerOpener};
@@ -265,7 +265,12 @@ pub fn estimate(
                         .map(|c| c.memory_ref_digest.clone())
                         .collect(),
                     used,
-                    reward: reward.unwrap_or(0.0),
+                    // MemRL's terminal reward on the profile's scale (success and failure
+                    // rewards; a partial outcome halfway).
+                    reward: reward.map_or(0.0, |r| {
+                        let m = &profile.memrl;
+                        m.failure_reward + (m.success_reward - m.failure_reward) * r
+                    }),
                 });
             }
             LoggedSplit::HeldOut => {
@@ -350,7 +355,7 @@ pub fn estimate(
 
     let mut results: Vec<ArmEstimate> = arms
         .iter()
-        .map(|arm: &Box<dyn Arm>| ArmEstimate {
+        .map(|arm| ArmEstimate {
             key: arm.key(),
             title: arm.title(),
             ips: Interval::default(),

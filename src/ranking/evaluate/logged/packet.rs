@@ -307,8 +307,8 @@ pub struct LedgerEvaluationPacket {
 #[serde(untagged)]
 #[schemars(rename = "RankingEvaluation")]
 pub enum AnyRankingEvaluation {
-    GroundTruth(RankingEvaluationPacket),
-    LoggedTraffic(LedgerEvaluationPacket),
+    GroundTruth(Box<RankingEvaluationPacket>),
+    LoggedTraffic(Box<LedgerEvaluationPacket>),
 }
 
 fn wire(i: &Interval) -> Estimate {
