@@ -332,6 +332,68 @@ fn traffic_log_a_loop_of_real_calls_gives_a_ledger_verdict_that_holds_on_too_lit
 }
 
 #[test]
+fn traffic_log_an_applied_prior_is_the_logging_policy_and_has_no_shadow() {
+    for backend in backends() {
+        let s = loop_setup();
+        ingest_memories(&s);
+        let ledger = fresh_ledger(&s, &backend, "ledger");
+        let first = recall(&s, &["--ledger", &ledger]).json();
+        let applied = apply_first(&s, &first, &ledger, 0);
+        let attributed = attribute(&s, &applied, &ledger, 0);
+        s.write(
+            "attributed-partition.json",
+            &pretty(&attributed["attributions"][0]["partition"]),
+        );
+        let run = recall(
+            &s,
+            &[
+                "--rank-prior",
+                "profile.json",
+                "--partition",
+                "attributed-partition.json",
+                "--ledger",
+                &ledger,
+                "--evaluation",
+                "evaluation.json",
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        assert_eq!(run.stderr, "");
+        let packet = run.json();
+        assert_eq!(packet["rank_prior_applied"], true);
+        let events = stored_events(&s, &backend, &ledger);
+        let last = events.last().expect("the recall event");
+        assert_eq!(last["event_kind"], "recall");
+        assert_eq!(last["logging_policy"]["kind"], "rank_prior");
+        assert_eq!(
+            last["logging_policy"]["profile_digest"],
+            packet["rank_prior"]["profile_digest"]
+        );
+        assert_eq!(last["shadow"], Value::Null);
+        // The applied profile is part of the policy: another partition than the first
+        // recall's.
+        assert_eq!(
+            last["partition"]["policy_snapshot_ref"],
+            packet["policy_snapshot_ref"]
+        );
+        assert_ne!(
+            last["partition"]["policy_snapshot_ref"],
+            events[0]["partition"]["policy_snapshot_ref"]
+        );
+        let shown: Vec<i64> = last["candidates"]
+            .as_array()
+            .expect("candidates")
+            .iter()
+            .filter_map(|c| c["shown_rank"].as_i64())
+            .collect();
+        assert_eq!(
+            shown.len(),
+            packet["results"].as_array().map_or(0, Vec::len)
+        );
+    }
+}
+
+#[test]
 fn traffic_log_a_ledger_without_traffic_keeps_its_layout() {
     let s = loop_setup();
     ingest_memories(&s);
