@@ -829,3 +829,53 @@ fn traffic_log_without_exploration_the_shadow_prior_lacks_off_policy_support() {
         );
     }
 }
+
+/// `fixtures/rank_evaluate/logged/explored.jsonl` (the fuzz seed of the logged-episodes
+/// reader and an example of the format) is what `--export-episodes` writes for a
+/// 30-recall explored log; `rank-evaluate --input` of it holds on too little traffic.
+#[test]
+fn the_committed_logged_episodes_fixture_is_what_the_export_writes() {
+    let s = Scratch::new();
+    let ledger = s.path.join("ledger.sqlite3");
+    build_log(&Location::Sqlite(ledger.clone()), 30, 0.5).expect("log");
+    let run = s.run(
+        &[
+            "rank-evaluate",
+            "--ledger",
+            &ledger.to_string_lossy(),
+            "--all-partitions",
+            "--export-episodes",
+            "explored.jsonl",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert_eq!(
+        run.json()["reason_codes"],
+        json!(["insufficient_held_out_traffic"])
+    );
+    let written = std::fs::read_to_string(s.path.join("explored.jsonl")).expect("export");
+    let path = crate::support::fixtures_dir().join("rank_evaluate/logged/explored.jsonl");
+    if std::env::var_os("UPDATE_FIXTURES").is_some() {
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("dir");
+        std::fs::write(&path, &written).expect("write fixture");
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == written,
+        "regenerate {} with UPDATE_FIXTURES=1 cargo test --test cli the_committed_logged",
+        path.display()
+    );
+    let again = crate::support::run(&[
+        "rank-evaluate",
+        "--input",
+        &path.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(again.code, 2, "{}", again.transcript());
+    assert_eq!(again.json()["source"]["kind"], "episodes_file");
+    assert_eq!(again.json()["traffic"], run.json()["traffic"]);
+}
