@@ -696,6 +696,9 @@ fn log_outcomes(
     jobs: &[Job],
     observed_at: &str,
 ) -> Option<String> {
+    if jobs.is_empty() {
+        return None;
+    }
     let events: Vec<_> = jobs
         .iter()
         .map(|job| {

@@ -105,9 +105,13 @@ pub fn append(backend: &mut dyn LedgerBackend, events: &[TrafficAppend]) -> Ledg
     }
 }
 
-/// True when the ledger holds a traffic log (at least one event).
+/// True when the ledger holds a traffic log (at least one event); a ledger that does not
+/// exist yet holds none.
 pub fn has_traffic(backend: &mut dyn LedgerBackend) -> LedgerResult<bool> {
-    with_read(backend, |b| Ok(b.traffic_high_water()? > 0))
+    match with_read(backend, |b| Ok(b.traffic_high_water()? > 0)) {
+        Err(super::LedgerError::Missing) => Ok(false),
+        other => other,
+    }
 }
 
 /// What [`read`] returns: one consistent snapshot of the log.
