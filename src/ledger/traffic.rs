@@ -114,7 +114,8 @@ pub fn has_traffic(backend: &mut dyn LedgerBackend) -> LedgerResult<bool> {
     }
 }
 
-/// What [`read`] returns: one consistent snapshot of the log.
+/// What [`read`] returns besides the events it visits: one consistent snapshot of the
+/// log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrafficSnapshot {
     pub backend: &'static str,
@@ -124,8 +125,6 @@ pub struct TrafficSnapshot {
     pub traffic_high_water: i64,
     /// Every partition with traffic, in key order.
     pub partitions: Vec<PartitionKey>,
-    /// The events of the selected partitions, in sequence order.
-    pub events: Vec<TrafficRow>,
 }
 
 /// Which partitions [`read`] returns the events of.
@@ -137,11 +136,13 @@ pub enum Selection {
     Only(Vec<PartitionKey>),
 }
 
-/// Reads the log in one read snapshot: the high waters, the partitions with traffic and
-/// the events of `selection`. A ledger without a traffic log reads as empty.
+/// Reads the log in one read snapshot: the high waters and the partitions with traffic,
+/// and visits the events of `selection` in sequence order. A ledger without a traffic log
+/// reads as empty.
 pub fn read(
     backend: &mut dyn LedgerBackend,
     selection: &Selection,
+    visit: &mut dyn FnMut(TrafficRow) -> LedgerResult<()>,
 ) -> LedgerResult<TrafficSnapshot> {
     with_read(backend, |b| {
         let mut snapshot = TrafficSnapshot {
@@ -163,11 +164,7 @@ pub fn read(
                 .collect(),
         };
         if !chosen.is_empty() {
-            let events = &mut snapshot.events;
-            b.traffic_events(&chosen, &mut |row| {
-                events.push(row);
-                Ok(())
-            })?;
+            b.traffic_events(&chosen, visit)?;
         }
         Ok(snapshot)
     })

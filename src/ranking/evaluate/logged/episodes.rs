@@ -153,23 +153,38 @@ fn malformed(row: &TrafficRow, why: &str) -> RankEvaluateError {
 /// Builds the episodes of `rows` (the events of the evaluated partitions, in sequence
 /// order) and splits them in time. `delivery_high_water` is the ledger's.
 pub fn build(rows: &[TrafficRow], delivery_high_water: i64) -> Result<Built, RankEvaluateError> {
-    struct Recall {
-        seq: i64,
-        delivery_seq: i64,
-        event: crate::recall::traffic::RecallEvent,
-    }
-    let mut recalls: Vec<Recall> = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    // recall id -> (seq, receipt id, applied)
-    let mut applies: BTreeMap<String, (i64, String, Vec<String>)> = BTreeMap::new();
-    // receipt id -> (seq, outcome)
-    let mut outcomes: BTreeMap<String, (i64, LoggedOutcome)> = BTreeMap::new();
+    let mut builder = Builder::default();
     for row in rows {
+        builder.push(row)?;
+    }
+    Ok(builder.finish(delivery_high_water))
+}
+
+struct Recall {
+    seq: i64,
+    delivery_seq: i64,
+    event: crate::recall::traffic::RecallEvent,
+}
+
+/// [`build`] one row at a time, so that a reader keeps parsed events, not their text.
+#[derive(Default)]
+pub struct Builder {
+    recalls: Vec<Recall>,
+    seen: std::collections::BTreeSet<String>,
+    /// recall id -> (seq, receipt id, applied)
+    applies: BTreeMap<String, (i64, String, Vec<String>)>,
+    /// receipt id -> (seq, outcome)
+    outcomes: BTreeMap<String, (i64, LoggedOutcome)>,
+}
+
+impl Builder {
+    /// Takes the next row (in sequence order).
+    pub fn push(&mut self, row: &TrafficRow) -> Result<(), RankEvaluateError> {
         let event = parse_event(&row.event).map_err(|why| malformed(row, &why))?;
         match (row.kind, event) {
             (TrafficKind::Recall, TrafficEvent::Recall(e)) => {
-                if seen.insert(e.recall_id.clone()) {
-                    recalls.push(Recall {
+                if self.seen.insert(e.recall_id.clone()) {
+                    self.recalls.push(Recall {
                         seq: row.seq,
                         delivery_seq: row.delivery_seq,
                         event: e,
@@ -177,7 +192,7 @@ pub fn build(rows: &[TrafficRow], delivery_high_water: i64) -> Result<Built, Ran
                 }
             }
             (TrafficKind::Apply, TrafficEvent::Apply(e)) => {
-                applies.entry(e.recall_id).or_insert((
+                self.applies.entry(e.recall_id).or_insert((
                     row.seq,
                     e.application_receipt_id,
                     e.applied,
@@ -186,79 +201,90 @@ pub fn build(rows: &[TrafficRow], delivery_high_water: i64) -> Result<Built, Ran
             (TrafficKind::Outcome, TrafficEvent::Outcome(e)) => {
                 let status = LoggedOutcome::parse(&e.outcome_status)
                     .ok_or_else(|| malformed(row, "outcome_status"))?;
-                outcomes
+                self.outcomes
                     .entry(e.application_receipt_id)
                     .or_insert((row.seq, status));
             }
             _ => return Err(malformed(row, "its kind column and event_kind differ")),
         }
+        Ok(())
     }
-    // What followed each recall: (apply seq, applied, (outcome seq, outcome)).
-    type Followed = (i64, Vec<String>, Option<(i64, LoggedOutcome)>);
-    let followed: Vec<Option<Followed>> = recalls
-        .iter()
-        .map(|r| {
-            applies
-                .get(&r.event.recall_id)
-                .filter(|(seq, _, _)| *seq > r.seq)
-                .map(|(seq, receipt, applied)| {
-                    let outcome = outcomes.get(receipt).copied().filter(|(s, _)| *s > *seq);
-                    (*seq, applied.clone(), outcome)
-                })
-        })
-        .collect();
-    let mut episodes: Vec<LoggedEpisode> = recalls
-        .iter()
-        .zip(&followed)
-        .map(|(r, f)| LoggedEpisode {
-            schema_version: LoggedEpisodeVersion,
-            episode_id: r.event.recall_id.clone(),
-            split: LoggedSplit::Training,
-            observed_at: r.event.observed_at.clone(),
-            partition: r.event.partition.clone(),
-            logging_policy: r.event.logging_policy.clone(),
-            candidates: r.event.candidates.clone(),
-            shadow: r.event.shadow.clone(),
-            applied: f.as_ref().map(|(_, a, _)| a.clone()),
-            outcome_status: f.as_ref().and_then(|(_, _, o)| o.map(|(_, s)| s)),
-        })
-        .collect();
-    let usable: Vec<usize> = (0..episodes.len())
-        .filter(|&i| episodes[i].usable())
-        .collect();
-    let held = (HELD_OUT_SHARE * usable.len() as f64).ceil() as usize;
-    let Some(&first) = usable
-        .get(usable.len() - held.min(usable.len()))
-        .filter(|_| held > 0)
-    else {
-        return Ok(Built {
-            episodes,
-            split_seq: delivery_high_water,
-        });
-    };
-    let split_at = recalls[first].seq;
-    for (i, episode) in episodes.iter_mut().enumerate() {
-        if recalls[i].seq >= split_at {
-            episode.split = LoggedSplit::HeldOut;
-            continue;
-        }
-        // Training sees only what was logged before the first held-out recall.
-        match &followed[i] {
-            Some((apply_seq, _, outcome)) if *apply_seq < split_at => {
-                if !outcome.is_some_and(|(s, _)| s < split_at) {
+
+    /// The episodes, split in time.
+    pub fn finish(self, delivery_high_water: i64) -> Built {
+        let Builder {
+            recalls,
+            applies,
+            outcomes,
+            ..
+        } = self;
+        // What followed each recall: (apply seq, applied, (outcome seq, outcome)).
+        type Followed = (i64, Vec<String>, Option<(i64, LoggedOutcome)>);
+        let followed: Vec<Option<Followed>> = recalls
+            .iter()
+            .map(|r| {
+                applies
+                    .get(&r.event.recall_id)
+                    .filter(|(seq, _, _)| *seq > r.seq)
+                    .map(|(seq, receipt, applied)| {
+                        let outcome = outcomes.get(receipt).copied().filter(|(s, _)| *s > *seq);
+                        (*seq, applied.clone(), outcome)
+                    })
+            })
+            .collect();
+        let mut episodes: Vec<LoggedEpisode> = recalls
+            .iter()
+            .zip(&followed)
+            .map(|(r, f)| LoggedEpisode {
+                schema_version: LoggedEpisodeVersion,
+                episode_id: r.event.recall_id.clone(),
+                split: LoggedSplit::Training,
+                observed_at: r.event.observed_at.clone(),
+                partition: r.event.partition.clone(),
+                logging_policy: r.event.logging_policy.clone(),
+                candidates: r.event.candidates.clone(),
+                shadow: r.event.shadow.clone(),
+                applied: f.as_ref().map(|(_, a, _)| a.clone()),
+                outcome_status: f.as_ref().and_then(|(_, _, o)| o.map(|(_, s)| s)),
+            })
+            .collect();
+        let usable: Vec<usize> = (0..episodes.len())
+            .filter(|&i| episodes[i].usable())
+            .collect();
+        let held = (HELD_OUT_SHARE * usable.len() as f64).ceil() as usize;
+        let Some(&first) = usable
+            .get(usable.len() - held.min(usable.len()))
+            .filter(|_| held > 0)
+        else {
+            return Built {
+                episodes,
+                split_seq: delivery_high_water,
+            };
+        };
+        let split_at = recalls[first].seq;
+        for (i, episode) in episodes.iter_mut().enumerate() {
+            if recalls[i].seq >= split_at {
+                episode.split = LoggedSplit::HeldOut;
+                continue;
+            }
+            // Training sees only what was logged before the first held-out recall.
+            match &followed[i] {
+                Some((apply_seq, _, outcome)) if *apply_seq < split_at => {
+                    if !outcome.is_some_and(|(s, _)| s < split_at) {
+                        episode.outcome_status = None;
+                    }
+                }
+                _ => {
+                    episode.applied = None;
                     episode.outcome_status = None;
                 }
             }
-            _ => {
-                episode.applied = None;
-                episode.outcome_status = None;
-            }
+        }
+        Built {
+            episodes,
+            split_seq: recalls[first].delivery_seq,
         }
     }
-    Ok(Built {
-        episodes,
-        split_seq: recalls[first].delivery_seq,
-    })
 }
 
 // ---------------------------------------------------------------------------------------

@@ -50,8 +50,23 @@ pub fn read_ledger(
     backend: &mut dyn LedgerBackend,
     selection: &Selection,
 ) -> Result<LedgerRead, RankEvaluateError> {
-    let snapshot = log::read(backend, selection).map_err(ledger_error)?;
-    let built = episodes::build(&snapshot.events, snapshot.delivery_high_water)?;
+    // Events are parsed as they are read: the log's text is never held whole.
+    let mut builder = episodes::Builder::default();
+    let mut failed: Option<RankEvaluateError> = None;
+    let read = log::read(backend, selection, &mut |row| match builder.push(&row) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            failed = Some(e);
+            Err(LedgerError::Request(
+                "a traffic event is malformed".to_owned(),
+            ))
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let snapshot = read.map_err(ledger_error)?;
+    let built = builder.finish(snapshot.delivery_high_water);
     let keys: Vec<PartitionKey> = match selection {
         Selection::All => snapshot.partitions.clone(),
         Selection::Only(keys) => {
