@@ -312,8 +312,8 @@ pub enum Command {
     /// apply the same profile. Markdown shows the verdict, one table of arms by metrics with
     /// intervals and the gate's checks; --detail adds the differences against arm 1, the
     /// sweep points, the held-out counts, the training ledger and the evaluated profile.
-    /// Reads no registry, runtime root or provider: the training ledger is a private
-    /// temporary SQLite file, removed at the end.
+    /// Reads no registry or provider (nor, without --ledger, the runtime root): the
+    /// training ledger is a private temporary SQLite file, removed at the end.
     ///
     /// --ledger L --partition P.json (or --all-partitions) evaluates the deployment's own
     /// traffic instead: the recall, apply and outcome events of the ledger's traffic log,
