@@ -52,6 +52,7 @@ seed rank_prior fixtures/rank_prior/**/*.json
 seed ledger_append_input fixtures/utility_ledger/**/*.json* fixtures/utility_project/valid/*.json \
     fixtures/rank_evaluate/valid/*.jsonl
 seed rank_evaluate_episodes fixtures/rank_evaluate/**/*.jsonl
+seed traffic_log fixtures/rank_evaluate/logged/*.jsonl
 seed apply_input fixtures/apply/**/*.json
 mkdir -p fuzz/corpus/timestamp
 grep -rhoE '"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][^"]{0,40}"' fixtures | tr -d '"' | sort -u |

@@ -9,8 +9,9 @@
 #    synchronous_commit, full_page_writes); the memory and checkpoint settings are those
 #    of a server sized for a write-heavy ledger (256 MB shared buffers, 16 MB WAL buffers,
 #    checkpoints every 4 GB of WAL or 30 min) rather than the 128 MB / 1 GB defaults.
-# 3. Runs the ledger tests of `cargo test --test cli utility_ledger` that take a backend
-#    with REWARD_MEMORY_TEST_PG_URL set: each runs against a fresh database of that server.
+# 3. Runs the ledger tests of `cargo test --test cli utility_ledger` (and the traffic log's,
+#    `traffic_log_`) that take a backend with REWARD_MEMORY_TEST_PG_URL set: each runs
+#    against a fresh database of that server.
 # The server is stopped and its directory removed on exit.
 #
 # Environment: PG_IT_KEEP=1 keeps the temp dir; PG_IT_FILTER overrides the test filter;
@@ -98,8 +99,12 @@ START=$(date +%s)
 # The tests that take a backend run on PostgreSQL only here (SQLite ran in `cargo test`);
 # the file-system fault tests are SQLite-specific and skipped (the 57P03 test has its own
 # stand-in server).
+# The traffic log's tests (`traffic_log_*`: recall, apply and utility-attribute events,
+# rank-evaluate --ledger) take a backend too.
+FILTERS=("${PG_IT_FILTER:-utility_ledger}")
+[ -z "${PG_IT_FILTER:-}" ] && FILTERS+=(traffic_log_)
 (cd "$ROOT" && REWARD_MEMORY_TEST_PG_ONLY=1 cargo test --locked --quiet --test cli \
-    "${PG_IT_FILTER:-utility_ledger}" -- --skip sigkill --skip full_disk --skip bad_ledger_files \
+    "${FILTERS[0]}" -- "${FILTERS[@]:1}" --skip sigkill --skip full_disk --skip bad_ledger_files \
     --skip new_ledger_file --skip printed_ledger_packets --skip damaged_ledger \
     --skip append_checks --skip read_only --skip pretty_printed --skip server_starting_up) \
     || fail "ledger tests against PostgreSQL"

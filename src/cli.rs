@@ -312,8 +312,17 @@ pub enum Command {
     /// apply the same profile. Markdown shows the verdict, one table of arms by metrics with
     /// intervals and the gate's checks; --detail adds the differences against arm 1, the
     /// sweep points, the held-out counts, the training ledger and the evaluated profile.
-    /// Reads no registry, runtime root or provider: the training ledger is a private
-    /// temporary SQLite file, removed at the end.
+    /// Reads no registry or provider (nor, without --ledger, the runtime root): the
+    /// training ledger is a private temporary SQLite file, removed at the end.
+    ///
+    /// --ledger L --partition P.json (or --all-partitions) evaluates the deployment's own
+    /// traffic instead: the recall, apply and outcome events of the ledger's traffic log,
+    /// split in time, no ground truth. Each arm's value of choosing the memory shown
+    /// first is estimated off-policy from the verified outcomes (IPS, self-normalized
+    /// IPS, doubly robust, effective sample size, paired bootstrap against semantic); the
+    /// prior qualifies only when its SNIPS gain has a lower bound above 0 with enough
+    /// held-out traffic and off-policy support (see docs/rank-evaluate.md). The packet's
+    /// source.kind is ledger.
     RankEvaluate(RankEvaluateArgs),
     /// Attribute a verified outcome to the memories an application receipt applied: run
     /// the evaluators, append their observations to the utility ledger
@@ -546,6 +555,7 @@ pub struct OperatorControlArgs {
 
 // `recall`: a configured form (goal/agent route) or an explicit `--input` request.
 #[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("utility_source").multiple(true)))]
 pub struct RecallArgs {
     /// Explicit form: `{"corpus", "request", "read_authority_checkpoint",
     /// "provider_binding"}` JSON (§10.1/§10.2 shapes); `-` reads standard input
@@ -596,23 +606,31 @@ pub struct RecallArgs {
         group = "utility_source"
     )]
     pub projection: Option<String>,
-    /// Read the utility from the utility ledger instead of a projection: the stored
-    /// subjects of the partition that mention a recalled memory (see `utility-ledger
-    /// --help`). LOCATION is a SQLite file or a postgres:// URL (settings it lacks come
+    /// The utility ledger: the recall appends its traffic event to the ledger's traffic
+    /// log (candidate digests, relevance, ranks, propensities, the shadow ranking; no
+    /// query text or content; a failure is a warning, never a failed recall), and, with
+    /// --rank-prior and no --projection, the prior reads its utility there (the stored
+    /// subjects of the partition that mention a recalled memory; the ledger must then
+    /// exist). LOCATION is a SQLite file or a postgres:// URL (settings it lacks come
     /// from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE); without a value,
     /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
-    /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). It must exist; it is read
-    /// before the provider is called and again, for the results' digests only, when the
-    /// prior is applied
+    /// (RUNTIME_ROOT: --runtime-root, default ~/.codex/loopx). $REWARD_MEMORY_LEDGER alone
+    /// also turns the traffic log on
     #[arg(
         long,
         value_name = "LOCATION",
         num_args = 0..=1,
         default_missing_value = "",
-        requires = "rank_prior",
         group = "utility_source"
     )]
     pub ledger: Option<String>,
+    /// Exploration, off by default: with probability EPSILON (0-1) the recall shows its
+    /// semantic pool (the prior profile's, else every result) in a uniformly random order,
+    /// and the traffic event logs the propensities, so that `rank-evaluate --ledger` can
+    /// estimate other rankings off-policy. Needs the traffic log (--ledger or
+    /// $REWARD_MEMORY_LEDGER)
+    #[arg(long, value_name = "EPSILON", allow_negative_numbers = true, value_parser = crate::recall::traffic::parse_epsilon)]
+    pub explore: Option<f64>,
     /// `{"scope", "retrieval_snapshot_ref", "policy_snapshot_ref", ["reducer_version"]}`
     /// (the object `utility-ledger project --input` takes): the utility partition of this
     /// recall; a projection must have exactly this identity, a ledger is read at this
@@ -808,9 +826,12 @@ pub struct ApplyArgs {
     /// The current artifact was verified after applying (required for applied)
     #[arg(long)]
     pub current_artifact_verified: bool,
-    /// Utility ledger location (file or postgres:// URL; else REWARD_MEMORY_LEDGER): with
-    /// one configured, the stored receipt is also queued for `utility-attribute --pending`
-    #[arg(long, value_name = "LOCATION")]
+    /// Utility ledger location (file or postgres:// URL; without a value or without the
+    /// flag, $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3):
+    /// with one configured (the flag or $REWARD_MEMORY_LEDGER), the stored receipt is also
+    /// queued for `utility-attribute --pending`, and the apply event (receipt id, applied
+    /// digests) is appended to the ledger's traffic log (a failure is a warning)
+    #[arg(long, value_name = "LOCATION", num_args = 0..=1, default_missing_value = "")]
     pub ledger: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
@@ -986,7 +1007,7 @@ pub struct LedgerExportArgs {
 
 // `rank-evaluate`: the held-out ranking evaluation (help text on [`Command::RankEvaluate`]).
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("episodes_source").required(true).args(["input", "simulate"])))]
+#[command(group(clap::ArgGroup::new("episodes_source").required(true).args(["input", "simulate", "ledger"])))]
 pub struct RankEvaluateArgs {
     /// Held-out episodes from real use: JSON Lines of memory_utility_ranking_episode_v0
     /// episodes (split training or held_out) and memory_utility_observation_v0 deliveries;
@@ -1016,8 +1037,37 @@ pub struct RankEvaluateArgs {
     #[arg(long, value_name = "NAME=V1,V2,...")]
     pub sweep: Option<String>,
     /// Also write an SVG chart of nDCG@k per arm (and per sweep point) to this file
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.svg", conflicts_with = "ledger")]
     pub plot: Option<std::path::PathBuf>,
+    /// Evaluate on the deployment's own traffic: the traffic log that recall, apply and
+    /// utility-attribute append to this utility ledger. Training and held-out episodes
+    /// are split in time (the latest 30% of the recalls with a verified outcome are held
+    /// out; training sees only what was logged before them), every arm's value is
+    /// estimated off-policy (IPS, self-normalized IPS, doubly robust; rewards succeeded 1,
+    /// partial 0.5, failed 0) and too little traffic is a hold
+    /// (insufficient_held_out_traffic). LOCATION as for utility-ledger; without a value,
+    /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3
+    #[arg(long, value_name = "LOCATION", num_args = 0..=1, default_missing_value = "", conflicts_with_all = ["input", "simulate"])]
+    pub ledger: Option<String>,
+    /// With --ledger: the partition to evaluate, `{"scope", "retrieval_snapshot_ref",
+    /// "policy_snapshot_ref"}` (the object utility-attribute prints and utility-ledger
+    /// project takes)
+    #[arg(
+        long,
+        value_name = "P.json",
+        requires = "ledger",
+        conflicts_with = "all_partitions"
+    )]
+    pub partition: Option<String>,
+    /// With --ledger: evaluate every partition of the traffic log together (each episode
+    /// ranked with its own partition's utility)
+    #[arg(long, requires = "ledger")]
+    pub all_partitions: bool,
+    /// With --ledger: also write the episodes built from the log (JSON Lines: the
+    /// training deliveries, then memory_utility_logged_episode_v0 lines); `rank-evaluate
+    /// --input FILE` of it gives the same figures
+    #[arg(long, value_name = "FILE.jsonl", requires = "ledger")]
+    pub export_episodes: Option<std::path::PathBuf>,
     /// Record the verdict in the utility ledger at LOCATION (without a value:
     /// $REWARD_MEMORY_LEDGER, then RUNTIME_ROOT/reward-memory/utility-ledger.sqlite3), where
     /// `recall --rank-prior --ledger` finds the newest verdict for its profile and

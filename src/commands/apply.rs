@@ -6,12 +6,15 @@
 //! unknown, expired, untrusted or modified session are request errors.
 //!
 //! The handler takes a plain [`ApplyRequest`]; the input file and the session are read
-//! before the decision is recorded.
+//! before the decision is recorded. With a ledger configured (`--ledger` or
+//! `REWARD_MEMORY_LEDGER`) the apply event goes to the ledger's traffic log
+//! ([`crate::recall::traffic`]); a failure there is a warning, never a failed apply.
 
 use crate::cli::ApplyArgs;
 use crate::error::Error;
 use crate::io;
 use crate::recall::decision::{self, ApplyError, ApplyOutcome, Decision};
+use crate::recall::traffic;
 use crate::wire::json::Value;
 
 use super::context::{Context, Outcome};
@@ -41,8 +44,9 @@ pub struct ApplyRequest {
     pub current_artifact_verified: bool,
     /// Largest JSON input accepted, in bytes.
     pub max_input_bytes: u64,
-    /// A utility ledger location (`--ledger`): with it (or `REWARD_MEMORY_LEDGER`) the
-    /// receipt is also queued for `utility-attribute --pending`.
+    /// A utility ledger location (`--ledger`; empty: the default): with it (or
+    /// `REWARD_MEMORY_LEDGER`) the receipt is also queued for `utility-attribute
+    /// --pending` and the apply event is appended to the ledger's traffic log.
     #[serde(default)]
     pub ledger: Option<String>,
 }
@@ -104,11 +108,33 @@ pub fn run(request: &ApplyRequest, ctx: &Context) -> Result<Outcome, Error> {
     let stored = io::sessions::load(&root, &decision.session_ref)?;
     let packet = decision::application(&decision, &summary, &stored)?;
     let queue = request.ledger.is_some() || ctx.env.ledger.is_some();
-    let warnings = keep_receipt(&root, &packet, queue);
+    let mut warnings = keep_receipt(&root, &packet, queue);
+    if queue && let Some(warning) = log_apply(request, ctx, &packet) {
+        warnings.push(warning);
+    }
     Ok(Outcome::success(packet).with_notes(super::Notes {
         warnings,
         ..super::Notes::default()
     }))
+}
+
+/// Appends the apply event to the configured ledger's traffic log (issue 22); the warning
+/// when it was not logged (fail-open: the packet is printed all the same).
+fn log_apply(request: &ApplyRequest, ctx: &Context, packet: &Value) -> Option<String> {
+    let Some(event) = traffic::apply_event(packet, &io::utc_now_iso()) else {
+        return Some(
+            "the apply event was not logged: the receipt names no agent or project (a recall of the explicit form), so it has no utility partition"
+                .to_owned(),
+        );
+    };
+    let explicit = request.ledger.as_deref().filter(|l| !l.is_empty());
+    let result = resolve::open_ledger(explicit, ctx).and_then(|mut opened| {
+        crate::ledger::traffic::append(opened.backend.as_mut(), &[event.to_append()])
+            .map_err(Error::from)
+    });
+    result
+        .err()
+        .map(|err| format!("the apply event was not logged: {err}"))
 }
 
 /// Stores the receipt the packet printed (and, when `queue`, its pending attribution)

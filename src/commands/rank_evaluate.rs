@@ -3,16 +3,19 @@
 //! ledgers in a private temporary directory, optionally writes the SVG chart, and prints
 //! the verdict (exit 0 `qualified`, 2 `hold`). The handler takes a plain
 //! [`RankEvaluateRequest`]; the profile and the episodes are read before the evaluation.
+//! `--ledger` evaluates the ledger's traffic log instead ([`crate::ranking::evaluate::logged`]),
+//! and `--input` of a file of logged episodes (`--export-episodes`) evaluates those.
 
 use std::path::PathBuf;
 
 use crate::cli::RankEvaluateArgs;
 use crate::error::Error;
 use crate::io;
+use crate::ledger::traffic::Selection;
 use crate::ranking::evaluate::ledger::SqliteOpener;
 use crate::ranking::evaluate::profile::{EvaluationProfile, MAX_SEED, parse_sweep};
 use crate::ranking::evaluate::report::Source;
-use crate::ranking::evaluate::{RankEvaluateError, episodes, evaluate, plot, simulate};
+use crate::ranking::evaluate::{RankEvaluateError, episodes, evaluate, logged, plot, simulate};
 
 use super::context::{Context, Outcome};
 use super::resolve;
@@ -40,6 +43,18 @@ pub struct RankEvaluateRequest {
     pub sweep: Option<String>,
     /// Also write an SVG chart of nDCG@k to this file.
     pub plot: Option<PathBuf>,
+    /// Evaluate on the traffic log of this utility ledger (empty: the default location).
+    #[serde(default)]
+    pub ledger: Option<String>,
+    /// With `ledger`: the partition file to evaluate.
+    #[serde(default)]
+    pub partition: Option<String>,
+    /// With `ledger`: every partition of the traffic log.
+    #[serde(default)]
+    pub all_partitions: bool,
+    /// With `ledger`: write the built episodes to this JSON Lines file.
+    #[serde(default)]
+    pub export_episodes: Option<PathBuf>,
     /// Record the verdict in the utility ledger at this location (empty: the default).
     pub record: Option<String>,
     /// Largest JSON input accepted, in bytes.
@@ -56,6 +71,10 @@ impl From<&RankEvaluateArgs> for RankEvaluateRequest {
             profile: args.profile.clone(),
             sweep: args.sweep.clone(),
             plot: args.plot.clone(),
+            ledger: args.ledger.clone(),
+            partition: args.partition.clone(),
+            all_partitions: args.all_partitions,
+            export_episodes: args.export_episodes.clone(),
             record: args.record.clone(),
             max_input_bytes: args.input_limit.max_input_bytes,
         }
@@ -101,9 +120,25 @@ pub fn run(request: &RankEvaluateRequest, ctx: &Context) -> Result<Outcome, Erro
             })?;
     }
     let sweep = request.sweep.as_deref().map(parse_sweep).transpose()?;
+    if request.ledger.is_some() {
+        return ranking_from_ledger(request, ctx, &profile);
+    }
     let (dataset, source) = match (&request.input, request.simulate) {
         (Some(input), false) => {
             let bytes = io::read_bytes(&ctx.env, input, request.max_input_bytes)?;
+            if logged::episodes::is_logged_file(&bytes) {
+                if request.plot.is_some() {
+                    return Err(no_plot());
+                }
+                let parsed = logged::episodes::parse_jsonl(&bytes)?;
+                let origin = logged::Origin::EpisodesFile {
+                    input_sha256: sha256_hex_bytes(&bytes),
+                    observation_lines: parsed.observation_lines,
+                };
+                let outcome = evaluate_logged(&parsed.data, &profile, &origin)?;
+                let notes = record_verdict(&outcome.packet, request.record.as_deref(), ctx)?;
+                return Ok(outcome.with_notes(notes));
+            }
             let parsed = episodes::parse(&bytes)?;
             let source = Source::Episodes {
                 input_sha256: sha256_hex_bytes(&bytes),
@@ -129,28 +164,36 @@ pub fn run(request: &RankEvaluateRequest, ctx: &Context) -> Result<Outcome, Erro
             reason: e.to_string(),
         })?;
     }
-    let mut notes = Notes::default();
-    if let Some(location) = &request.record {
-        let explicit = Some(location.as_str()).filter(|l| !l.is_empty());
-        let mut opened = resolve::open_ledger(explicit, ctx)?;
-        let row = verdict_row(&packet)?;
-        let recorded = verdicts::record(opened.backend.as_mut(), &row)?;
-        notes.notices.push(format!(
-            "{} verdict {} {} in {} as record {} (ledger {})",
-            row.verdict,
-            row.verdict_digest,
-            if recorded.appended {
-                "recorded"
-            } else {
-                "was already recorded"
-            },
-            opened.notes.ledger.clone().unwrap_or_default(),
-            recorded.record_seq,
-            recorded.ledger_id
-        ));
-        notes.ledger = opened.notes.ledger.take();
-    }
+    let notes = record_verdict(&packet, request.record.as_deref(), ctx)?;
     Ok(Outcome::by_ok(packet).with_notes(notes))
+}
+
+/// `--record`: appends the verdict to the ledger at `location` (empty: the default) and
+/// says so in a notice.
+fn record_verdict(packet: &Value, location: Option<&str>, ctx: &Context) -> Result<Notes, Error> {
+    let mut notes = Notes::default();
+    let Some(location) = location else {
+        return Ok(notes);
+    };
+    let explicit = Some(location).filter(|l| !l.is_empty());
+    let mut opened = resolve::open_ledger(explicit, ctx)?;
+    let row = verdict_row(packet)?;
+    let recorded = verdicts::record(opened.backend.as_mut(), &row)?;
+    notes.notices.push(format!(
+        "{} verdict {} {} in {} as record {} (ledger {})",
+        row.verdict,
+        row.verdict_digest,
+        if recorded.appended {
+            "recorded"
+        } else {
+            "was already recorded"
+        },
+        opened.notes.ledger.clone().unwrap_or_default(),
+        recorded.record_seq,
+        recorded.ledger_id
+    ));
+    notes.ledger = opened.notes.ledger.take();
+    Ok(notes)
 }
 
 /// The stored row of a sealed verdict packet.
@@ -166,6 +209,86 @@ fn verdict_row(packet: &Value) -> Result<VerdictRow, RankEvaluateError> {
         partitions: json::str_items(source.and_then(|s| s.get("partitions"))),
         packet: canonical(packet),
     })
+}
+
+fn no_plot() -> Error {
+    RankEvaluateError::Sweep(
+        "--plot draws nDCG@k against ground truth: an evaluation of logged traffic has no chart"
+            .to_owned(),
+    )
+    .into()
+}
+
+/// Evaluates logged episodes on training ledgers in a private temporary directory.
+fn evaluate_logged(
+    data: &logged::episodes::LoggedData,
+    profile: &EvaluationProfile,
+    origin: &logged::Origin,
+) -> Result<Outcome, Error> {
+    let dir = io::private_temp_dir("reward-memory-rank-evaluate-").map_err(|e| {
+        RankEvaluateError::Ledger(format!("cannot create a temporary directory: {e}"))
+    })?;
+    let opener = SqliteOpener::new(dir.path().to_path_buf());
+    Ok(Outcome::by_ok(logged::evaluate(
+        data, profile, origin, &opener,
+    )?))
+}
+
+/// `rank-evaluate --ledger`: reads the traffic log of the partition (or of every one),
+/// optionally exports the episodes, and evaluates them.
+fn ranking_from_ledger(
+    request: &RankEvaluateRequest,
+    ctx: &Context,
+    profile: &EvaluationProfile,
+) -> Result<Outcome, Error> {
+    if request.plot.is_some() {
+        return Err(no_plot());
+    }
+    let selection = match (&request.partition, request.all_partitions) {
+        (Some(path), false) => {
+            let value = io::read_input_object(&ctx.env, path, request.max_input_bytes)?;
+            let partition = logged::episodes::partition_of_value(&value)?;
+            Selection::Only(vec![partition.key()])
+        }
+        (None, true) => Selection::All,
+        _ => {
+            return Err(RankEvaluateError::Sweep(
+                "--ledger needs the partition to evaluate: --partition P.json or --all-partitions"
+                    .to_owned(),
+            )
+            .into());
+        }
+    };
+    let explicit = request.ledger.as_deref().filter(|l| !l.is_empty());
+    let mut opened = super::resolve::open_ledger(explicit, ctx)?;
+    let read = logged::read_ledger(opened.backend.as_mut(), &selection)?;
+    if let Some(path) = &request.export_episodes {
+        let text = logged::episodes::write_jsonl(&read.data)?;
+        io::write_file(path, text.as_bytes()).map_err(|e| {
+            RankEvaluateError::Ledger(format!(
+                "cannot write the episodes to {}: {e}",
+                path.to_string_lossy()
+            ))
+        })?;
+    }
+    let ledger_id = verdicts::ledger_id(opened.backend.as_mut())?;
+    let origin = logged::Origin::Ledger {
+        backend: read.backend,
+        ledger_id,
+        high_water_seq: read.high_water_seq,
+        traffic_high_water_seq: read.traffic_high_water_seq,
+        split_seq: read.split_seq,
+        partitions: read.partitions.clone(),
+    };
+    let outcome = evaluate_logged(&read.data, profile, &origin)?;
+    // `--record` without a location records in the ledger that was read.
+    let record = match &request.record {
+        Some(location) if location.is_empty() => request.ledger.clone(),
+        other => other.clone(),
+    };
+    let mut notes = record_verdict(&outcome.packet, record.as_deref(), ctx)?;
+    notes.ledger = opened.notes.ledger.take();
+    Ok(outcome.with_notes(notes))
 }
 
 /// Lowercase hex SHA-256 of the raw input bytes (the file may not be UTF-8).

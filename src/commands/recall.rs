@@ -27,21 +27,25 @@ use crate::contract::experiment::{self, SurfaceRoute};
 use crate::error::Error;
 use crate::io;
 use crate::ledger::LedgerBackend;
+use crate::ledger::traffic as ledger_traffic;
 use crate::ledger::verdicts;
 use crate::ledger::view as ledger_view;
 use crate::obj;
 use crate::provider::{DefaultFactory, ProviderConfig};
-use crate::ranking::prior::Verdict;
+use crate::ranking::prior::{Candidate, UtilityView, Verdict};
 use crate::recall::command::{
     CommandFields, RecallCommandError, RecallInput, configured_limit, configured_queries,
     configured_request, finish_packet, has_results, opaque_refs,
 };
 use crate::recall::prior::{
-    LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, prior_candidates,
+    LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, is_gate_reason,
+    prior_candidates, semantic_pool, shadow_candidates, shadow_order, show_in_order,
 };
 use crate::recall::session::{self, SessionContext, SessionError};
 use crate::recall::snapshot::{PolicyInputs, policy_snapshot_ref};
+use crate::recall::traffic::{self, Shadow};
 use crate::recall::{ProviderSource, RecallSession, execute_recall};
+use crate::wire::digest::short16;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt::pystr;
 use crate::wire::timestamp::parse_aware;
@@ -52,7 +56,7 @@ use crate::output::notes::Notes;
 
 /// What `recall` is asked to do: the explicit form (`input`) or the configured form
 /// (`goal_id`, `agent_id`, the queries), and optionally the rank prior.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize, schemars::JsonSchema)]
 pub struct RecallRequest {
     /// Explicit form: the `{"corpus", "request", "read_authority_checkpoint",
     /// "provider_binding"}` JSON file; `-` reads standard input.
@@ -89,6 +93,10 @@ pub struct RecallRequest {
     /// Let a simulation verdict open the gate (demos and tests).
     #[serde(default)]
     pub allow_simulated_evaluation: bool,
+    /// `--explore EPSILON`: the probability (0-1) of a uniformly random order within the
+    /// semantic pool; needs the traffic log.
+    #[serde(default)]
+    pub explore: Option<f64>,
     /// Largest JSON input accepted, in bytes.
     pub max_input_bytes: u64,
 }
@@ -111,6 +119,7 @@ impl From<&RecallArgs> for RecallRequest {
             partition: args.partition.clone(),
             evaluation: args.evaluation.clone(),
             allow_simulated_evaluation: args.allow_simulated_evaluation,
+            explore: args.explore,
             max_input_bytes: args.input_limit.max_input_bytes,
         }
     }
@@ -264,6 +273,8 @@ fn route_for(
 /// A finished recall with what its receipt's scope and policy snapshot are made of.
 struct Answered {
     session: RecallSession,
+    /// The recall's `observed_at`.
+    observed_at: String,
     /// The route's agent and the answering corpus's project (the configured form).
     agent_id: Option<String>,
     project_id: Option<String>,
@@ -359,6 +370,7 @@ fn recall_configured(
     let (session, entry) = last.ok_or_else(|| request_error("the surface has no recall corpus"))?;
     Ok(Answered {
         session,
+        observed_at,
         agent_id: Some(agent.to_owned()),
         project_id: entry
             .corpus
@@ -399,6 +411,11 @@ fn recall_explicit(
         "mode" => request.and_then(|r| r.get("mode")).cloned().unwrap_or_default(),
     };
     Ok(Answered {
+        observed_at: request
+            .and_then(|r| r.get("observed_at"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
         session,
         agent_id: None,
         project_id: None,
@@ -418,35 +435,204 @@ fn warn_of_store(factory: &DefaultFactory, binding: &Map, warnings: &mut Vec<Str
     }
 }
 
-/// The prior on a finished recall: its packet, or the reason code that kept it off. The
-/// ledger (when it is the source) is read here, for the results' digests only.
-fn run_prior(
-    session: &mut RecallSession,
-    opaque: &mut Vec<String>,
+/// What the prior did on a finished recall.
+#[derive(Default)]
+struct PriorRun {
+    /// The `memory_utility_rank_prior_v0` packet when it was applied.
+    packet: Option<Value>,
+    /// Why it stayed off.
+    reason: Option<&'static str>,
+    /// Shadow mode: the prior's order, computed for the traffic log when only the gate
+    /// kept it off.
+    shadow: Option<Shadow>,
+    /// The profile's semantic stage (digests), the pool `--explore` randomizes.
+    pool: Option<Vec<String>>,
+}
+
+/// The utility view of `candidates` (the projection's, or read from the ledger for their
+/// digests only).
+fn prior_view(
     prior: &PriorSetup,
+    candidates: &[Candidate],
     ledger: Option<&mut Box<dyn LedgerBackend>>,
-) -> Result<Value, &'static str> {
-    let candidates = prior_candidates(session, prior)?;
-    let from_ledger;
-    let view = match (&prior.utility, ledger) {
-        (PriorUtility::Projection(view), _) => view,
+) -> Result<UtilityView, &'static str> {
+    match (&prior.utility, ledger) {
+        (PriorUtility::Projection(view), _) => Ok((**view).clone()),
         (PriorUtility::Ledger, Some(backend)) => {
             let digests: Vec<&str> = candidates
                 .iter()
                 .map(|c| c.memory_ref_digest.as_str())
                 .collect();
-            from_ledger = ledger_view::utility_view(
+            ledger_view::utility_view(
                 backend.as_mut(),
                 &prior.partition,
                 &digests,
                 prior.profile.require_attested_tiers,
             )
-            .map_err(|_| LEDGER_UNAVAILABLE)?;
-            &from_ledger
+            .map_err(|_| LEDGER_UNAVAILABLE)
         }
-        (PriorUtility::Ledger, None) => return Err(LEDGER_UNAVAILABLE),
+        (PriorUtility::Ledger, None) => Err(LEDGER_UNAVAILABLE),
+    }
+}
+
+/// The prior on a finished recall: its packet, or the reason code that kept it off. The
+/// ledger (when it is the source) is read here, for the results' digests only. With
+/// `shadow` (the traffic log is on) a prior that only the gate kept off is computed all
+/// the same and returned as the shadow ranking; the recall is not changed.
+fn run_prior(
+    session: &mut RecallSession,
+    opaque: &mut Vec<String>,
+    prior: &PriorSetup,
+    mut ledger: Option<&mut Box<dyn LedgerBackend>>,
+    shadow: bool,
+    warnings: &mut Vec<String>,
+) -> PriorRun {
+    match prior_candidates(session, prior) {
+        Ok(candidates) => {
+            let view = match prior_view(prior, &candidates, ledger) {
+                Ok(view) => view,
+                Err(reason) => {
+                    return PriorRun {
+                        reason: Some(reason),
+                        pool: semantic_pool(&candidates, prior),
+                        ..PriorRun::default()
+                    };
+                }
+            };
+            match apply_prior(session, opaque, prior, &candidates, &view) {
+                Ok(packet) => PriorRun {
+                    packet: Some(packet),
+                    pool: Some(
+                        session
+                            .items
+                            .iter()
+                            .map(|i| short16(&i.memory_ref))
+                            .collect(),
+                    ),
+                    ..PriorRun::default()
+                },
+                Err(reason) => PriorRun {
+                    reason: Some(reason),
+                    ..PriorRun::default()
+                },
+            }
+        }
+        Err(reason) => {
+            let mut run = PriorRun {
+                reason: Some(reason),
+                ..PriorRun::default()
+            };
+            if !(shadow && is_gate_reason(reason)) {
+                return run;
+            }
+            let Ok(candidates) = shadow_candidates(session, prior) else {
+                return run;
+            };
+            run.pool = semantic_pool(&candidates, prior);
+            match prior_view(prior, &candidates, ledger.take()) {
+                Ok(view) => {
+                    run.shadow = shadow_order(&candidates, prior, &view).map(|ranks| Shadow {
+                        profile_digest: prior.profile.digest(),
+                        ranks,
+                    });
+                }
+                Err(_) => warnings.push(
+                    "the shadow ranking was not computed: the utility ledger could not be read after the recall".to_owned(),
+                ),
+            }
+            run
+        }
+    }
+}
+
+/// `--explore`: with probability ε shows the pool in a random order (the randomness from
+/// the operating system); returns whether it did. Fails open: without randomness the
+/// recall keeps the policy order and says so.
+fn explore_recall(
+    session: &mut RecallSession,
+    opaque: &mut Vec<String>,
+    pool: &[String],
+    epsilon: f64,
+    warnings: &mut Vec<String>,
+) -> bool {
+    if epsilon <= 0.0 || session.items.len() < 2 {
+        return false;
+    }
+    let draw = match io::random_bytes16() {
+        Ok(bytes) => traffic::ExplorationDraw::from_bytes(bytes),
+        Err(err) => {
+            warnings.push(format!(
+                "--explore kept the policy order: no randomness from the operating system ({err})"
+            ));
+            return false;
+        }
     };
-    apply_prior(session, opaque, prior, &candidates, view)
+    let digests: Vec<String> = session
+        .items
+        .iter()
+        .map(|i| short16(&i.memory_ref))
+        .collect();
+    let order: Vec<usize> = (0..digests.len()).collect();
+    let (shown, explored) = traffic::explore(
+        &order,
+        |i| digests.get(i).is_some_and(|d| pool.contains(d)),
+        epsilon,
+        draw,
+    );
+    if explored {
+        show_in_order(session, opaque, &shown);
+    }
+    explored
+}
+
+/// What the traffic log needs of a finished recall, kept until its session ref is known.
+struct TrafficDraft {
+    shown: traffic::Shown,
+    kind: traffic::LoggingPolicyKind,
+    profile_digest: Option<String>,
+    explored: bool,
+    shadow: Option<Shadow>,
+}
+
+/// Indices into `provider` of the current items (by digest).
+fn positions(provider: &[(String, Option<f64>)], session: &RecallSession) -> Vec<usize> {
+    session
+        .items
+        .iter()
+        .filter_map(|item| {
+            let d = short16(&item.memory_ref);
+            provider.iter().position(|(p, _)| *p == d)
+        })
+        .collect()
+}
+
+/// Appends the recall's event to the ledger's traffic log; a warning when it was not
+/// logged (fail-open).
+fn log_recall(
+    ledger: Option<&mut Box<dyn LedgerBackend>>,
+    request: &RecallRequest,
+    ctx: &Context,
+    event: &traffic::TrafficEvent,
+) -> Option<String> {
+    let mut opened;
+    let backend = match ledger {
+        Some(backend) => backend,
+        None => {
+            let explicit = request.ledger.as_deref().filter(|l| !l.is_empty());
+            match resolve::open_ledger(explicit, ctx) {
+                Ok(o) => {
+                    opened = o.backend;
+                    &mut opened
+                }
+                Err(err) => {
+                    return Some(format!("the recall's traffic event was not logged: {err}"));
+                }
+            }
+        }
+    };
+    ledger_traffic::append(backend.as_mut(), &[event.to_append()])
+        .err()
+        .map(|err| format!("the recall's traffic event was not logged: {err}"))
 }
 
 /// Runs `recall` on the context with its route applied: the packet, and warnings naming
@@ -455,6 +641,20 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
     if !(1..=session::MAX_TTL_SECONDS).contains(&request.session_ttl) {
         return Err(SessionError::Ttl.into());
     }
+    // The traffic log is on when a ledger is configured: --ledger or REWARD_MEMORY_LEDGER.
+    let traffic_on = request.ledger.is_some() || ctx.env.ledger.is_some();
+    let epsilon = match request.explore {
+        None => 0.0,
+        Some(e) => {
+            traffic::parse_epsilon(&e.to_string()).map_err(request_error)?;
+            if !traffic_on {
+                return Err(request_error(
+                    "--explore needs the traffic log, which records the random order's propensities: give --ledger [LOCATION] or set REWARD_MEMORY_LEDGER",
+                ));
+            }
+            e
+        }
+    };
     let mut resolved = resolve_inputs(request, ctx)?;
     let (prior, mut ledger) = match resolved.prior.as_mut() {
         Some(files) => {
@@ -469,15 +669,65 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         None => recall_configured(request, ctx, prior.as_ref(), &mut warnings)?,
     };
     let mut opaque = opaque_refs(&answered.session);
-    let (rank_prior, rank_prior_reason_code) = match &prior {
-        None => (None, Some("rank_prior_not_requested")),
-        Some(prior) => {
-            match run_prior(&mut answered.session, &mut opaque, prior, ledger.as_mut()) {
-                Ok(packet) => (Some(packet), None),
-                Err(reason) => (None, Some(reason)),
-            }
-        }
+    // Every provider result, before the prior drops any: the traffic event's candidates.
+    let provider: Vec<(String, Option<f64>)> = answered
+        .session
+        .items
+        .iter()
+        .map(|i| (short16(&i.memory_ref), i.relevance))
+        .collect();
+    let prior_run = match &prior {
+        None => PriorRun {
+            reason: Some("rank_prior_not_requested"),
+            ..PriorRun::default()
+        },
+        Some(prior) => run_prior(
+            &mut answered.session,
+            &mut opaque,
+            prior,
+            ledger.as_mut(),
+            traffic_on,
+            &mut warnings,
+        ),
     };
+    let policy_order = positions(&provider, &answered.session);
+    let pool: Vec<String> = match &prior_run.pool {
+        Some(pool) => pool.clone(),
+        None => answered
+            .session
+            .items
+            .iter()
+            .map(|i| short16(&i.memory_ref))
+            .collect(),
+    };
+    let explored = explore_recall(
+        &mut answered.session,
+        &mut opaque,
+        &pool,
+        epsilon,
+        &mut warnings,
+    );
+    let draft = TrafficDraft {
+        shown: traffic::Shown {
+            in_pool: provider.iter().map(|(d, _)| pool.contains(d)).collect(),
+            shown_order: positions(&provider, &answered.session),
+            policy_order,
+            candidates: provider,
+            epsilon,
+        },
+        kind: if prior_run.packet.is_some() {
+            traffic::LoggingPolicyKind::RankPrior
+        } else {
+            traffic::LoggingPolicyKind::Semantic
+        },
+        profile_digest: prior
+            .as_ref()
+            .filter(|_| prior_run.packet.is_some())
+            .map(|p| p.profile.digest()),
+        explored,
+        shadow: prior_run.shadow,
+    };
+    let (rank_prior, rank_prior_reason_code) = (prior_run.packet, prior_run.reason);
     // The profile is part of the policy only when it re-ordered the results.
     let applied_profile = resolved
         .prior
@@ -517,11 +767,59 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
             }
         }
     }
+    // The traffic log (issue 22): a recall that `apply` can name (it has a session) in a
+    // complete partition. Fail-open: a failure is a warning, never a failed recall.
+    if traffic_on && let Some(recall_id) = &fields.session_ref {
+        let partition = traffic_partition(&session, &context);
+        match partition {
+            None => warnings.push(
+                "the recall's traffic event was not logged: the explicit form (--input) names no agent or project, so the recall has no utility partition".to_owned(),
+            ),
+            Some(partition) => {
+                let event = traffic::recall_event(traffic::RecallFacts {
+                    recall_id,
+                    observed_at: &answered.observed_at,
+                    partition,
+                    kind: draft.kind,
+                    profile_digest: draft.profile_digest,
+                    explored: draft.explored,
+                    shown: &draft.shown,
+                    shadow: draft.shadow,
+                });
+                if let Some(warning) = log_recall(ledger.as_mut(), request, ctx, &event) {
+                    warnings.push(warning);
+                }
+            }
+        }
+    }
     let notes = Notes {
         warnings,
         ..Notes::default()
     };
     Ok(Outcome::success(finish_packet(session, fields)).with_notes(notes))
+}
+
+/// The recall's utility partition: the route's agent and project, the answering corpus
+/// and surface, the session's snapshot refs; `None` when one is unknown.
+fn traffic_partition(
+    session: &RecallSession,
+    context: &SessionContext,
+) -> Option<traffic::TrafficPartition> {
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    Some(traffic::TrafficPartition {
+        scope: traffic::TrafficScope {
+            agent_id: context.agent_id.clone()?,
+            project_id: context.project_id.clone()?,
+            corpus_id: text(session.packet.get("corpus_id"))?,
+            surface_id: text(session.packet.get("surface_id"))?,
+        },
+        retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone()?,
+        policy_snapshot_ref: context.policy_snapshot_ref.clone()?,
+    })
 }
 
 #[cfg(test)]

@@ -9,6 +9,10 @@
 //! is sampled out or over quota gets its status and writes nothing; the command still
 //! exits 0. A bad request (flags, receipt, profile, evidence) is exit 2.
 //!
+//! In a ledger that keeps a traffic log (issue 22) each attributed receipt's verified
+//! outcome is appended to it too ([`crate::recall::traffic::OutcomeEvent`]): the reward
+//! `rank-evaluate --ledger` estimates from. A failure there is a warning.
+//!
 //! `--pending --outcomes FILE.jsonl` settles the receipts `apply` queued: entries past
 //! their window are moved aside as expired, then every outcome line (up to `--max`) is
 //! attributed like one run, each evaluator's observations appended in batches of its
@@ -34,6 +38,7 @@ use crate::io::{self, receipts};
 use crate::ledger::engine::{self, Record};
 use crate::ledger::{LedgerBackend, LedgerError, Provenance};
 use crate::obj;
+use crate::recall::traffic::{TrafficPartition, TrafficScope, outcome_event};
 use crate::utility::observation::{AttributionLevel, EvidenceBasis};
 use crate::wire::json::{self, Value};
 use crate::wire::schema::AlwaysTrue;
@@ -675,5 +680,57 @@ pub fn run(request: &UtilityAttributeRequest, ctx: &Context) -> Result<Outcome, 
         high_water_sequence: high_water(opened.backend.as_mut())?,
     };
     let value = json::to_value(&packet).map_err(|e| request_error(e.to_string()))?;
-    Ok(Outcome::success(value).with_notes(opened.notes))
+    let mut notes = opened.notes;
+    if let Some(warning) = log_outcomes(opened.backend.as_mut(), &jobs, &runner.clock.iso) {
+        notes.warnings.push(warning);
+    }
+    Ok(Outcome::success(value).with_notes(notes))
+}
+
+/// Appends one outcome event per attributed receipt to the ledger's traffic log (issue 22),
+/// the verified outcome status `rank-evaluate --ledger` rewards with; only in a ledger
+/// that keeps a traffic log (a ledger without one keeps its layout). The warning when
+/// they were not logged (fail-open).
+fn log_outcomes(
+    backend: &mut dyn LedgerBackend,
+    jobs: &[Job],
+    observed_at: &str,
+) -> Option<String> {
+    if jobs.is_empty() {
+        return None;
+    }
+    let events: Vec<_> = jobs
+        .iter()
+        .map(|job| {
+            let f = &job.facts;
+            let partition = TrafficPartition {
+                scope: TrafficScope {
+                    agent_id: f.scope.agent_id.to_string(),
+                    project_id: f.scope.project_id.to_string(),
+                    corpus_id: f.scope.corpus_id.to_string(),
+                    surface_id: f.scope.surface_id.to_string(),
+                },
+                retrieval_snapshot_ref: f.retrieval_snapshot_ref.clone(),
+                policy_snapshot_ref: f.policy_snapshot_ref.clone(),
+            };
+            outcome_event(
+                &f.receipt_id,
+                &f.outcome_ref,
+                f.outcome_status.as_str(),
+                partition,
+                observed_at,
+            )
+            .to_append()
+        })
+        .collect();
+    let logged = crate::ledger::traffic::has_traffic(backend).and_then(|has| {
+        if has {
+            crate::ledger::traffic::append(backend, &events).map(|_| ())
+        } else {
+            Ok(())
+        }
+    });
+    logged
+        .err()
+        .map(|err| format!("the outcome events were not logged in the traffic log: {err}"))
 }

@@ -645,6 +645,14 @@ pub fn random_hex(n: usize) -> Result<String, std::io::Error> {
     Ok(hex::encode(buf))
 }
 
+/// 16 random bytes from the operating system (`/dev/urandom`): `recall --explore`'s coin
+/// and permutation seed.
+pub fn random_bytes16() -> Result<[u8; 16], std::io::Error> {
+    let mut buf = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
 /// Writes `bytes` to `path` readable by its owner only (0600): written to a sibling
 /// temporary file created with mode 0600, then renamed over `path` (readers never see a
 /// partial file; not synced: a lost file is only a lost convenience). When `expires` is

@@ -2,12 +2,15 @@
 //! beyond it: the checks of the `ledger_meta` rows every ledger carries, one read
 //! snapshot around a read, and the merges of the key-ordered row streams `verify` reads.
 
+use std::time::Duration;
+
 use super::error::{LedgerError, LedgerResult};
 use super::provenance::Provenance;
 use super::rows::{
     BatchRow, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey,
     ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
 };
+use super::traffic::{TrafficAppend, TrafficRow};
 use super::verdicts::{LEDGER_ID_PREFIX, VerdictRow};
 
 /// What every backend stores and reads. Write methods run inside the transaction opened
@@ -184,6 +187,32 @@ pub trait LedgerBackend {
         profile_digest: &str,
         partition: &str,
     ) -> LedgerResult<Option<String>>;
+
+    // -----------------------------------------------------------------------------------
+    // The traffic log (issue 22; [`super::traffic`]): recall, apply and outcome events in
+    // tables of their own, created by the first traffic write, so that a ledger without
+    // traffic keeps its layout. Append-only; `verify` and `export` never read them.
+    // -----------------------------------------------------------------------------------
+
+    /// Starts a traffic append: as [`LedgerBackend::begin_write`] (a fresh ledger gets its
+    /// schema), but waits at most `wait` for the write lock and, where the backend has
+    /// one, takes the traffic log's own lock instead of the delivery append's, so that a
+    /// recall never waits behind a long append.
+    fn begin_traffic_write(&mut self, wait: Duration) -> LedgerResult<()>;
+    /// Appends events inside [`LedgerBackend::begin_traffic_write`] (creating the traffic
+    /// tables when absent); each row records the delivery high water at its append.
+    /// Returns the events' traffic sequences, in order.
+    fn record_traffic(&mut self, events: &[TrafficAppend]) -> LedgerResult<Vec<i64>>;
+    /// The greatest traffic sequence; 0 when the ledger has no traffic log.
+    fn traffic_high_water(&mut self) -> LedgerResult<i64>;
+    /// Every partition with traffic, in key order (empty without a traffic log).
+    fn traffic_partitions(&mut self) -> LedgerResult<Vec<PartitionKey>>;
+    /// Visits the events of these partitions (every kind), in traffic sequence order.
+    fn traffic_events(
+        &mut self,
+        partitions: &[PartitionKey],
+        visit: &mut dyn FnMut(TrafficRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()>;
 }
 
 /// A fresh ledger identity: `mul_` + 32 random hex digits from the operating system.

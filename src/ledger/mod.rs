@@ -39,7 +39,10 @@
 //!   `rank-evaluate --record` ([`verdicts`]), created by the first one;
 //! * `batch_provenance`: how a batch arrived ([`Provenance`]), one row per batch that did
 //!   not arrive by import; created by the first such batch (a ledger without it, such as
-//!   one written before provenance existed, reads as all import).
+//!   one written before provenance existed, reads as all import);
+//! * `traffic_partitions`, `traffic_events`: the traffic log ([`traffic`]): recall, apply
+//!   and outcome events, created by the first traffic write; never read by `verify` or
+//!   `export`.
 
 mod backend;
 pub mod engine;
@@ -52,6 +55,7 @@ pub mod postgres;
 mod provenance;
 mod rows;
 pub mod sqlite;
+pub mod traffic;
 pub mod validate;
 pub mod verdicts;
 pub mod view;

@@ -19,6 +19,7 @@
 //! | `recall --rank-prior`: the setup and the re-ordering | [`prior`] |
 //! | the private recall session document | [`session`] |
 //! | the recall's retrieval and policy snapshot refs | [`snapshot`] |
+//! | the traffic events of recall, apply and outcome; `--explore` | [`traffic`] |
 //!
 //! The packets of §10 are LoopX's and stay ordered values built to the reference's
 //! bytes; the inputs of our own commands (`recall --input`, `apply --input`) are typed
@@ -36,6 +37,7 @@ mod record;
 mod request;
 pub mod session;
 pub mod snapshot;
+pub mod traffic;
 
 pub use application::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,

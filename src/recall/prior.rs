@@ -7,7 +7,10 @@
 //! and partition (`ranking::prior::verdict`) the prior stays off and the recall is
 //! printed unranked with the reason code (fail-open).
 //! Pure: the ledger's utility ([`PriorUtility::Ledger`]) is read by the shell for the
-//! digests [`prior_candidates`] returns, and handed to [`apply_prior`] as a view.
+//! digests [`prior_candidates`] returns, and handed to [`apply_prior`] as a view. Shadow
+//! mode (issue 22): when only the gate keeps the prior off and the traffic log is on,
+//! [`shadow_candidates`] and [`shadow_order`] compute the prior's ranking for the log,
+//! without changing the recall.
 
 use crate::obj;
 use crate::ranking::prior::verdict::refusal;
@@ -158,6 +161,56 @@ pub fn prior_candidates(
     session: &RecallSession,
     prior: &PriorSetup,
 ) -> Result<Vec<Candidate>, &'static str> {
+    check_recall(session, prior)?;
+    // Ranking influence is earned: without a sealed, consistent, qualified verdict for
+    // exactly this profile and partition the prior stays off (fail-open: the recall
+    // itself is still printed).
+    if let Some(reason) = prior.gate_refusal() {
+        return Err(reason);
+    }
+    candidates_of(session)
+}
+
+/// The candidates of the shadow ranking (shadow mode, issue 22): those of
+/// [`prior_candidates`] when the prior stayed off for want of a qualified verdict; the
+/// other reasons keep the shadow off too.
+pub fn shadow_candidates(
+    session: &RecallSession,
+    prior: &PriorSetup,
+) -> Result<Vec<Candidate>, &'static str> {
+    check_recall(session, prior)?;
+    candidates_of(session)
+}
+
+/// True for the reason codes of the evaluation gate (no verdict, or one the gate
+/// refused: another profile's, a `hold`, an unbound, edited, stale or simulated one): the
+/// prior stays off only because ranking influence is not earned yet.
+pub fn is_gate_reason(reason: &str) -> bool {
+    reason == rank_prior::EVALUATION_MISSING || reason.starts_with("ranking_evaluation_")
+}
+
+/// The prior's final order of the semantic stage (digests) with utility `view`: the
+/// shadow ranking, computed and logged, never shown.
+pub fn shadow_order(
+    candidates: &[Candidate],
+    prior: &PriorSetup,
+    view: &UtilityView,
+) -> Option<Vec<String>> {
+    let ranking = rank_prior::rank(candidates, view, &prior.partition, &prior.profile).ok()?;
+    Some(ranking.order().into_iter().map(str::to_owned).collect())
+}
+
+/// The profile's semantic stage (floor, then pool) of `candidates`, in semantic order:
+/// the pool `--explore` randomizes when a profile is given.
+pub fn semantic_pool(candidates: &[Candidate], prior: &PriorSetup) -> Option<Vec<String>> {
+    shadow_order(
+        candidates,
+        prior,
+        &UtilityView::empty(prior.partition.clone()),
+    )
+}
+
+fn check_recall(session: &RecallSession, prior: &PriorSetup) -> Result<(), &'static str> {
     let packet = &session.packet;
     if packet.get("status").and_then(Value::as_str) != Some("completed") {
         return Err("recall_not_completed");
@@ -165,12 +218,10 @@ pub fn prior_candidates(
     if pystr(packet.get("corpus_id")) != prior.partition.scope.corpus_id {
         return Err("partition_corpus_not_recalled");
     }
-    // Ranking influence is earned: without a sealed, consistent, qualified verdict for
-    // exactly this profile and partition the prior stays off (fail-open: the recall
-    // itself is still printed).
-    if let Some(reason) = prior.gate_refusal() {
-        return Err(reason);
-    }
+    Ok(())
+}
+
+fn candidates_of(session: &RecallSession) -> Result<Vec<Candidate>, &'static str> {
     session
         .items
         .iter()
@@ -180,6 +231,30 @@ pub fn prior_candidates(
                 .map_err(|_| "relevance_scores_unusable")
         })
         .collect()
+}
+
+/// Shows the session's items, results and opaque refs in `order` (indices into the
+/// current items; a permutation): `--explore`'s random order.
+pub fn show_in_order(session: &mut RecallSession, opaque: &mut Vec<String>, order: &[usize]) {
+    let results: Vec<Value> = session
+        .packet
+        .get("results")
+        .and_then(Value::as_array)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    let pick = |i: usize, v: &[Value]| v.get(i).cloned().unwrap_or_default();
+    let items = order
+        .iter()
+        .filter_map(|&i| session.items.get(i).cloned())
+        .collect();
+    let kept: Vec<Value> = order.iter().map(|&i| pick(i, &results)).collect();
+    *opaque = order
+        .iter()
+        .map(|&i| opaque.get(i).cloned().unwrap_or_default())
+        .collect();
+    session.items = items;
+    let packet = std::mem::take(&mut session.packet);
+    session.packet = packet.merged(&obj! {"results" => Value::Array(kept.into())});
 }
 
 /// Applies the prior to a finished recall with the utility `view`: reorders (and filters

@@ -76,8 +76,12 @@ pub fn all() -> Vec<SchemaFile> {
         file::<prior::Profile>("memory_utility_rank_prior_profile_v0"),
         file::<prior::request::RankPriorInput>("memory_utility_rank_prior_input"),
         file::<prior::request::EffectPacket>("memory_utility_rank_prior_effect_v0"),
-        file::<evaluate::packet::RankingEvaluationPacket>("memory_utility_ranking_evaluation_v1"),
+        file::<evaluate::logged::packet::AnyRankingEvaluation>(
+            "memory_utility_ranking_evaluation_v1",
+        ),
         file::<evaluate::episodes::Episode>("memory_utility_ranking_episode_v0"),
+        file::<evaluate::logged::episodes::LoggedEpisode>("memory_utility_logged_episode_v0"),
+        file::<crate::recall::traffic::TrafficEvent>("memory_utility_traffic_event_v0"),
         file::<evaluate::profile::EvaluationProfile>(
             "memory_utility_ranking_evaluation_profile_v0",
         ),

@@ -28,6 +28,7 @@ mod reasons;
 mod recall;
 mod route_check;
 mod schemas;
+mod traffic_log;
 mod trust;
 mod utility_attribute;
 mod utility_correct;

@@ -21,12 +21,12 @@ use crate::support::{Run, Scratch};
 
 /// Where one test's ledger lives.
 #[derive(Debug, Clone)]
-enum Backend {
+pub enum Backend {
     Sqlite,
     Postgres(String),
 }
 
-fn backends() -> Vec<Backend> {
+pub fn backends() -> Vec<Backend> {
     // scripts/postgres-it.sh sets REWARD_MEMORY_TEST_PG_ONLY: SQLite already ran in
     // `cargo test`.
     let mut out = if std::env::var_os("REWARD_MEMORY_TEST_PG_ONLY").is_some() {
@@ -43,7 +43,7 @@ fn backends() -> Vec<Backend> {
 }
 
 /// A fresh, empty ledger location for `backend`.
-fn fresh_ledger(scratch: &Scratch, backend: &Backend, name: &str) -> String {
+pub fn fresh_ledger(scratch: &Scratch, backend: &Backend, name: &str) -> String {
     match backend {
         Backend::Sqlite => scratch
             .path

@@ -2,6 +2,7 @@
 //! travel as `UNNEST` arrays, so that a round trip serves a whole window.
 
 use std::cell::RefCell;
+use std::time::Duration;
 
 use super::super::backend::fresh_ledger_id;
 use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
@@ -12,6 +13,7 @@ use super::super::rows::{
     DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
     PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
+use super::super::traffic::{TrafficAppend, TrafficRow};
 use super::super::verdicts::VerdictRow;
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
 use super::schema::{
@@ -699,5 +701,35 @@ impl LedgerBackend for PgLedger {
         partition: &str,
     ) -> LedgerResult<Option<String>> {
         self.select_newest_verdict(profile_digest, partition)
+    }
+
+    // The traffic log: `traffic.rs`.
+
+    fn begin_traffic_write(&mut self, wait: Duration) -> LedgerResult<()> {
+        self.begin_traffic(wait)
+    }
+
+    fn record_traffic(&mut self, events: &[TrafficAppend]) -> LedgerResult<Vec<i64>> {
+        self.record_traffic_rows(events)
+    }
+
+    fn traffic_high_water(&mut self) -> LedgerResult<i64> {
+        self.traffic_high()
+    }
+
+    fn traffic_partitions(&mut self) -> LedgerResult<Vec<PartitionKey>> {
+        Ok(self
+            .traffic_partitions_by_id()?
+            .into_iter()
+            .map(|(_, k)| k)
+            .collect())
+    }
+
+    fn traffic_events(
+        &mut self,
+        partitions: &[PartitionKey],
+        visit: &mut dyn FnMut(TrafficRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        self.traffic_rows(partitions, visit)
     }
 }

@@ -11,11 +11,13 @@
 //!
 //! One file per concern: this one holds the connection and the error mapping;
 //! `schema.rs` the tables, column lists and row decoders, `rows.rs` cursors and keyed
-//! reads, `backend.rs` the statements of [`super::LedgerBackend`].
+//! reads, `backend.rs` the statements of [`super::LedgerBackend`], `traffic.rs` the traffic
+//! log's tables and statements ([`super::traffic`]).
 
 mod backend;
 mod rows;
 mod schema;
+mod traffic;
 mod verdicts;
 
 use std::time::Duration;

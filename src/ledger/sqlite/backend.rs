@@ -1,6 +1,8 @@
 //! [`LedgerBackend`] on SQLite: every statement of the trait's operations, on the
 //! connection [`SqliteLedger`] opened (prepared statements are cached per connection).
 
+use std::time::Duration;
+
 use rusqlite::types::ToSql;
 use rusqlite::{OptionalExtension as _, params, params_from_iter};
 
@@ -14,6 +16,7 @@ use super::super::rows::{
     DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
     PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
+use super::super::traffic::{TrafficAppend, TrafficRow};
 use super::super::verdicts::VerdictRow;
 use super::codec::{
     basis_index, blob_column, delivery, fingerprint_blob, from_index, hex_of, key_blob, key_text,
@@ -24,8 +27,11 @@ use super::salvage::salvage_rows;
 use super::schema::{
     OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, SUBJECT_COLUMNS_S,
 };
+use super::traffic;
 use super::verdicts;
-use super::{SqliteLedger, map_error, quick_check, retry_busy, sq};
+use super::{
+    BUSY_TIMEOUT, SqliteLedger, map_error, quick_check, retry_busy, retry_busy_within, sq,
+};
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 
 impl LedgerBackend for SqliteLedger {
@@ -38,52 +44,7 @@ impl LedgerBackend for SqliteLedger {
     }
 
     fn begin_write(&mut self) -> LedgerResult<()> {
-        let created = self.prepare_file()?;
-        self.open_for_write()?;
-        // Check what the file holds before anything is written to it: a damaged file,
-        // a foreign database or a newer ledger stays byte for byte as it was.
-        if created {
-            self.verified = true;
-        }
-        self.check_before_write()?;
-        let conn = self.conn()?;
-        Self::check_schema(conn)?;
-        let mode: String =
-            retry_busy(|| conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0)))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            return Err(LedgerError::Storage(format!(
-                "the ledger file cannot use write-ahead logging (journal mode {mode})"
-            )));
-        }
-        sq(conn.pragma_update(None, "synchronous", "FULL"))?;
-        retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
-        let ready = match Self::check_schema(conn) {
-            Ok(ready) => ready,
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                return Err(e);
-            }
-        };
-        if !ready {
-            let init = conn.execute_batch(SCHEMA).and_then(|()| {
-                conn.execute(
-                    "INSERT INTO ledger_meta (key, value) VALUES ('ledger_schema_version', ?1), \
-                     ('ledger_format', ?2)",
-                    params![LEDGER_SCHEMA_VERSION.to_string(), LEDGER_FORMAT],
-                )
-            });
-            if let Err(e) = init {
-                let _ = conn.execute_batch("ROLLBACK");
-                return Err(map_error(&e));
-            }
-        }
-        // Every write transaction gives a ledger without an identity its identity.
-        let identity = fresh_ledger_id().and_then(|id| verdicts::ensure_ledger_id(conn, &id));
-        if let Err(e) = identity {
-            let _ = conn.execute_batch("ROLLBACK");
-            return Err(e);
-        }
-        Ok(())
+        self.begin_write_within(BUSY_TIMEOUT, "FULL")
     }
 
     fn commit(&mut self) -> LedgerResult<()> {
@@ -724,5 +685,95 @@ impl LedgerBackend for SqliteLedger {
         partition: &str,
     ) -> LedgerResult<Option<String>> {
         verdicts::newest_verdict(self.conn()?, profile_digest, partition)
+    }
+
+    // The traffic log: `traffic.rs`.
+
+    fn begin_traffic_write(&mut self, wait: Duration) -> LedgerResult<()> {
+        // `NORMAL`: the commit itself is not synced; closing the connection checkpoints
+        // (syncing the WAL, then the file), so the event is durable when the process is
+        // done, one sync cheaper. A crash in between loses that event, never consistency.
+        self.begin_write_within(wait, "NORMAL")
+    }
+
+    fn record_traffic(&mut self, events: &[TrafficAppend]) -> LedgerResult<Vec<i64>> {
+        traffic::record(self.conn()?, events)
+    }
+
+    fn traffic_high_water(&mut self) -> LedgerResult<i64> {
+        traffic::high_water(self.conn()?)
+    }
+
+    fn traffic_partitions(&mut self) -> LedgerResult<Vec<PartitionKey>> {
+        traffic::partitions(self.conn()?)
+    }
+
+    fn traffic_events(
+        &mut self,
+        partitions: &[PartitionKey],
+        visit: &mut dyn FnMut(TrafficRow) -> LedgerResult<()>,
+    ) -> LedgerResult<()> {
+        traffic::events(self.conn()?, partitions, visit)
+    }
+}
+
+impl SqliteLedger {
+    /// [`LedgerBackend::begin_write`], waiting at most `wait` for the write lock, with
+    /// `synchronous` (`FULL` for deliveries).
+    pub(super) fn begin_write_within(
+        &mut self,
+        wait: Duration,
+        synchronous: &str,
+    ) -> LedgerResult<()> {
+        let created = self.prepare_file()?;
+        self.open_for_write()?;
+        // Check what the file holds before anything is written to it: a damaged file,
+        // a foreign database or a newer ledger stays byte for byte as it was.
+        if created {
+            self.verified = true;
+        }
+        self.check_before_write()?;
+        let conn = self.conn()?;
+        // SQLite's own busy handler waits at most `wait` per attempt; the retries below
+        // stop at `wait` too.
+        sq(conn.busy_timeout(wait))?;
+        Self::check_schema(conn)?;
+        let mode: String = retry_busy_within(wait, || {
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        })?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(LedgerError::Storage(format!(
+                "the ledger file cannot use write-ahead logging (journal mode {mode})"
+            )));
+        }
+        sq(conn.pragma_update(None, "synchronous", synchronous))?;
+        retry_busy_within(wait, || conn.execute_batch("BEGIN IMMEDIATE"))?;
+        let ready = match Self::check_schema(conn) {
+            Ok(ready) => ready,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        };
+        if !ready {
+            let init = conn.execute_batch(SCHEMA).and_then(|()| {
+                conn.execute(
+                    "INSERT INTO ledger_meta (key, value) VALUES ('ledger_schema_version', ?1), \
+                     ('ledger_format', ?2)",
+                    params![LEDGER_SCHEMA_VERSION.to_string(), LEDGER_FORMAT],
+                )
+            });
+            if let Err(e) = init {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(map_error(&e));
+            }
+        }
+        // Every write transaction gives a ledger without an identity its identity.
+        let identity = fresh_ledger_id().and_then(|id| verdicts::ensure_ledger_id(conn, &id));
+        if let Err(e) = identity {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e);
+        }
+        Ok(())
     }
 }

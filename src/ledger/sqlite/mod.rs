@@ -9,14 +9,16 @@
 //! One file per concern: this one holds [`SqliteLedger`] (opening the file for a write,
 //! for a read, the checks before a write); `schema.rs` the tables, `codec.rs` the stored
 //! forms of ids, order keys and enums and the row decoders, `backend.rs` the statements
-//! of [`super::LedgerBackend`], `salvage.rs` the reading of a damaged file, [`file`](mod@file) what
-//! the operating system says about the file.
+//! of [`super::LedgerBackend`], `salvage.rs` the reading of a damaged file, `traffic.rs` the
+//! traffic log's tables and statements ([`super::traffic`]), [`file`](mod@file) what the
+//! operating system says about the file.
 
 mod backend;
 mod codec;
 pub mod file;
 mod salvage;
 mod schema;
+mod traffic;
 mod verdicts;
 
 use std::path::{Path, PathBuf};
@@ -77,12 +79,20 @@ fn is_busy(err: &rusqlite::Error) -> bool {
 }
 
 /// Runs `op` again while SQLite reports the database busy, up to [`BUSY_TIMEOUT`].
-fn retry_busy<T>(mut op: impl FnMut() -> rusqlite::Result<T>) -> LedgerResult<T> {
+fn retry_busy<T>(op: impl FnMut() -> rusqlite::Result<T>) -> LedgerResult<T> {
+    retry_busy_within(BUSY_TIMEOUT, op)
+}
+
+/// [`retry_busy`] up to `limit`.
+fn retry_busy_within<T>(
+    limit: Duration,
+    mut op: impl FnMut() -> rusqlite::Result<T>,
+) -> LedgerResult<T> {
     let start = Instant::now();
     let mut pause = 2u64;
     loop {
         match op() {
-            Err(err) if is_busy(&err) && start.elapsed() < BUSY_TIMEOUT => {
+            Err(err) if is_busy(&err) && start.elapsed() < limit => {
                 std::thread::sleep(Duration::from_millis(pause));
                 pause = (pause * 2).min(50);
             }

@@ -6,9 +6,9 @@
 //! views themselves live by family: `contracts.rs` (the Stage 0-5 LoopX packets),
 //! `recall.rs` (recall, apply, the rank prior), `utility.rs` (observation, projection,
 //! validation), `ledger.rs` (the utility ledger) and `rank_evaluate.rs` (the ranking
-//! evaluation). To show a new packet kind, write a `<kind>_summary` and a `<kind>_detail`
-//! function in its family's file and add one [`PacketView`] to [`VIEWS`] (see
-//! `docs/output.md`). A summary function must return nothing for every state whose
+//! evaluation; `rank_evaluate_logged.rs` its verdict on logged traffic). To show a new
+//! packet kind, write a `<kind>_summary` and a `<kind>_detail` function in its family's
+//! file and add one [`PacketView`] to [`VIEWS`] (see `docs/output.md`). A summary function must return nothing for every state whose
 //! markdown the recorded reference runs pin (the conformance check catches a slip).
 //! Views only read the packet and the run's [`Notes`]; they never compute a decision of
 //! their own.
@@ -17,6 +17,7 @@ mod contracts;
 mod fields;
 mod ledger;
 mod rank_evaluate;
+mod rank_evaluate_logged;
 mod recall;
 mod utility;
 

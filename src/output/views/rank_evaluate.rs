@@ -14,6 +14,9 @@ use super::fields::{at, counts, entries, fields_of, objects, s};
 /// The verdict's context, the arm × metric table and the gate's checks: what a person
 /// needs to judge the verdict, printed in the default markdown.
 pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
+    if super::rank_evaluate_logged::is_logged(p) {
+        return super::rank_evaluate_logged::logged_body(p, report);
+    }
     let k = s(p, "settings.k");
     let origin = if s(p, "source.kind") == "simulation" {
         format!("simulation, seed {}", s(p, "source.seed"))
@@ -139,7 +142,10 @@ fn tuning_line(arm: &Map, k: &str) -> Option<String> {
 
 /// Under the body: the paired differences against arm 1, the sweep, and where the
 /// numbers come from (held-out counts, ledger, the evaluated profile).
-pub(super) fn ranking_evaluation_detail(p: &Map, _: &Notes, report: &mut Report) {
+pub(super) fn ranking_evaluation_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    if super::rank_evaluate_logged::is_logged(p) {
+        return super::rank_evaluate_logged::logged_detail(p, notes, report);
+    }
     let k = s(p, "settings.k");
     let metrics = ranking_metrics(&k);
     let mut header: Vec<String> = vec!["#".to_owned(), "arm".to_owned()];
@@ -314,7 +320,7 @@ fn arm_row(arm: &Map, metrics: &[(String, &str)], signed: bool) -> Vec<String> {
 }
 
 /// The number at `path`, integer or float.
-fn number(map: &Map, path: &str) -> Option<f64> {
+pub(super) fn number(map: &Map, path: &str) -> Option<f64> {
     match at(map, path)? {
         Value::Float(x) => Some(*x),
         Value::Int(i) => Some(*i as f64),
@@ -323,7 +329,7 @@ fn number(map: &Map, path: &str) -> Option<f64> {
 }
 
 /// `x` with three decimals, signed for a difference; `-` when absent.
-fn fixed(x: Option<f64>, signed: bool) -> String {
+pub(super) fn fixed(x: Option<f64>, signed: bool) -> String {
     match x {
         None => "-".to_owned(),
         Some(x) if signed => format!("{x:+.3}"),
@@ -333,7 +339,7 @@ fn fixed(x: Option<f64>, signed: bool) -> String {
 
 /// An `{estimate, lower, upper}` object as `0.612 [0.601, 0.623]`; `-` when absent or
 /// without an estimate (no episode to measure).
-fn interval(map: &Map, path: &str, signed: bool) -> String {
+pub(super) fn interval(map: &Map, path: &str, signed: bool) -> String {
     let Some(e) = at(map, path).and_then(Value::as_object) else {
         return "-".to_owned();
     };
@@ -349,7 +355,7 @@ fn interval(map: &Map, path: &str, signed: bool) -> String {
 }
 
 /// `[x]` for a passed gate check, `[ ]` otherwise.
-fn check(map: &Map, path: &str) -> &'static str {
+pub(super) fn check(map: &Map, path: &str) -> &'static str {
     if at(map, path) == Some(&Value::Bool(true)) {
         "[x]"
     } else {

@@ -19,6 +19,8 @@
 //! keeps as SQLite files in a directory its caller gives; the `rank-evaluate` handler of
 //! the shell reads the inputs, makes that directory and writes the chart. Design and every
 //! parameter: `docs/rank-evaluate.md`.
+//! The evaluation on the deployment's own traffic (the ledger's traffic log, off-policy
+//! estimates, no ground truth) is [`logged`].
 
 pub mod arms;
 pub mod dataset;
@@ -26,6 +28,7 @@ pub mod episodes;
 pub mod error;
 pub mod evidence;
 pub mod ledger;
+pub mod logged;
 pub mod metrics;
 pub mod packet;
 pub mod plot;
