@@ -76,6 +76,11 @@ impl StatRecord {
             return;
         };
         let record = record_path(path);
+        // A write that left the file as recorded (e.g. one kept in the `-wal`) needs no
+        // new record.
+        if std::fs::read_to_string(&record).is_ok_and(|old| old == line) {
+            return;
+        }
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create(true).truncate(true);
         #[cfg(unix)]

@@ -8,7 +8,9 @@
 //! PostgreSQL) and [`read`] (one read snapshot: the delivery and traffic high waters and
 //! the events of the selected partitions). What an event says is built and parsed in
 //! [`crate::recall::traffic`]; here it is canonical JSON text plus the columns a read
-//! filters on. The traffic tables are created by the first traffic write, so a ledger
+//! filters on. On SQLite a traffic append is not synced (see
+//! `SqliteLedger::begin_write_within`): an operating-system crash can lose the log's last
+//! events, never a delivery. The traffic tables are created by the first traffic write, so a ledger
 //! without traffic keeps its layout; `verify` and `export` never read them. Rows are never
 //! updated or deleted.
 

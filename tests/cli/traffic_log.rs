@@ -442,6 +442,52 @@ fn traffic_log_an_applied_prior_is_the_logging_policy_and_has_no_shadow() {
     }
 }
 
+/// A traffic append is not synced and leaves the write-ahead log beside the ledger (no
+/// checkpoint on close); the next delivery append, synced and checkpointed, folds it in.
+#[test]
+fn a_traffic_append_leaves_the_wal_and_the_next_delivery_append_folds_it_in() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let wal = s.path.join("ledger.sqlite3-wal");
+    let first = recall(&s, &["--ledger", "ledger.sqlite3"]).json();
+    let applied = apply_first(&s, &first, "ledger.sqlite3", 0);
+    assert!(
+        std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0),
+        "the traffic log's events wait in the -wal"
+    );
+    attribute(&s, &applied, "ledger.sqlite3", 0);
+    // utility-attribute's own outcome event waits there too; a plain delivery append (the
+    // export re-appended: a duplicate) checkpoints it all on close.
+    let export = s.run(
+        &["utility-ledger", "export", "--ledger", "ledger.sqlite3"],
+        None,
+    );
+    s.write("export.jsonl", &export.stdout);
+    let append = s.run(
+        &[
+            "utility-ledger",
+            "append",
+            "--ledger",
+            "ledger.sqlite3",
+            "--input",
+            "export.jsonl",
+        ],
+        None,
+    );
+    assert_eq!(append.code, 0, "{}", append.transcript());
+    assert!(
+        std::fs::metadata(&wal).map_or(true, |m| m.len() == 0),
+        "the delivery append checkpointed them into the file"
+    );
+    let events = stored_events(&s, &Backend::Sqlite, "ledger.sqlite3");
+    assert_eq!(events.len(), 3, "recall, apply and outcome");
+    let verify = s.run(
+        &["utility-ledger", "verify", "--ledger", "ledger.sqlite3"],
+        None,
+    );
+    assert_eq!(verify.code, 0, "{}", verify.transcript());
+}
+
 #[test]
 fn traffic_log_a_ledger_without_traffic_keeps_its_layout() {
     let s = loop_setup();

@@ -1,6 +1,6 @@
 //! The logged episodes of `rank-evaluate --ledger`: one per recall event of the evaluated
 //! partitions, joined with its first `apply` event and that receipt's first outcome event,
-//! split in time ([`split`]), and their JSON Lines form (`--export-episodes`, read back by
+//! split in time ([`build`]), and their JSON Lines form (`--export-episodes`, read back by
 //! `rank-evaluate --input`): the training deliveries as `memory_utility_observation_v0`
 //! lines, then one `memory_utility_logged_episode_v0` line per episode in log order.
 //!
