@@ -126,6 +126,8 @@ pub struct SqliteLedger {
     verified: bool,
     /// An append committed on the open connection.
     committed: bool,
+    /// The open write transaction is a traffic write ([`super::traffic`]).
+    traffic_write: bool,
 }
 
 impl Drop for SqliteLedger {
@@ -144,6 +146,7 @@ impl SqliteLedger {
             immutable_state: None,
             verified: false,
             committed: false,
+            traffic_write: false,
         }
     }
 
