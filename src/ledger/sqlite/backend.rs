@@ -49,10 +49,15 @@ impl LedgerBackend for SqliteLedger {
     }
 
     fn commit(&mut self) -> LedgerResult<()> {
+        let traffic = std::mem::take(&mut self.traffic_write);
+        let path = self.path.clone();
         let conn = self.conn()?;
         if let Err(e) = conn.execute_batch("COMMIT") {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(map_error(&e));
+        }
+        if traffic {
+            traffic::fold_long_wal(conn, &path);
         }
         self.committed = true;
         Ok(())
@@ -715,16 +720,13 @@ impl LedgerBackend for SqliteLedger {
     }
 }
 
-/// The write-ahead log size (pages) at which a traffic write checkpoints.
-const TRAFFIC_CHECKPOINT_PAGES: i64 = 100;
-
 impl SqliteLedger {
     /// [`LedgerBackend::begin_write`], waiting at most `wait` for the write lock. A
     /// `traffic` write (one small event per recall) is not synced (`synchronous=NORMAL`)
     /// and leaves the write-ahead log beside the ledger when its connection closes
     /// (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`): the next delivery append (synced, and
-    /// checkpointed on close) or the automatic checkpoint at [`TRAFFIC_CHECKPOINT_PAGES`]
-    /// folds it into the file. Each recall is spared the syncs (of the `-wal`, its directory and,
+    /// checkpointed on close) folds it into the file, or the traffic write that finds it
+    /// long ([`traffic::fold_long_wal`]). Each recall is spared the syncs (of the `-wal`, its directory and,
     /// at the checkpoint, the file) and the creation and removal of the `-wal` and `-shm`
     /// files: on a busy disk those cost milliseconds, the event's own work a fraction of
     /// one. The price: an operating-system crash or power loss can lose the log's events
@@ -740,6 +742,7 @@ impl SqliteLedger {
             self.verified = true;
         }
         self.check_before_write()?;
+        self.traffic_write = traffic;
         let conn = self.conn()?;
         // SQLite's own busy handler waits at most `wait` per attempt; the retries below
         // stop at `wait` too.
@@ -755,15 +758,10 @@ impl SqliteLedger {
         }
         let synchronous = if traffic { "NORMAL" } else { "FULL" };
         sq(conn.pragma_update(None, "synchronous", synchronous))?;
-        // The next process that opens the ledger rebuilds the WAL's index by reading every
-        // frame in it: a traffic write keeps the log short (checkpointing at 100 pages,
-        // about 20 events) so that this stays a fraction of a millisecond.
-        let pages = if traffic {
-            TRAFFIC_CHECKPOINT_PAGES
-        } else {
-            1000
-        };
-        sq(conn.pragma_update(None, "wal_autocheckpoint", pages))?;
+        // A traffic write folds the log in itself ([`traffic::fold_long_wal`]): SQLite's
+        // automatic checkpoint would leave the log's frames in place, and every later
+        // process, which rebuilds the log's index as unfolded, would copy them again.
+        sq(conn.pragma_update(None, "wal_autocheckpoint", if traffic { 0 } else { 1000 }))?;
         sq(conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, traffic))?;
         retry_busy_within(wait, || conn.execute_batch("BEGIN IMMEDIATE"))?;
         let ready = match Self::check_schema(conn) {

@@ -127,6 +127,8 @@ pub struct SqliteLedger {
     verified: bool,
     /// An append committed on the open connection.
     committed: bool,
+    /// The open write transaction is a traffic write ([`super::traffic`]).
+    traffic_write: bool,
 }
 
 impl Drop for SqliteLedger {
@@ -145,6 +147,7 @@ impl SqliteLedger {
             immutable_state: None,
             verified: false,
             committed: false,
+            traffic_write: false,
         }
     }
 

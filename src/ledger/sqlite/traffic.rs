@@ -6,6 +6,8 @@
 //! partition of an event is a row of `traffic_partitions` (its six key fields once), so
 //! that a million events do not repeat them.
 
+use std::path::Path;
+
 use rusqlite::{Connection, OptionalExtension as _, params, params_from_iter};
 
 use super::super::error::{LedgerError, LedgerResult};
@@ -38,6 +40,25 @@ CREATE TABLE IF NOT EXISTS traffic_events (
 CREATE INDEX IF NOT EXISTS traffic_events_by_partition
     ON traffic_events (traffic_partition_id, seq);
 ";
+
+/// The `-wal` length (bytes) from which a traffic write folds the log into the file: about
+/// 100 pages, 20 events.
+const FOLD_WAL_BYTES: u64 = 100 * 4120;
+
+/// After a traffic commit: when the `-wal` beside the ledger has grown past
+/// [`FOLD_WAL_BYTES`], checkpoint it into the file and truncate it
+/// (`wal_checkpoint(TRUNCATE)`, which syncs), so that the next process, which reads every
+/// frame to rebuild the log's index, finds it short. A checkpoint that cannot run now
+/// (another connection reads) is left for a later write: nothing is lost, the log is
+/// only longer.
+pub(super) fn fold_long_wal(conn: &Connection, path: &Path) {
+    let wal = super::file::beside(path, "-wal");
+    if std::fs::metadata(wal).is_ok_and(|m| m.len() > FOLD_WAL_BYTES) {
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+            r.get::<_, i64>(0)
+        });
+    }
+}
 
 fn table_exists(conn: &Connection) -> LedgerResult<bool> {
     let n: i64 = sq(conn.query_row(
