@@ -3,7 +3,7 @@
 //! into the reducer's [`SubjectState`] for the packets and the rank prior.
 
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, UtilityLabel};
-use crate::utility::reducer::{self, Review, SubjectState, SummaryPair};
+use crate::utility::reducer::{self, Posterior, Review, SubjectState, SummaryPair, V1Params};
 use crate::wire::pyfmt::{FloatBuf, float_repr_in};
 
 use super::super::error::{LedgerError, LedgerResult};
@@ -106,6 +106,33 @@ pub fn reduce_members(
         state: encode_state(&state),
         history_seqs,
     }))
+}
+
+/// The `memory_utility_reducer_v1` state of one subject from the aggregates of its
+/// accepted observations (as for [`reduce_members`]), or `None` when it has none: the v1
+/// rules are not stored, they are applied to the same rows the v0 state is kept from,
+/// whenever a v1 partition is read.
+pub fn reduce_members_v1(
+    key: &SubjectKey,
+    digests: &[String],
+    members: &[ObservationRow],
+    params: V1Params,
+) -> LedgerResult<Option<(SubjectState, Posterior)>> {
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let level = subject_level(&key.1)
+        .ok_or_else(|| LedgerError::Storage(format!("subject id {} is damaged", key.1)))?;
+    let mut observations = Vec::with_capacity(members.len());
+    for m in members {
+        observations.push(m.reducer_input(level).ok_or_else(|| {
+            LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+        })?);
+    }
+    let refs: Vec<&Observation> = observations.iter().collect();
+    Ok(Some(reducer::v1::reduce_subject_v1(
+        &key.1, level, digests, &refs, params,
+    )))
 }
 
 const REVIEW_WORDS: [&str; 12] = [
