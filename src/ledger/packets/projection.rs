@@ -104,10 +104,10 @@ pub enum LedgerProjectionStatus {
     ReviewRequired,
 }
 
+// With `V` = `LedgerProjectionV1Version` this is `memory_utility_ledger_projection_v1`, the
+// page of a `memory_utility_reducer_v1` partition (its subjects carry their posterior).
 /// `memory_utility_ledger_projection_v0`: one page of a partition's projection with exact,
-/// uncapped counters (printed beyond the v0 caps or when a page is asked for); with
-/// `V` = [`LedgerProjectionV1Version`] the `memory_utility_ledger_projection_v1` page of a
-/// v1 partition (always printed for one).
+/// uncapped counters (printed beyond the v0 caps or when a page is asked for).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields, rename = "LedgerProjectionPacket")]
 pub struct LedgerProjectionPacket<
@@ -121,8 +121,7 @@ pub struct LedgerProjectionPacket<
     pub status: LedgerProjectionStatus,
     pub projection_ready: bool,
     pub ledger_reducer_version: LedgerReducerVersion,
-    /// The subject rules' version (default `memory_utility_reducer_v0`; the v1 rules in a
-    /// `_v1` packet).
+    /// The subject rules' version (default `memory_utility_reducer_v0`).
     pub reducer_version: String,
     /// `mur_` + 64 hex over the ledger packet's identity (never a v0 identity).
     pub reducer_identity: String,
@@ -311,9 +310,8 @@ pub enum SubjectStatus {
     NotFound,
 }
 
-/// `memory_utility_ledger_subject_v0`: the subjects of a partition that contain digests;
-/// with `V` = [`LedgerSubjectV1Version`] the `memory_utility_ledger_subject_v1` packet of a
-/// v1 partition.
+// With `V` = `LedgerSubjectV1Version` this is `memory_utility_ledger_subject_v1`.
+/// `memory_utility_ledger_subject_v0`: the subjects of a partition that contain digests.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields, rename = "LedgerSubjectPacket")]
 pub struct LedgerSubjectPacket<S = SubjectWithHistory, V = LedgerSubjectVersion> {

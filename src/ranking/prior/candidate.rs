@@ -86,8 +86,9 @@ pub struct Partition {
     pub scope: Scope,
     pub retrieval_snapshot_ref: String,
     pub policy_snapshot_ref: String,
-    /// Default `memory_utility_reducer_v0`; `memory_utility_reducer_v1` (or
-    /// `memory_utility_reducer_v1:half_life_days:N`) selects the v1 subject rules.
+    // `memory_utility_reducer_v1` (or `memory_utility_reducer_v1:half_life_days:N`) reads
+    // the partition's utility under the v1 rules (docs/rank-prior.md).
+    /// Default `memory_utility_reducer_v0`.
     #[schemars(with = "Option<String>")]
     pub reducer_version: String,
 }
