@@ -1,5 +1,6 @@
 //! The deterministic utility reducer: a complete observation stream in, one read-only
-//! `memory_utility_projection_v0` out.
+//! `memory_utility_projection_v0` out (or, under the [`v1`] rules, which only change how a
+//! subject's utility is reduced, a `memory_utility_projection_v1`; see [`project_with`]).
 //!
 //! Owns context checks, the previous-projection identity guard, batch validation,
 //! duplicate versus conflicting deliveries, item/set/none subjects, evidence-tier

@@ -1,5 +1,6 @@
 //! The projection packet as typed data: the field tables of a subject, a review, a
-//! proposal, a history entry and the whole `memory_utility_projection_v0` packet.
+//! proposal, a history entry and the whole `memory_utility_projection_v0` packet (or
+//! `_v1`, whose subjects end with their posterior).
 //!
 //! Each table is built on the stack from the reducer's typed results ([`Json`] borrowed
 //! views), then either printed directly ([`Projection::write_pretty_line`], the
