@@ -615,15 +615,24 @@ fn the_digest_check_matches_the_receipt_pattern() {
 /// The modifier of one memory with `helpful` and `harmful` deterministic-effect
 /// observations at confidence 0.8, reduced by `rules` (the figures of docs/rank-prior.md).
 fn documented_modifier(helpful: usize, harmful: usize, v1: bool) -> f64 {
+    documented_modifier_at(helpful, harmful, v1, "deterministic_effect", 0.8)
+}
+
+fn documented_modifier_at(
+    helpful: usize,
+    harmful: usize,
+    v1: bool,
+    basis: &'static str,
+    confidence: f64,
+) -> f64 {
     use crate::utility::observation::Observation;
     use crate::utility::reducer::{self, V1Params};
     use crate::utility::testkit::{DIGEST_A, Spec};
     let mut specs: Vec<Spec> = (0..helpful)
-        .map(|i| Spec::item("helpful", "deterministic_effect", 0.8, &format!("good{i}")))
+        .map(|i| Spec::item("helpful", basis, confidence, &format!("good{i}")))
         .collect();
-    specs.extend(
-        (0..harmful).map(|i| Spec::item("harmful", "deterministic_effect", 0.8, &format!("bad{i}"))),
-    );
+    specs
+        .extend((0..harmful).map(|i| Spec::item("harmful", basis, confidence, &format!("bad{i}"))));
     let built: Vec<Observation> = specs.iter().map(Spec::build).collect();
     let refs: Vec<&Observation> = built.iter().collect();
     let id = reducer::subject_id(&built[0]);
@@ -640,11 +649,8 @@ fn documented_modifier(helpful: usize, harmful: usize, v1: bool) -> f64 {
     } else {
         reducer::reduce_subject(&id, AttributionLevel::Item, &digests, &refs)
     };
-    let view = UtilityView::new(
-        partition(),
-        [crate::ledger::view::subject_utility(&state)],
-    )
-    .expect("view");
+    let view = UtilityView::new(partition(), [crate::ledger::view::subject_utility(&state)])
+        .expect("view");
     modifier(&view, DIGEST_A, &profile()).value
 }
 
@@ -663,6 +669,15 @@ fn the_v1_figures_of_the_rank_prior_docs_hold() {
         (8, 1.62222, 1.289453, 0.68889, 0.855273),
         (20, 1.666667, 1.497768, 0.666667, 0.751116),
     ];
+    // One owner correction at confidence 1.0 weighs ten outcome observations.
+    let owner = |helpful, harmful, v1| {
+        documented_modifier_at(helpful, harmful, v1, "owner_correction", 1.0)
+    };
+    assert_eq!(owner(1, 0, false), 1.5);
+    assert_eq!(owner(1, 0, true), 1.311131);
+    assert_eq!(owner(0, 1, false), 0.75);
+    assert_eq!(owner(0, 1, true), 0.844434);
+    assert_eq!(owner(1, 1, true), 1.0);
     for (n, v0_helpful, v1_helpful, v0_harmful, v1_harmful) in table {
         assert_eq!(documented_modifier(n, 0, false), v0_helpful, "{n}");
         assert_eq!(documented_modifier(n, 0, true), v1_helpful, "{n}");

@@ -565,7 +565,9 @@ pub(crate) fn validate_aggregate_v1(subject: &Map, label: impl Display) -> Field
         count_of(UtilityLabel::Neutral),
     );
     let p = &posterior;
-    let weight_ok = |w: f64, n: i128| w >= 0.0 && w <= n as f64 + 1e-6 && (n > 0 || w == 0.0);
+    let scale = v1::tier_scale(tier);
+    let weight_ok =
+        |w: f64, n: i128| w >= 0.0 && w <= n as f64 * scale + 1e-6 && (n > 0 || w == 0.0);
     if !weight_ok(p.helpful_weight, helpful)
         || !weight_ok(p.harmful_weight, harmful)
         || !weight_ok(p.neutral_weight, neutral)
@@ -618,6 +620,7 @@ pub(crate) fn validate_aggregate_v1(subject: &Map, label: impl Display) -> Field
         let split = v1::is_split(
             usize::try_from(helpful).unwrap_or(usize::MAX),
             usize::try_from(harmful).unwrap_or(usize::MAX),
+            p,
         );
         let review_ok = if split {
             review_is(

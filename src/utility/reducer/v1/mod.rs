@@ -16,13 +16,14 @@
 //!   neutral) evidence; `unknown` observations only add lineage;
 //! * within it, `p` (how often an application of the memory is helpful rather than
 //!   harmful) has the posterior Beta(1 + h + z/2, 1 + k + z/2), where h, k, z are the
-//!   summed weights of its helpful, harmful and neutral observations: the confidence,
-//!   halved for every half-life the observation is older than the tier's newest one;
+//!   summed weights of its helpful, harmful and neutral observations: the confidence (ten
+//!   times it for an owner correction, a judgment rather than a sample), halved for every
+//!   half-life the observation is older than the tier's newest one;
 //! * the utility interval is `[2·q₀.₁ − 1, 2·q₀.₉ − 1]` (each bound one-sided 90%
 //!   credible); the subject is helpful when the lower bound is above 0 (its utility that
 //!   bound), harmful when the upper bound is below 0 (that bound), neutral when the tier
 //!   holds only neutral observations, and unknown otherwise, with a review when the tier
-//!   is split (both directions, at least [`SPLIT_MIN_SUPPORT`] of them).
+//!   is split (both directions, weighing at least [`SPLIT_MIN_WEIGHT`] together).
 
 pub mod beta;
 #[cfg(test)]
@@ -44,9 +45,13 @@ pub const PROJECTION_V1_SCHEMA_VERSION: &str = "memory_utility_projection_v1";
 pub const PRIOR_WEIGHT: f64 = 1.0;
 /// The one-sided credibility of each interval bound.
 pub const CREDIBLE_LEVEL: f64 = 0.9;
-/// Directional (helpful plus harmful) observations an undecided tier needs, both
-/// directions among them, to be split (and proposed for review).
-pub const SPLIT_MIN_SUPPORT: usize = 4;
+/// The weight of helpful plus harmful evidence an undecided tier needs, both directions
+/// among it, to be split (and proposed for review): four observations at full confidence.
+pub const SPLIT_MIN_WEIGHT: f64 = 4.0;
+/// How many outcome observations one owner correction weighs: an owner's correction is a
+/// deliberate judgment, not a noisy sample of outcomes, so one of them decides its tier
+/// (Beta(11, 1) at full confidence) and two that disagree are split.
+pub const OWNER_CORRECTION_WEIGHT: f64 = 10.0;
 /// The largest half-life, in days.
 pub const MAX_HALF_LIFE_DAYS: u32 = 36_500;
 
@@ -229,11 +234,21 @@ impl Posterior {
     }
 }
 
-/// The weight of one observation: its confidence (clamped to [0, 1]), halved for every
-/// `half_life_days` it is older than `newest`.
+/// How many observations one observation of `tier` weighs at full confidence.
+pub fn tier_scale(tier: EvidenceBasis) -> f64 {
+    if tier == EvidenceBasis::OwnerCorrection {
+        OWNER_CORRECTION_WEIGHT
+    } else {
+        1.0
+    }
+}
+
+/// The weight of one observation: its confidence (clamped to [0, 1]) times its tier's
+/// scale, halved for every `half_life_days` it is older than `newest`.
 fn weight(observation: &Observation, newest_micros: i128, params: V1Params) -> f64 {
     let c = observation.confidence;
     let c = if c > 0.0 { c.min(1.0) } else { 0.0 };
+    let c = c * tier_scale(observation.evidence_basis);
     match params.half_life_days {
         None => c,
         Some(days) => {
@@ -252,9 +267,13 @@ pub fn directional_tier(observations: &[&Observation]) -> Option<EvidenceBasis> 
         .max()
 }
 
-/// Whether an undecided tier with these directional counts is split.
-pub fn is_split(helpful: usize, harmful: usize) -> bool {
-    helpful >= 1 && harmful >= 1 && helpful + harmful >= SPLIT_MIN_SUPPORT
+/// Whether an undecided tier whose posterior is `posterior`, holding `helpful` and
+/// `harmful` observations, is split: both directions observed and their printed weights
+/// summing to at least [`SPLIT_MIN_WEIGHT`].
+pub fn is_split(helpful: usize, harmful: usize, posterior: &Posterior) -> bool {
+    helpful >= 1
+        && harmful >= 1
+        && posterior.helpful_weight + posterior.harmful_weight >= SPLIT_MIN_WEIGHT
 }
 
 /// The review of a split subject.
@@ -342,7 +361,7 @@ pub fn apply_v1(
             .find(|p| p.basis == tier && p.label == UtilityLabel::Neutral)
             .map_or(0.0, |p| p.combined_confidence);
         (UtilityLabel::Neutral, 0.0, confidence, no_review())
-    } else if is_split(helpful_count, harmful_count) {
+    } else if is_split(helpful_count, harmful_count, &posterior) {
         (UtilityLabel::Unknown, 0.0, 0.0, split_review())
     } else {
         (UtilityLabel::Unknown, 0.0, 0.0, no_review())
@@ -532,6 +551,23 @@ mod tests {
         let (state, _) = subject(&thin, V1Params::default());
         assert_eq!(state.effective_label, UtilityLabel::Unknown);
         assert_eq!(state.review.state, "none");
+    }
+
+    /// One owner correction decides its tier; two that disagree are split.
+    #[test]
+    fn owner_corrections_weigh_as_judgments() {
+        let (one, posterior) = subject(
+            &items("harmful", "owner_correction", 1.0, 1, "o"),
+            V1Params::default(),
+        );
+        assert_eq!(posterior.harmful_weight, 10.0);
+        assert_eq!(one.effective_label, UtilityLabel::Harmful);
+        assert_eq!(one.review.state, "attenuation_proposed");
+        let mut both = items("harmful", "owner_correction", 1.0, 1, "o");
+        both.extend(items("helpful", "owner_correction", 1.0, 1, "p"));
+        let (split, _) = subject(&both, V1Params::default());
+        assert_eq!(split.effective_label, UtilityLabel::Unknown);
+        assert_eq!(split.review.state, "conflict");
     }
 
     #[test]
