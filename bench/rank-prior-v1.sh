@@ -71,23 +71,30 @@ time_case() {
     shift
     "$@" >"$work/out.json"
     python3 - "$runs" "$label" "$work/out.json" "$@" <<'PY'
-import json, statistics, subprocess, sys, time
+import json, resource, statistics, subprocess, sys, time
 runs, label, out, *cmd = sys.argv[1:]
 packet = json.load(open(out))
 for _ in range(5):
     subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
-times = []
+wall, cpu = [], []
 for _ in range(int(runs)):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
-    times.append((time.perf_counter() - t) * 1000)
-print(f"{label:<34} median {statistics.median(times):5.2f} ms "
-      f"(min {min(times):.2f}, max {max(times):.2f}, {runs} runs); "
-      f"modified {packet['modified_count']}")
+    wall.append((time.perf_counter() - t) * 1000)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
+print(f"{label:<16} wall median {statistics.median(wall):5.2f} ms (min {min(wall):.2f}), "
+      f"CPU median {statistics.median(cpu):5.2f} ms, {runs} runs; modified {packet['modified_count']}")
 PY
+    if command -v valgrind >/dev/null 2>&1; then
+        echo "                 instructions (callgrind, whole process): $(valgrind --tool=callgrind \
+            --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | awk '/Collected :/ {print $4}')"
+    fi
 }
 
-echo "== rank-prior, 1000 candidates x 128 subjects (whole process)"
+echo "== rank-prior, 1000 candidates x 128 subjects (whole process; wall time depends on the"
+echo "   machine's load, CPU time and instructions less so)"
 for v in v0 v1; do
     time_case "$v projection" "$bin" rank-prior --input "$work/projection-request-$v.json" \
         --format json

@@ -89,6 +89,11 @@ fn decode(
         members = attested_members(backend, members)?;
     }
     match rules {
+        // The stored state was reduced from exactly these members: only the v1 utility
+        // is computed.
+        Rules::V1(params) if !filter => Ok(Some(subject_utility(
+            &engine::upgrade_stored_v1(&state, &members, params)?.0,
+        ))),
         Rules::V1(params) => {
             Ok(
                 engine::reduce_members_v1(&key, &state.memory_ref_digests, &members, params)?
@@ -492,6 +497,47 @@ mod tests {
             codes_for(&mut ledger, false),
             (1.0, vec!["utility_unknown"])
         );
+    }
+
+    /// Under `memory_utility_reducer_v1` the option filters the same observations before
+    /// the v1 reduction: of five imported harmful observations and one attributed helpful
+    /// one, only the helpful one counts with it (too little to decide: unknown), and the
+    /// harmful majority attenuates without it.
+    #[test]
+    fn require_attested_tiers_filters_before_the_v1_reduction() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+        let imported: Vec<Spec> = (0..5)
+            .map(|i| Spec::item("harmful", "deterministic_effect", 1.0, &format!("v:imp{i}")))
+            .collect();
+        append_as(&mut ledger, &imported, &Provenance::Import);
+        append_as(
+            &mut ledger,
+            &[Spec::item(
+                "helpful",
+                "deterministic_effect",
+                1.0,
+                "v:attributed",
+            )],
+            &Provenance::Attribute {
+                evaluator_id: "evaluator:deterministic".into(),
+            },
+        );
+        let context = crate::utility::reducer::v1::props::v1_context(Default::default());
+        let partition = partition_of(&context);
+        let codes = |ledger: &mut SqliteLedger, require: bool| {
+            let profile = attested_profile(require);
+            let view = utility_view(ledger, &partition, &[DIGEST_A], require).expect("view");
+            let m = rank_prior::modifier(&view, DIGEST_A, &profile);
+            (
+                m.value,
+                m.reasons.iter().map(|r| r.code()).collect::<Vec<_>>(),
+            )
+        };
+        let (value, without) = codes(&mut ledger, false);
+        assert!(value < 1.0, "{without:?}");
+        assert_eq!(without, ["negative_utility_attenuation", "review_proposed"]);
+        assert_eq!(codes(&mut ledger, true), (1.0, vec!["utility_unknown"]));
     }
 
     /// A projection carries no provenance: with the option, a memory whose effective

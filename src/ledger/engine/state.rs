@@ -135,6 +135,34 @@ pub fn reduce_members_v1(
     )))
 }
 
+/// [`reduce_members_v1`] of a stored subject whose v0 `state` was reduced from exactly
+/// `members` (its stored row): the lineage is taken from `state` instead of being reduced
+/// again, only the v1 utility is computed.
+pub fn upgrade_stored_v1(
+    state: &SubjectState,
+    members: &[ObservationRow],
+    params: V1Params,
+) -> LedgerResult<(SubjectState, Posterior)> {
+    let mut observations = Vec::with_capacity(members.len());
+    for m in members {
+        observations.push(m.reducer_input(state.level).ok_or_else(|| {
+            LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+        })?);
+    }
+    if observations.len() != state.observation_count {
+        return Err(LedgerError::Storage(format!(
+            "subject {} has {} accepted observations but its state counts {}",
+            state.subject_id,
+            observations.len(),
+            state.observation_count
+        )));
+    }
+    let refs: Vec<&Observation> = observations.iter().collect();
+    let mut upgraded = state.clone();
+    let posterior = reducer::v1::apply_v1(&mut upgraded, &refs, params);
+    Ok((upgraded, posterior))
+}
+
 const REVIEW_WORDS: [&str; 12] = [
     "none",
     "attenuation_proposed",
