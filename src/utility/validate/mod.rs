@@ -381,7 +381,7 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
 }
 
 /// [`validate_projection_subjects`] of a `memory_utility_projection_v1` packet: each
-/// subject's v1 rules ([`validate_aggregate_v1`]: its posterior against its summary, its
+/// subject's v1 rules (`validate_aggregate_v1`: its posterior against its summary, its
 /// label and review against its interval), without the history.
 pub fn validate_projection_v1_subjects(value: &Value) -> FieldResult<()> {
     subjects_of(value, Packet::V1)
