@@ -3,9 +3,11 @@
 #
 #   1. append N deliveries (default 1,000,000) to a fresh SQLite ledger in one batch:
 #      wall time and peak RSS (GNU time);
-#   2. `utility-ledger subject` on that ledger: whole-process wall time (median of 30);
-#   3. append one delivery, then `subject` of the touched memory, on ledgers of 10k, 100k
-#      and N deliveries (median of 15): flat figures mean the work is incremental;
+#   2. `utility-ledger subject` on that ledger: whole-process wall time (median of 30), v0
+#      and under memory_utility_reducer_v1 (the subject reduced from its stored rows);
+#   3. append one delivery, then `subject` of the touched memory (v0, then v1), on ledgers
+#      of 10k, 100k and N deliveries (median of 15): flat figures mean the work is
+#      incremental;
 #   4. PostgreSQL (a throw-away cluster from scripts/postgres-it.sh): 8 concurrent
 #      appenders, deliveries per second (skip with BENCH_PG=0).
 # Inputs come from bench/gen-observations.py (realistic valid observations over many
@@ -76,6 +78,9 @@ DIGEST=${PART[6]}
 
 echo "== 2. subject on the $N-delivery ledger (whole process)"
 median_ms 30 "$BIN" utility-ledger subject --ledger "$LEDGER" "${FLAGS[@]}" --memory-ref-digest "$DIGEST" --format json
+echo "   the same under memory_utility_reducer_v1:"
+median_ms 30 "$BIN" utility-ledger subject --ledger "$LEDGER" "${FLAGS[@]}" \
+    --reducer-version memory_utility_reducer_v1 --memory-ref-digest "$DIGEST" --format json
 
 echo "== 3. append one delivery then subject, by ledger size"
 for size in 10000 100000 "$N"; do
@@ -100,18 +105,23 @@ PY
     python3 - "$BIN" "$L" "$WORK/one" "$DIGEST" "$size" "${FLAGS[@]}" <<'PY'
 import statistics, subprocess, sys, time
 bin_, ledger, one, digest, size = sys.argv[1:6]; flags = sys.argv[6:]
-appends, subjects, both = [], [], []
+appends, subjects, both, v1s = [], [], [], []
+subject = [bin_, "utility-ledger", "subject", "--ledger", ledger, *flags, "--memory-ref-digest", digest]
 for i in range(15):
     t0 = time.perf_counter()
     subprocess.run([bin_, "utility-ledger", "append", "--ledger", ledger, "--input", f"{one}-{i}.jsonl"],
                    stdout=subprocess.DEVNULL, check=True)
     t1 = time.perf_counter()
-    subprocess.run([bin_, "utility-ledger", "subject", "--ledger", ledger, *flags, "--memory-ref-digest", digest],
-                   stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(subject, stdout=subprocess.DEVNULL, check=True)
     t2 = time.perf_counter()
+    subprocess.run(subject + ["--reducer-version", "memory_utility_reducer_v1"],
+                   stdout=subprocess.DEVNULL, check=True)
+    t3 = time.perf_counter()
     appends.append((t1 - t0) * 1000); subjects.append((t2 - t1) * 1000); both.append((t2 - t0) * 1000)
+    v1s.append((t3 - t2) * 1000)
 print(f"{int(size):>8} deliveries: append one {statistics.median(appends):.2f} ms, "
-      f"subject {statistics.median(subjects):.2f} ms, together {statistics.median(both):.2f} ms (median of 15)")
+      f"subject {statistics.median(subjects):.2f} ms, together {statistics.median(both):.2f} ms, "
+      f"v1 subject {statistics.median(v1s):.2f} ms (median of 15)")
 PY
 done
 

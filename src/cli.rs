@@ -261,7 +261,7 @@ pub enum Command {
     UtilityProject(InputArgs),
     /// Build and validate one memory_utility_observation_v0 from its inputs
     UtilityObserve(InputArgs),
-    /// Check a memory_utility_projection_v0 with the readback validator (exit 2 if invalid)
+    /// Check a utility projection packet with the readback validator (exit 2 if invalid)
     UtilityValidate(InputArgs),
     /// Recall active memories of one exact corpus for a query (Stage 3 seam, fail-open)
     ///
@@ -288,7 +288,10 @@ pub enum Command {
     /// Input: {"profile", "partition", "projection", "candidates" | "recall"}, where
     /// candidates is [{"memory_ref_digest", "relevance_score"}] and recall is a packet printed
     /// by `recall`; with --ledger the utility comes from the utility ledger's stored
-    /// subjects of the partition instead, and the input has no projection. Prints
+    /// subjects of the partition instead, and the input has no projection. A partition
+    /// whose reducer_version is memory_utility_reducer_v1 (or
+    /// memory_utility_reducer_v1:half_life_days:N) ranks on the v1 rules: its projection is
+    /// a memory_utility_projection_v1, and --ledger reduces each subject under them. Prints
     /// memory_utility_rank_prior_v0. With --execute, the partition's
     /// modifier table is written to the provider of its corpus, found through --goal-id,
     /// --agent-id, --registry and --runtime-root: an exact-readback, versioned
@@ -689,13 +692,16 @@ pub enum LedgerCommand {
     /// memory_utility_ledger_projection_v0
     ///
     /// Exit 2 when the partition context is invalid (the rejected packet utility-project
-    /// prints for it). Markdown of a ledger projection shows its counters and page; --detail
-    /// adds the subjects table.
+    /// prints for it). With --reducer-version memory_utility_reducer_v1 the same deliveries
+    /// are projected under the v1 rules: memory_utility_projection_v1 within the caps, else
+    /// (or with a page asked for) memory_utility_ledger_projection_v1. Markdown of a ledger
+    /// projection shows its counters and page; --detail adds the subjects table.
     #[command(after_help = LEDGER_HELP)]
     Project(LedgerProjectArgs),
     /// The subjects of one partition that contain the given memory digests
     ///
-    /// Prints memory_utility_ledger_subject_v0 (exit 0, also when nothing is found).
+    /// Prints memory_utility_ledger_subject_v0 (exit 0, also when nothing is found), or
+    /// memory_utility_ledger_subject_v1 with --reducer-version memory_utility_reducer_v1.
     /// Markdown shows each subject's label, estimate, support, strongest tier and review;
     /// --detail adds the partition and each subject's latest observations.
     #[command(after_help = LEDGER_HELP)]
@@ -771,7 +777,11 @@ pub struct PartitionArgs {
     /// Policy snapshot ref of the partition
     #[arg(long, value_name = "REF")]
     pub policy_snapshot_ref: Option<String>,
-    /// Reducer version to project with (default memory_utility_reducer_v0)
+    /// Reducer version of the partition (default memory_utility_reducer_v0).
+    /// memory_utility_reducer_v1 reads the same deliveries under the v1 rules (per-tier
+    /// evidence weighed in a Beta posterior, the utility a credible bound);
+    /// memory_utility_reducer_v1:half_life_days:N also halves an observation's weight for
+    /// every N days it is older than its tier's newest
     #[arg(long, value_name = "VERSION")]
     pub reducer_version: Option<String>,
     #[command(flatten)]
@@ -913,7 +923,7 @@ pub struct LedgerProjectArgs {
     #[command(flatten)]
     pub partition: PartitionArgs,
     /// Page size of the ledger projection (1-128); asking for a page always prints
-    /// memory_utility_ledger_projection_v0
+    /// memory_utility_ledger_projection_v0 (_v1 for a v1 reducer version)
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
     /// Start the page after this subject_id (the next_after of the previous page)

@@ -375,13 +375,19 @@ fn project(r: &LedgerProjectRequest, ctx: &Context) -> Result<Outcome, Error> {
     };
     check_public_safe(&context)?;
     let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
+    let readback = |e: crate::wire::text::FieldError| {
+        LedgerError::Storage(format!("ledger projection failed its readback: {e}"))
+    };
     let packet = match engine::project(opened.backend.as_mut(), &context, paging.as_ref())? {
-        Projected::V0(packet) => packet,
+        Projected::V0(packet) | Projected::V1(packet) => packet,
         Projected::Page(page) => {
             let packet = page.into_value()?;
-            crate::ledger::validate::validate_ledger_projection(&packet).map_err(|e| {
-                LedgerError::Storage(format!("ledger projection failed its readback: {e}"))
-            })?;
+            crate::ledger::validate::validate_ledger_projection(&packet).map_err(readback)?;
+            packet
+        }
+        Projected::PageV1(page) => {
+            let packet = page.into_value()?;
+            crate::ledger::validate::validate_ledger_projection_v1(&packet).map_err(readback)?;
             packet
         }
     };

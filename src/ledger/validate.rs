@@ -1,7 +1,7 @@
-//! The readback validator of `memory_utility_ledger_projection_v0`.
+//! The readback validator of `memory_utility_ledger_projection_v0` and `_v1`.
 //!
-//! Reuses the v0 subject, aggregate, history-entry, rejection and proposal rules of
-//! [`crate::utility::validate`] and adds the ledger packet's own: exact uncapped
+//! Reuses the subject (v0 or v1), aggregate, history-entry, rejection and proposal rules
+//! of [`crate::utility::validate`] and adds the ledger packet's own: exact uncapped
 //! counters that must agree with each other, the reducer identity, page fields, subjects
 //! in `subject_id` order, history bounded per subject (recomputed and compared when it is
 //! complete). Pure; reports the first violated rule.
@@ -9,19 +9,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::utility::observation::{AttributionLevel, Observation};
-use crate::utility::reducer::{self, MAX_REJECTIONS, ReducerContext};
+use crate::utility::reducer::{self, MAX_REJECTIONS, ReducerContext, Rules};
 use crate::utility::strict::{
     enum_str, exact_fields, non_negative_int, object, observation_ref, strict_ref, strict_timestamp,
 };
 use crate::utility::validate::{
-    SubjectView, check_reduced_fields, observation_from_history, validate_aggregate,
-    validate_history_entry, validate_proposals, validate_rejections, validate_subject,
+    SubjectView, check_reduced_fields, expected_subject, observation_from_history,
+    validate_aggregate, validate_aggregate_v1, validate_history_entry, validate_proposals,
+    validate_rejections, validate_subject,
 };
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
 use super::packets::{
-    LEDGER_REDUCER_VERSION, MAX_PAGE, PROJECTION_SCHEMA_VERSION, ledger_identity,
+    LEDGER_REDUCER_VERSION, MAX_PAGE, PROJECTION_SCHEMA_VERSION, PROJECTION_V1_SCHEMA_VERSION,
+    ledger_identity,
 };
 use super::rows::HISTORY_PER_SUBJECT;
 
@@ -90,9 +92,19 @@ fn counter(raw: &Map, key: &str) -> i128 {
 
 /// Validates a `memory_utility_ledger_projection_v0` packet.
 pub fn validate_ledger_projection(value: &Value) -> FieldResult<()> {
+    validate_page(value, PROJECTION_SCHEMA_VERSION)
+}
+
+/// Validates a `memory_utility_ledger_projection_v1` packet: the v0 packet's rules with
+/// the v1 subject rules (each complete history reduced again by them).
+pub fn validate_ledger_projection_v1(value: &Value) -> FieldResult<()> {
+    validate_page(value, PROJECTION_V1_SCHEMA_VERSION)
+}
+
+fn validate_page(value: &Value, schema_version: &str) -> FieldResult<()> {
     let raw = object(value, "projection")?;
     exact_fields(raw, &FIELDS, "projection")?;
-    if get(raw, "schema_version").as_str() != Some(PROJECTION_SCHEMA_VERSION) {
+    if get(raw, "schema_version").as_str() != Some(schema_version) {
         return fail("projection.schema_version mismatch");
     }
     if get(raw, "ledger_reducer_version").as_str() != Some(LEDGER_REDUCER_VERSION) {
@@ -133,10 +145,23 @@ pub fn validate_ledger_projection(value: &Value) -> FieldResult<()> {
         get(raw, "reducer_version"),
     )?;
     if get(raw, "reducer_identity").as_str()
-        != Some(ledger_identity(&context, PROJECTION_SCHEMA_VERSION).as_str())
+        != Some(ledger_identity(&context, schema_version).as_str())
     {
         return fail("projection.reducer_identity is invalid");
     }
+    let rules = if schema_version == PROJECTION_V1_SCHEMA_VERSION {
+        match Rules::of(&context.reducer_version) {
+            Ok(rules @ Rules::V1(_)) => rules,
+            _ => {
+                return fail(format!(
+                    "projection.reducer_version must name {} in a {schema_version} packet",
+                    reducer::v1::REDUCER_V1
+                ));
+            }
+        }
+    } else {
+        Rules::V0
+    };
     for key in COUNTERS {
         if non_negative_int(get(raw, key)).is_none() {
             return fail(format!("projection.{key} must be a non-negative integer"));
@@ -255,8 +280,11 @@ pub fn validate_ledger_projection(value: &Value) -> FieldResult<()> {
     }
     for (index, core) in stripped.iter().enumerate() {
         let label = format!("projection.subjects[{index}]");
-        let view = validate_subject(core, index, &mut seen)?;
-        validate_aggregate(core, &label)?;
+        let view = validate_subject(core, index, &mut seen, rules)?;
+        match rules {
+            Rules::V0 => validate_aggregate(core, &label)?,
+            Rules::V1(_) => validate_aggregate_v1(core, &label)?,
+        }
         let key = view.subject_id.to_owned();
         if previous_key.as_ref().is_some_and(|p| *p >= key) {
             return fail("projection.subjects are not ordered by subject_id");
@@ -275,7 +303,7 @@ pub fn validate_ledger_projection(value: &Value) -> FieldResult<()> {
         return fail("projection page has more subjects than subject_count");
     }
     for (index, (subject, view)) in subjects_raw.iter().zip(&views).enumerate() {
-        validate_subject_history(subject, view, index, &context, last_instant.as_ref())?;
+        validate_subject_history(subject, view, index, &context, last_instant.as_ref(), rules)?;
     }
 
     // Rejections: the v0 rules with the ledger's uncapped counters.
@@ -319,6 +347,7 @@ fn validate_subject_history(
     index: usize,
     context: &ReducerContext,
     packet_last: Option<&crate::wire::timestamp::Instant>,
+    rules: Rules,
 ) -> FieldResult<()> {
     let id = view.subject_id;
     let history = match subject.get("observation_history") {
@@ -396,8 +425,8 @@ fn validate_subject_history(
     if !truncated {
         let mut by_id: Vec<&Observation> = members.iter().collect();
         by_id.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
-        let expected = reducer::reduce_subject(id, view.level, &view.digests, &by_id);
-        check_reduced_fields(id, view.raw, &expected.to_value())?;
+        let expected = expected_subject(id, view.level, &view.digests, &by_id, rules);
+        check_reduced_fields(id, view.raw, &expected)?;
     }
     if view.level == AttributionLevel::Item && view.digests.len() != 1 {
         return fail(format!(
@@ -408,16 +437,18 @@ fn validate_subject_history(
 }
 
 /// `utility-validate` on an already parsed input: a ledger projection packet (by its
-/// `schema_version`) is checked here, any other as a `utility-project` projection
+/// `schema_version`, v0 or v1) is checked here, a `memory_utility_projection_v1` with the
+/// v1 rules, any other as a `utility-project` projection
 /// ([`crate::utility::validate::validate_projection`]); the packet's `ok` says whether
 /// the projection is valid.
 pub fn validate_input(input: &Value) -> Value {
-    let result = if input.get("schema_version").and_then(Value::as_str)
-        == Some(crate::ledger::packets::PROJECTION_SCHEMA_VERSION)
-    {
-        validate_ledger_projection(input)
-    } else {
-        crate::utility::validate_projection(input)
+    let result = match input.get("schema_version").and_then(Value::as_str) {
+        Some(PROJECTION_SCHEMA_VERSION) => validate_ledger_projection(input),
+        Some(PROJECTION_V1_SCHEMA_VERSION) => validate_ledger_projection_v1(input),
+        Some(reducer::v1::PROJECTION_V1_SCHEMA_VERSION) => {
+            crate::utility::validate::validate_projection_v1(input)
+        }
+        _ => crate::utility::validate_projection(input),
     };
     crate::utility::validation_packet(&result)
 }

@@ -6,26 +6,29 @@
 //! [`UtilityView::new`], the same constructor a projection feeds. Per digest it reads the
 //! item subject (its id is computed from the digest) and the set and unresolved subjects
 //! of the digest index: what [`super::engine::subjects`] reads for `utility-ledger
-//! subject`, without the history. The cost grows with the number of candidates, never
-//! with the ledger's size. The partition is the look-up key, so utility of another scope
-//! or snapshot pair can never enter the view.
+//! subject`, without the history. When the partition's reducer version names
+//! `memory_utility_reducer_v1`, each found subject is reduced by the v1 rules from its
+//! observation aggregates instead ([`engine::reduce_members_v1`], as `subject` and
+//! `project` do). The cost grows with the number of candidates (and a found subject's
+//! observations), never with the ledger's size. The partition is the look-up key, so
+//! utility of another scope or snapshot pair can never enter the view.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ranking::prior::{Partition, SubjectUtility, UtilityView};
 use crate::utility::observation::{AttributionLevel, EvidenceBasis};
-use crate::utility::reducer::{self, SubjectState};
+use crate::utility::reducer::{self, Rules, SubjectState};
 
 use super::backend::{LedgerBackend, with_read};
 use super::engine;
 use super::error::{LedgerError, LedgerResult};
-use super::rows::{PartitionKey, SubjectKey, SubjectRow};
+use super::rows::{ObservationRow, PartitionKey, SubjectKey, SubjectRow};
 
 /// Item subjects looked up per storage round.
 const ROUND: usize = 512;
 
 /// The ledger's partition key of a ranking partition (scope and snapshot pair; the
-/// reducer version only names the rules the ledger already applies).
+/// reducer version only names the rules the ledger applies to the partition's rows).
 pub fn partition_key(partition: &Partition) -> PartitionKey {
     PartitionKey {
         agent_id: partition.scope.agent_id.to_string(),
@@ -63,23 +66,61 @@ fn decode_row(row: &SubjectRow) -> LedgerResult<SubjectState> {
 /// What the prior reads of a stored subject; with `attested_only`, a subject with evidence
 /// above `evaluator_inference` is reduced again from its accepted observations without
 /// those above `evaluator_inference` whose representative delivery arrived by import
-/// (`None` when nothing is left of it).
+/// (`None` when nothing is left of it). Under the v1 rules every subject is reduced
+/// from its accepted observations (after the same filter).
 fn decode(
     backend: &mut dyn LedgerBackend,
     row: &SubjectRow,
     attested_only: bool,
+    rules: Rules,
 ) -> LedgerResult<Option<SubjectUtility>> {
     let state = decode_row(row)?;
-    let attestable = |basis: EvidenceBasis| basis > EvidenceBasis::EvaluatorInference;
-    if !attested_only || !state.summary.iter().any(|p| attestable(p.basis)) {
+    let filter = attested_only && state.summary.iter().any(|p| attestable(p.basis));
+    if rules == Rules::V0 && !filter {
         return Ok(Some(subject_utility(&state)));
     }
     let key: SubjectKey = (row.partition_id, row.subject_id.clone());
-    let members = backend
+    let mut members = backend
         .subject_members(std::slice::from_ref(&key))?
         .into_iter()
         .next()
         .unwrap_or_default();
+    if filter {
+        members = attested_members(backend, members)?;
+    }
+    match rules {
+        // The stored state was reduced from exactly these members: only the v1 utility
+        // is computed.
+        Rules::V1(params) if !filter => Ok(Some(subject_utility(
+            &engine::upgrade_stored_v1(&state, &members, params)?.0,
+        ))),
+        Rules::V1(params) => {
+            Ok(
+                engine::reduce_members_v1(&key, &state.memory_ref_digests, &members, params)?
+                    .map(|(v1_state, _)| subject_utility(&v1_state)),
+            )
+        }
+        Rules::V0 => {
+            let digests = state.memory_ref_digests.join(",");
+            match engine::reduce_members(&key, &digests, &members)? {
+                None => Ok(None),
+                Some(reduced) => Ok(Some(subject_utility(&decode_row(&reduced)?))),
+            }
+        }
+    }
+}
+
+/// Evidence that only the runtime can attest: above `evaluator_inference`.
+fn attestable(basis: EvidenceBasis) -> bool {
+    basis > EvidenceBasis::EvaluatorInference
+}
+
+/// `members` without those above `evaluator_inference` whose representative delivery
+/// arrived by import.
+fn attested_members(
+    backend: &mut dyn LedgerBackend,
+    members: Vec<ObservationRow>,
+) -> LedgerResult<Vec<ObservationRow>> {
     let seqs: Vec<i64> = members
         .iter()
         .filter(|m| attestable(m.evidence_basis))
@@ -97,7 +138,7 @@ fn decode(
         .filter(|(_, p)| p.is_attested())
         .map(|(id, _)| id)
         .collect();
-    let kept: Vec<_> = members
+    Ok(members
         .into_iter()
         .filter(|m| {
             !attestable(m.evidence_basis)
@@ -105,12 +146,7 @@ fn decode(
                     .get(&m.rep_seq)
                     .is_some_and(|batch| attested.contains(batch))
         })
-        .collect();
-    let digests = state.memory_ref_digests.join(",");
-    match engine::reduce_members(&key, &digests, &kept)? {
-        None => Ok(None),
-        Some(reduced) => Ok(Some(subject_utility(&decode_row(&reduced)?))),
-    }
+        .collect())
 }
 
 /// Checks that the ledger exists and can be read, without reading any subject (so that
@@ -128,15 +164,18 @@ pub fn check_readable(backend: &mut dyn LedgerBackend, partition: &Partition) ->
 /// without utility (every modifier exactly 1.0), as the `empty` projection of `project`
 /// does. With `attested_only` (a profile's `require_attested_tiers`) evidence above
 /// `evaluator_inference` counts only when the runtime produced it (provenance
-/// `attribute` or `correct`), and the view says its tiers are attested.
+/// `attribute` or `correct`), and the view says its tiers are attested. A partition whose
+/// reducer version names `memory_utility_reducer_v1` gets the v1 state of each subject.
 pub fn utility_view(
     backend: &mut dyn LedgerBackend,
     partition: &Partition,
     digests: &[&str],
     attested_only: bool,
 ) -> Result<UtilityView, LedgerError> {
+    let rules = Rules::of(&partition.reducer_version)
+        .map_err(|e| LedgerError::Request(format!("partition.{e}")))?;
     let subjects = with_read(backend, |backend| {
-        read_subjects(backend, partition, digests, attested_only)
+        read_subjects(backend, partition, digests, attested_only, rules)
     })?;
     let view = UtilityView::new(partition.clone(), subjects.into_values())
         .map_err(|e| LedgerError::Storage(format!("stored subject state is not usable: {e}")))?;
@@ -152,6 +191,7 @@ fn read_subjects(
     partition: &Partition,
     digests: &[&str],
     attested_only: bool,
+    rules: Rules,
 ) -> LedgerResult<BTreeMap<String, SubjectUtility>> {
     let mut found = BTreeMap::new();
     let Some(stored) = backend.find_partition(&partition_key(partition))? else {
@@ -170,7 +210,7 @@ fn read_subjects(
             })
             .collect();
         for row in backend.load_subjects(&keys)?.into_iter().flatten() {
-            if let Some(subject) = decode(backend, &row, attested_only)? {
+            if let Some(subject) = decode(backend, &row, attested_only, rules)? {
                 found.insert(row.subject_id.clone(), subject);
             }
         }
@@ -178,7 +218,7 @@ fn read_subjects(
     for d in digests {
         for row in backend.subjects_with_digest(id, d)? {
             if !found.contains_key(&row.subject_id)
-                && let Some(subject) = decode(backend, &row, attested_only)?
+                && let Some(subject) = decode(backend, &row, attested_only, rules)?
             {
                 found.insert(row.subject_id.clone(), subject);
             }
@@ -279,6 +319,56 @@ mod tests {
             let rank = |view: &UtilityView| {
                 let ranking = rank_prior::rank(&candidates, view, &partition, &profile)
                     .unwrap_or_else(|e| panic!("rank: {e}"));
+                json::to_pretty_line(&rank_prior::packet(&ranking, &partition, &profile))
+            };
+            prop_assert_eq!(rank(&from_ledger), rank(&from_projection));
+            for d in DIGESTS {
+                prop_assert_eq!(from_ledger.item(d), from_projection.item(d));
+                prop_assert_eq!(from_ledger.in_group(d), from_projection.in_group(d));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// Under `memory_utility_reducer_v1` too: the prior computed from the ledger (each
+        /// found subject reduced by the v1 rules as it is read) equals the prior computed
+        /// from the ledger's own `memory_utility_projection_v1` of the partition, and every
+        /// modifier stays within the profile's bounds.
+        #[test]
+        fn v1_prior_from_the_ledger_equals_prior_from_its_v1_projection(
+            stream in deliveries(),
+            relevances in prop::collection::vec(0.0f64..=1.0, 4),
+            profile in profile(),
+            params in crate::utility::reducer::v1::props::params(),
+        ) {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+            let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+            append_all(&mut ledger, &stream);
+            let context = crate::utility::reducer::v1::props::v1_context(params);
+            let partition = partition_of(&context);
+            let projection = engine::project(&mut ledger, &context, None)
+                .and_then(engine::Projected::into_value)
+                .unwrap_or_else(|e| panic!("project: {e}"));
+            let from_projection = UtilityView::from_projection(&projection)
+                .unwrap_or_else(|e| panic!("view: {e}\n{}", json::to_pretty_line(&projection)));
+            let from_ledger = utility_view(&mut ledger, &partition, &DIGESTS, false)
+                .unwrap_or_else(|e| panic!("ledger view: {e}"));
+            let candidates: Vec<Candidate> = DIGESTS
+                .iter()
+                .zip(&relevances)
+                .map(|(d, r)| Candidate::new(d, *r).unwrap_or_else(|e| panic!("{e}")))
+                .collect();
+            let rank = |view: &UtilityView| {
+                let ranking = rank_prior::rank(&candidates, view, &partition, &profile)
+                    .unwrap_or_else(|e| panic!("rank: {e}"));
+                for ranked in &ranking.ranked {
+                    assert!(
+                        (profile.lower()..=profile.upper()).contains(&ranked.modifier.value),
+                        "{ranked:?}"
+                    );
+                }
                 json::to_pretty_line(&rank_prior::packet(&ranking, &partition, &profile))
             };
             prop_assert_eq!(rank(&from_ledger), rank(&from_projection));
@@ -407,6 +497,47 @@ mod tests {
             codes_for(&mut ledger, false),
             (1.0, vec!["utility_unknown"])
         );
+    }
+
+    /// Under `memory_utility_reducer_v1` the option filters the same observations before
+    /// the v1 reduction: of five imported harmful observations and one attributed helpful
+    /// one, only the helpful one counts with it (too little to decide: unknown), and the
+    /// harmful majority attenuates without it.
+    #[test]
+    fn require_attested_tiers_filters_before_the_v1_reduction() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+        let imported: Vec<Spec> = (0..5)
+            .map(|i| Spec::item("harmful", "deterministic_effect", 1.0, &format!("v:imp{i}")))
+            .collect();
+        append_as(&mut ledger, &imported, &Provenance::Import);
+        append_as(
+            &mut ledger,
+            &[Spec::item(
+                "helpful",
+                "deterministic_effect",
+                1.0,
+                "v:attributed",
+            )],
+            &Provenance::Attribute {
+                evaluator_id: "evaluator:deterministic".into(),
+            },
+        );
+        let context = crate::utility::reducer::v1::props::v1_context(Default::default());
+        let partition = partition_of(&context);
+        let codes = |ledger: &mut SqliteLedger, require: bool| {
+            let profile = attested_profile(require);
+            let view = utility_view(ledger, &partition, &[DIGEST_A], require).expect("view");
+            let m = rank_prior::modifier(&view, DIGEST_A, &profile);
+            (
+                m.value,
+                m.reasons.iter().map(|r| r.code()).collect::<Vec<_>>(),
+            )
+        };
+        let (value, without) = codes(&mut ledger, false);
+        assert!(value < 1.0, "{without:?}");
+        assert_eq!(without, ["negative_utility_attenuation", "review_proposed"]);
+        assert_eq!(codes(&mut ledger, true), (1.0, vec!["utility_unknown"]));
     }
 
     /// A projection carries no provenance: with the option, a memory whose effective

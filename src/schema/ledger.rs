@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 
 use super::utility::{
     AttributionLevel, EvidenceBasis, EvidenceLabelSummary, HistoryEntry, Rejection, ReviewProposal,
-    SubjectReview, UtilityBounds, UtilityLabel,
+    Subject, SubjectPosterior, SubjectReview, UtilityBounds, UtilityLabel,
 };
 use crate::ledger::{Provenance, packets};
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
@@ -29,6 +29,47 @@ pub type LedgerProjectionPacket =
 /// `memory_utility_ledger_subject_v0` as described: its history entries also say how
 /// each delivery arrived.
 pub type LedgerSubjectPacket = packets::LedgerSubjectPacket<LedgerSubjectWithProvenance>;
+
+/// `memory_utility_ledger_projection_v1` as described: the v0 page with v1 subjects.
+pub type LedgerProjectionPacketV1 = packets::LedgerProjectionPacket<
+    LedgerSubjectV1,
+    Rejection,
+    ReviewProposal,
+    packets::LedgerProjectionV1Version,
+>;
+
+/// `memory_utility_ledger_subject_v1` as described: the v0 packet with v1 subjects.
+pub type LedgerSubjectPacketV1 =
+    packets::LedgerSubjectPacket<LedgerSubjectWithProvenanceV1, packets::LedgerSubjectV1Version>;
+
+/// A subject of a v1 ledger page: the projection's v1 subject plus its latest history.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // Schema-only: built as `packets::SubjectWithHistory`.
+pub struct LedgerSubjectV1 {
+    #[serde(flatten)]
+    pub subject: Subject,
+    pub posterior: SubjectPosterior,
+    /// The subject's latest accepted observations (at most 16), oldest first.
+    pub observation_history: Vec<HistoryEntry>,
+    /// True when the subject has more observations than its history shows.
+    pub observation_history_truncated: bool,
+}
+
+/// A subject of `memory_utility_ledger_subject_v1`: [`LedgerSubjectV1`] whose history
+/// entries carry their provenance.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // Schema-only: built as `packets::SubjectWithHistory`.
+pub struct LedgerSubjectWithProvenanceV1 {
+    #[serde(flatten)]
+    pub subject: Subject,
+    pub posterior: SubjectPosterior,
+    /// The subject's latest accepted observations (at most 16), oldest first.
+    pub observation_history: Vec<LedgerHistoryEntry>,
+    /// True when the subject has more observations than its history shows.
+    pub observation_history_truncated: bool,
+}
 
 /// A subject of a ledger packet: the projection's 19-key subject plus its latest history.
 #[derive(JsonSchema)]

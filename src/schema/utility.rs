@@ -20,6 +20,7 @@ use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(ObservationVersion, "memory_utility_observation_v0");
 const_string!(ProjectionVersion, "memory_utility_projection_v0");
+const_string!(ProjectionV1Version, "memory_utility_projection_v1");
 
 /// The value kinds of the contract, described by the domain types themselves.
 pub use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
@@ -116,6 +117,35 @@ pub struct Subject {
     pub action_authority_granted: AlwaysFalse,
 }
 
+/// The Beta posterior of a `memory_utility_reducer_v1` subject's effective tier (every
+/// value rounded to six decimals; the utility scale is `2p − 1`).
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SubjectPosterior {
+    /// Summed weights (confidence, halved per half-life of age) of the tier's helpful,
+    /// harmful and neutral observations.
+    pub helpful_weight: f64,
+    pub harmful_weight: f64,
+    pub neutral_weight: f64,
+    /// Beta(alpha, beta) = Beta(1 + helpful + neutral/2, 1 + harmful + neutral/2).
+    pub alpha: f64,
+    pub beta: f64,
+    pub mean_utility: f64,
+    /// The one-sided 90% credible bounds of the utility.
+    pub lower_utility: f64,
+    pub upper_utility: f64,
+}
+
+/// One subject of a `memory_utility_projection_v1`: the v0 subject's keys (with the v1
+/// rules' values), then its posterior.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SubjectV1 {
+    #[serde(flatten)]
+    pub subject: Subject,
+    pub posterior: SubjectPosterior,
+}
+
 /// One accepted observation kept in the bounded public history.
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -176,12 +206,15 @@ pub enum ProjectionStatus {
     Rejected,
 }
 
+// With `ProjectionV1Version` and `SubjectV1` this is `memory_utility_projection_v1`, the
+// same stream's packet under `memory_utility_reducer_v1` (printed by `utility-ledger
+// project`).
 /// `memory_utility_projection_v0`: the read-only reduction of an observation stream.
 #[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-pub struct ProjectionPacket {
+#[schemars(deny_unknown_fields, rename = "ProjectionPacket")]
+pub struct ProjectionPacket<V = ProjectionVersion, S = Subject> {
     pub ok: bool,
-    pub schema_version: ProjectionVersion,
+    pub schema_version: V,
     pub status: ProjectionStatus,
     pub projection_ready: bool,
     pub reducer_version: String,
@@ -201,7 +234,7 @@ pub struct ProjectionPacket {
     pub unresolved_lineage_count: u64,
     pub last_observed_at: Nullable<String>,
     pub last_observation_id: Nullable<String>,
-    pub subjects: Vec<Subject>,
+    pub subjects: Vec<S>,
     /// At most 256 entries.
     pub observation_history: Vec<HistoryEntry>,
     pub observation_history_truncated: bool,
@@ -213,6 +246,9 @@ pub struct ProjectionPacket {
     pub external_writes_performed: AlwaysFalse,
     pub raw_content_captured: AlwaysFalse,
 }
+
+/// `memory_utility_projection_v1`.
+pub type ProjectionPacketV1 = ProjectionPacket<ProjectionV1Version, SubjectV1>;
 
 /// `utility-project --input`: one complete observation stream and its context.
 #[derive(JsonSchema)]

@@ -2,7 +2,8 @@
 //!
 //! * [`observation`]: building and validating `memory_utility_observation_v0`;
 //! * [`reducer`]: reducing a complete observation stream into a read-only
-//!   `memory_utility_projection_v0`;
+//!   `memory_utility_projection_v0` (and, under our `memory_utility_reducer_v1`
+//!   rules, [`reducer::v1`], a `memory_utility_projection_v1`);
 //! * [`validate`]: the readback validator every projection passes through;
 //! * [`bounds`]: the v0 caps both of them enforce;
 //! * [`scan`]: `utility-project`'s direct reading of the common input shape from its text.
@@ -25,8 +26,8 @@
 //! error packet (exit 2).
 //!
 //! `utility-validate --input FILE|-` (our addition) reads one projection packet (a
-//! `memory_utility_projection_v0`, or a `memory_utility_ledger_projection_v0` checked with
-//! the ledger packet's rules) and prints
+//! `memory_utility_projection_v0` or `_v1`, or a `memory_utility_ledger_projection_v0` or
+//! `_v1` checked with the ledger packet's rules) and prints
 //! `{"ok", "schema_version": "memory_utility_projection_validation_v0", "status":
 //! "valid"|"invalid", "error"}`: exit 0 when valid, exit 2 with the first violated rule
 //! otherwise.

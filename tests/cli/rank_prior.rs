@@ -224,6 +224,25 @@ fn digests_of(input: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn prior_from_the_ledger_equals_prior_from_its_projection_on_every_golden_case() {
+    let (compared, moved) = ledger_and_projection_priors_agree(None);
+    assert!(compared >= 20, "only {compared} golden cases compared");
+    assert!(moved >= 5, "only {moved} cases move a modifier");
+}
+
+/// The same under `memory_utility_reducer_v1`: the ledger's `memory_utility_projection_v1`
+/// given as the projection ranks exactly as `--ledger` does.
+#[test]
+fn v1_prior_from_the_ledger_equals_prior_from_its_v1_projection_on_every_golden_case() {
+    // The golden cases hold one or two observations per subject, which decide nothing
+    // under v1 (see the noisy-memory tests below for modifiers that move).
+    let (compared, _) = ledger_and_projection_priors_agree(Some("memory_utility_reducer_v1"));
+    assert!(compared >= 20, "only {compared} golden cases compared");
+}
+
+/// Ranks every golden case's digests with the ledger's projection of the case and with
+/// `--ledger` (under `reducer_version`, when given) and asserts the same transcript;
+/// returns how many cases were compared and in how many a modifier moved.
+fn ledger_and_projection_priors_agree(reducer_version: Option<&str>) -> (usize, usize) {
     let golden = fixtures_dir().join("utility_ledger/golden");
     let mut cases: Vec<std::path::PathBuf> = std::fs::read_dir(&golden)
         .expect("golden cases")
@@ -246,6 +265,9 @@ fn prior_from_the_ledger_equals_prior_from_its_projection_on_every_golden_case()
             if let Some(v) = input.get(key) {
                 partition.insert(key.to_owned(), v.clone());
             }
+        }
+        if let Some(version) = reducer_version {
+            partition.insert("reducer_version".to_owned(), json!(version));
         }
         let partition = serde_json::Value::Object(partition);
         s.write("partition.json", &pretty(&partition));
@@ -326,8 +348,7 @@ fn prior_from_the_ledger_equals_prior_from_its_projection_on_every_golden_case()
             }
         }
     }
-    assert!(compared >= 20, "only {compared} golden cases compared");
-    assert!(moved >= 5, "only {moved} cases move a modifier");
+    (compared, moved)
 }
 
 #[test]
@@ -472,5 +493,311 @@ fn ledger_utility_requests_are_checked() {
     assert_eq!(
         isolated.json()["candidates"][0]["reason_codes"],
         json!(["no_utility_evidence"])
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// memory_utility_reducer_v1: a noisy harmful memory stays attenuated
+// ---------------------------------------------------------------------------------------
+
+/// The noisy memory of the v1 checks.
+const NOISY: &str = "00000000000000aa";
+/// A memory nobody observed.
+const QUIET: &str = "00000000000000bb";
+
+/// One `deterministic_effect` item observation of `NOISY` in the stage-2 partition
+/// (distinct ids through `version`).
+fn noisy_observation(label: &str, confidence: f64, version: &str) -> serde_json::Value {
+    use reward_memory::utility::observation::{
+        AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
+    };
+    let at = "2026-08-15T00:00:00Z";
+    let mut o = Observation {
+        observation_id: Default::default(),
+        scope: Scope {
+            agent_id: "agent:stage2".into(),
+            project_id: "project:loopx".into(),
+            corpus_id: "reward-memory-corpus".into(),
+            surface_id: "loopx.issue_fix".into(),
+        },
+        application_receipt_id: format!("rma_{}", "cd".repeat(32)).into(),
+        memory_ref_digests: vec![NOISY.to_owned()],
+        retrieval_snapshot_ref: "retrieval:stage2".into(),
+        policy_snapshot_ref: "policy:stage2".into(),
+        outcome_ref: "effect:noisy".into(),
+        utility_label: UtilityLabel::parse(label).expect("label"),
+        attribution_level: AttributionLevel::Item,
+        evidence_basis: EvidenceBasis::DeterministicEffect,
+        confidence,
+        reason_codes: vec!["artifact_distinguishes_memory".to_owned()],
+        evidence_refs: vec![format!("evidence:{version}")],
+        evaluator_ref: "evaluator:noisy".into(),
+        evaluation_version: version.into(),
+        created_at: at.into(),
+        created_instant: reward_memory::wire::timestamp::parse_aware(at).expect("timestamp"),
+    };
+    o.observation_id = o.computed_id().into();
+    let value = o.to_value();
+    assert!(reward_memory::utility::validate_observation(&value).is_ok());
+    serde_json::from_str(&reward_memory::wire::json::to_pretty_line(&value))
+        .expect("observation JSON")
+}
+
+/// A ledger holding `harmful` harmful and `helpful` helpful observations of `NOISY`.
+fn noisy_ledger(s: &Scratch, harmful: usize, helpful: usize, confidence: f64) {
+    let mut lines = String::new();
+    for i in 0..harmful {
+        let o = noisy_observation("harmful", confidence, &format!("evaluation:bad-{i}"));
+        lines.push_str(&format!("{o}\n"));
+    }
+    for i in 0..helpful {
+        let o = noisy_observation("helpful", confidence, &format!("evaluation:good-{i}"));
+        lines.push_str(&format!("{o}\n"));
+    }
+    s.write("noisy.jsonl", &lines);
+    let append = s.run(
+        &[
+            "utility-ledger",
+            "append",
+            "--input",
+            "noisy.jsonl",
+            "--ledger",
+            "ledger.sqlite3",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(append.code, 0, "{}", append.transcript());
+    assert_eq!(
+        append.json()["appended"].as_u64(),
+        Some((harmful + helpful) as u64)
+    );
+}
+
+/// `rank-prior --ledger` of `NOISY` (most relevant) and `QUIET` in the stage-2 partition,
+/// under `reducer_version` (absent: the default v0).
+fn rank_noisy(s: &Scratch, reducer_version: Option<&str>) -> Run {
+    let mut partition = json!({
+        "scope": {
+            "agent_id": "agent:stage2",
+            "project_id": "project:loopx",
+            "corpus_id": "reward-memory-corpus",
+            "surface_id": "loopx.issue_fix",
+        },
+        "retrieval_snapshot_ref": "retrieval:stage2",
+        "policy_snapshot_ref": "policy:stage2",
+    });
+    if let Some(version) = reducer_version {
+        partition["reducer_version"] = json!(version);
+    }
+    let request = json!({
+        "profile": {
+            "profile_id": "profile:noisy",
+            "semantic_floor": 0.05,
+            "candidate_pool": 8,
+            "modifier_bounds": [0.5, 2.0],
+            "min_evidence_basis": "deterministic_effect",
+            "min_support": 1,
+        },
+        "partition": partition,
+        "candidates": [
+            {"memory_ref_digest": NOISY, "relevance_score": 0.9},
+            {"memory_ref_digest": QUIET, "relevance_score": 0.88},
+        ],
+    });
+    s.write("noisy-request.json", &pretty(&request));
+    s.run(
+        &[
+            "rank-prior",
+            "--input",
+            "noisy-request.json",
+            "--ledger",
+            "ledger.sqlite3",
+            "--format",
+            "json",
+        ],
+        None,
+    )
+}
+
+fn candidate_of<'a>(packet: &'a serde_json::Value, digest: &str) -> &'a serde_json::Value {
+    packet["candidates"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["memory_ref_digest"] == digest))
+        .expect("candidate")
+}
+
+/// The issue-23 check: 7 harmful and 1 helpful `deterministic_effect` observations of one
+/// memory (and 14 and 2) leave it at exactly 1.0 under v0 (a same-tier disagreement makes
+/// the subject unknown) and attenuate it under `memory_utility_reducer_v1`, with a review
+/// proposal; the profile (and its digest) is the same for both.
+#[test]
+fn v1_keeps_a_noisy_harmful_memory_attenuated_where_v0_flips_it_to_unknown() {
+    for (harmful, helpful) in [(7, 1), (14, 2)] {
+        for confidence in [0.8, 1.0] {
+            let s = Scratch::new();
+            noisy_ledger(&s, harmful, helpful, confidence);
+            let case = format!("{harmful} harmful + {helpful} helpful at {confidence}");
+
+            let v0 = rank_noisy(&s, None);
+            assert_eq!(v0.code, 0, "{case}: {}", v0.transcript());
+            let v0 = v0.json();
+            let noisy = candidate_of(&v0, NOISY);
+            assert_eq!(noisy["modifier"], json!(1.0), "{case}");
+            assert_eq!(noisy["reason_codes"], json!(["utility_unknown"]), "{case}");
+            assert_eq!(noisy["final_rank"], json!(1), "{case}");
+            assert_eq!(v0["reducer_version"], json!("memory_utility_reducer_v0"));
+
+            let v1 = rank_noisy(&s, Some("memory_utility_reducer_v1"));
+            assert_eq!(v1.code, 0, "{case}: {}", v1.transcript());
+            let v1 = v1.json();
+            let noisy = candidate_of(&v1, NOISY);
+            let modifier = noisy["modifier"].as_f64().expect("modifier");
+            assert!((0.5..1.0).contains(&modifier), "{case}: {modifier}");
+            assert_eq!(
+                noisy["reason_codes"],
+                json!(["negative_utility_attenuation", "review_proposed"]),
+                "{case}"
+            );
+            assert_eq!(candidate_of(&v1, QUIET)["modifier"], json!(1.0));
+            assert_eq!(v1["review_proposals"][0]["memory_ref_digest"], json!(NOISY));
+            assert_eq!(v1["reducer_version"], json!("memory_utility_reducer_v1"));
+            assert_eq!(v1["profile_digest"], v0["profile_digest"], "{case}");
+            assert_ne!(v1["reducer_identity"], v0["reducer_identity"], "{case}");
+            // Consistent harmful evidence moves it further: 14 + 2 below 7 + 1.
+            if harmful == 7 {
+                let s14 = Scratch::new();
+                noisy_ledger(&s14, 14, 2, confidence);
+                let more = rank_noisy(&s14, Some("memory_utility_reducer_v1")).json();
+                let further = candidate_of(&more, NOISY)["modifier"]
+                    .as_f64()
+                    .expect("modifier");
+                assert!(further < modifier, "{case}: {further} vs {modifier}");
+            }
+        }
+    }
+    // The figures the worked example of docs/rank-prior.md shows.
+    let s = Scratch::new();
+    noisy_ledger(&s, 7, 1, 0.8);
+    snap!(
+        "rank_prior_v1_noisy_harmful",
+        rank_noisy(&s, Some("memory_utility_reducer_v1"))
+    );
+}
+
+/// A reducer version that starts like a v1 name must be one; the half-life form works.
+#[test]
+fn v1_reducer_versions_are_checked_and_the_half_life_form_is_accepted() {
+    let s = Scratch::new();
+    noisy_ledger(&s, 7, 1, 0.8);
+    let bad = rank_noisy(&s, Some("memory_utility_reducer_v1:half_life_days:0"));
+    assert_eq!(bad.code, 2, "{}", bad.transcript());
+    assert!(
+        bad.json()["error"].as_str().is_some_and(|e| e.starts_with(
+            "partition.reducer_version memory_utility_reducer_v1:half_life_days:0 is not a memory_utility_reducer_v1 name"
+        )),
+        "{}",
+        bad.stdout
+    );
+    // Every observation has the same time: a half-life changes nothing here.
+    let decayed = rank_noisy(&s, Some("memory_utility_reducer_v1:half_life_days:30")).json();
+    let flat = rank_noisy(&s, Some("memory_utility_reducer_v1")).json();
+    assert_eq!(
+        candidate_of(&decayed, NOISY)["modifier"],
+        candidate_of(&flat, NOISY)["modifier"]
+    );
+    assert_eq!(
+        decayed["reducer_version"],
+        json!("memory_utility_reducer_v1:half_life_days:30")
+    );
+}
+
+/// The noisy memory ranks the same from the ledger's `memory_utility_projection_v1` (given
+/// as the request's projection) as with `--ledger`, and a v0 projection packet that
+/// names the v1 reducer is refused: its subjects follow the v0 rules.
+#[test]
+fn v1_projection_and_ledger_rank_the_noisy_memory_alike() {
+    let s = Scratch::new();
+    noisy_ledger(&s, 7, 1, 0.8);
+    let from_ledger = rank_noisy(&s, Some("memory_utility_reducer_v1"));
+    let mut request = read_json(&s.path.join("noisy-request.json"));
+    s.write("partition.json", &pretty(&request["partition"]));
+    let projected = s.run(
+        &[
+            "utility-ledger",
+            "project",
+            "--input",
+            "partition.json",
+            "--ledger",
+            "ledger.sqlite3",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(projected.code, 0, "{}", projected.transcript());
+    assert_eq!(
+        projected.json()["schema_version"],
+        json!("memory_utility_projection_v1")
+    );
+    request["projection"] = projected.json();
+    s.write("from-projection.json", &pretty(&request));
+    let from_projection = s.run(
+        &[
+            "rank-prior",
+            "--input",
+            "from-projection.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(from_projection.transcript(), from_ledger.transcript());
+    assert_eq!(from_ledger.json()["modified_count"], json!(1));
+
+    // utility-project labels its (v0) packet with any reducer version: not a v1 projection.
+    let mut v0_input = request["projection"].clone();
+    v0_input = json!({
+        "observations": [],
+        "scope": v0_input["scope"],
+        "retrieval_snapshot_ref": v0_input["retrieval_snapshot_ref"],
+        "policy_snapshot_ref": v0_input["policy_snapshot_ref"],
+        "reducer_version": "memory_utility_reducer_v1",
+    });
+    s.write("v0-input.json", &pretty(&v0_input));
+    let v0_packet = s.run(
+        &[
+            "utility-project",
+            "--input",
+            "v0-input.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(
+        v0_packet.json()["schema_version"],
+        json!("memory_utility_projection_v0")
+    );
+    request["projection"] = v0_packet.json();
+    s.write("mislabelled.json", &pretty(&request));
+    let refused = s.run(
+        &[
+            "rank-prior",
+            "--input",
+            "mislabelled.json",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(refused.code, 2, "{}", refused.transcript());
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("whose subjects follow the v0 rules")),
+        "{}",
+        refused.stdout
     );
 }

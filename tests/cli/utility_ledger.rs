@@ -2548,6 +2548,235 @@ fn verdicts_are_recorded_once_and_gate_recall_on_every_backend() {
             gated.json()["rank_prior_reason_code"],
             "ranking_evaluation_not_qualified",
             "{backend:?}"
+
+// ---------------------------------------------------------------------------------------
+// memory_utility_reducer_v1 from the same deliveries
+// ---------------------------------------------------------------------------------------
+
+fn field_of<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
+    static NULL: Value = Value::Null;
+    path.iter().try_fold(v, |v, k| v.get(k)).unwrap_or(&NULL)
+}
+
+/// The subject of `packet` whose `memory_ref_digests` is exactly `[digest]`.
+fn item_subject<'a>(packet: &'a Value, digest: &str) -> &'a Value {
+    field_of(packet, &["subjects"])
+        .as_array()
+        .and_then(|subjects| {
+            subjects.iter().find(|s| {
+                field_of(s, &["memory_ref_digests"])
+                    .as_array()
+                    .is_some_and(|d| d.len() == 1 && d[0].as_str() == Some(digest))
+            })
+        })
+        .unwrap_or_else(|| panic!("no item subject of {digest}"))
+}
+
+fn float_of(v: &Value, path: &[&str]) -> f64 {
+    match field_of(v, path) {
+        Value::Float(f) => *f,
+        other => panic!("{path:?}: {other:?}"),
+    }
+}
+
+/// The ledger serves both reducers from the same deliveries: with `--reducer-version
+/// memory_utility_reducer_v1` `project` prints `memory_utility_projection_v1` within the
+/// caps and `memory_utility_ledger_projection_v1` pages, `subject` prints
+/// `memory_utility_ledger_subject_v1`; each validates and conforms to its schema, the v0
+/// packets stay what they were, and the next append shows at the next read.
+#[test]
+fn the_ledger_serves_reducer_v1_from_the_same_deliveries() {
+    for backend in backends() {
+        let scratch = Scratch::new();
+        let ledger = fresh_ledger(&scratch, &backend, "v1");
+        let noisy = digest(7);
+        let mut items: Vec<Value> = (0..7)
+            .map(|i| {
+                let version = format!("bad{i}");
+                observation(
+                    "agent:v1",
+                    &noisy,
+                    &version,
+                    "harmful",
+                    0.8,
+                    "2026-08-15T00:00:00Z",
+                )
+            })
+            .collect();
+        items.push(observation(
+            "agent:v1",
+            &noisy,
+            "good0",
+            "helpful",
+            0.8,
+            "2026-08-15T01:00:00Z",
+        ));
+        for i in 0..3 {
+            let d = digest(100 + i);
+            items.push(observation(
+                "agent:v1",
+                &d,
+                &format!("other{i}"),
+                "helpful",
+                0.9,
+                "2026-08-15T02:00:00Z",
+            ));
+        }
+        scratch.write("items.jsonl", &jsonl(&items));
+        assert_eq!(append(&scratch, &ledger, "items.jsonl", None).code, 0);
+        let flags = partition_flags("agent:v1");
+        let flag_refs: Vec<&str> = flags.iter().map(String::as_str).collect();
+        let with = |extra: &[&str]| -> Vec<String> {
+            flag_refs
+                .iter()
+                .copied()
+                .chain(extra.iter().copied())
+                .map(str::to_owned)
+                .collect()
+        };
+        let run = |sub: &str, args: &[String]| {
+            let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            ledger_cmd(&scratch, sub, &ledger, &refs)
+        };
+        let v1 = ["--reducer-version", "memory_utility_reducer_v1"];
+
+        let v0 = run("project", &with(&[]));
+        assert_eq!(v0.code, 0, "{}", v0.transcript());
+        let v0 = json::parse(&v0.stdout).expect("json");
+        assert_eq!(
+            field_of(&v0, &["schema_version"]).as_str(),
+            Some("memory_utility_projection_v0")
+        );
+        assert_eq!(
+            field_of(item_subject(&v0, &noisy), &["effective_utility_label"]).as_str(),
+            Some("unknown")
+        );
+
+        let projected = run("project", &with(&v1));
+        assert_eq!(projected.code, 0, "{}", projected.transcript());
+        let projection = json::parse(&projected.stdout).expect("json");
+        assert_eq!(
+            field_of(&projection, &["schema_version"]).as_str(),
+            Some("memory_utility_projection_v1")
+        );
+        let subject = item_subject(&projection, &noisy);
+        assert_eq!(
+            field_of(subject, &["effective_utility_label"]).as_str(),
+            Some("harmful")
+        );
+        assert_eq!(float_of(subject, &["utility_estimate"]), -0.195012);
+        assert_eq!(float_of(subject, &["posterior", "harmful_weight"]), 5.6);
+        // Three subjects, each with one helpful observation: too little to decide.
+        assert_eq!(
+            field_of(
+                item_subject(&projection, &digest(100)),
+                &["effective_utility_label"]
+            )
+            .as_str(),
+            Some("unknown")
+        );
+
+        let page = run("project", &with(&[v1[0], v1[1], "--limit", "2"]));
+        assert_eq!(page.code, 0, "{}", page.transcript());
+        let page = json::parse(&page.stdout).expect("json");
+        assert_eq!(
+            field_of(&page, &["schema_version"]).as_str(),
+            Some("memory_utility_ledger_projection_v1")
+        );
+        assert_eq!(field_of(&page, &["page", "returned"]), &Value::Int(2));
+
+        let looked_up = run(
+            "subject",
+            &with(&[v1[0], v1[1], "--memory-ref-digest", noisy.as_str()]),
+        );
+        assert_eq!(looked_up.code, 0, "{}", looked_up.transcript());
+        let looked_up = json::parse(&looked_up.stdout).expect("json");
+        assert_eq!(
+            field_of(&looked_up, &["schema_version"]).as_str(),
+            Some("memory_utility_ledger_subject_v1")
+        );
+        let stored = item_subject(&looked_up, &noisy);
+        assert_eq!(float_of(stored, &["utility_estimate"]), -0.195012);
+        let history = field_of(stored, &["observation_history"])
+            .as_array()
+            .expect("history");
+        assert_eq!(history.len(), 8);
+        assert_eq!(
+            field_of(&history[0], &["provenance", "kind"]).as_str(),
+            Some("import")
+        );
+
+        for (schema_version, packet) in [
+            ("memory_utility_projection_v1", &projection),
+            ("memory_utility_ledger_projection_v1", &page),
+            ("memory_utility_ledger_subject_v1", &looked_up),
+        ] {
+            if let Err(err) =
+                reward_memory::schema::check(packet, &crate::support::schema_named(schema_version))
+            {
+                panic!("{schema_version} does not conform: {err}");
+            }
+        }
+        for packet in [&projection, &page] {
+            scratch.write("packet.json", &json::to_pretty_line(packet));
+            let validated = run_in(
+                &scratch,
+                &[
+                    "utility-validate",
+                    "--input",
+                    "packet.json",
+                    "--format",
+                    "json",
+                ],
+                None,
+            );
+            assert_eq!(validated.code, 0, "{}", validated.transcript());
+        }
+        // An edited v1 subject fails its readback.
+        let mut edited: serde_json::Value = serde_json::from_str(&projected.stdout).expect("json");
+        edited["subjects"][0]["posterior"]["upper_utility"] = serde_json::json!(0.5);
+        scratch.write("edited.json", &edited.to_string());
+        let refused = run_in(
+            &scratch,
+            &[
+                "utility-validate",
+                "--input",
+                "edited.json",
+                "--format",
+                "json",
+            ],
+            None,
+        );
+        assert_eq!(refused.code, 2, "{}", refused.transcript());
+
+        // The next append shows at the next read: one more harmful observation.
+        let more = [observation(
+            "agent:v1",
+            &noisy,
+            "bad7",
+            "harmful",
+            0.8,
+            "2026-08-15T03:00:00Z",
+        )];
+        scratch.write("more.jsonl", &jsonl(&more));
+        assert_eq!(append(&scratch, &ledger, "more.jsonl", None).code, 0);
+        let again = json::parse(&run("project", &with(&v1)).stdout).expect("json");
+        assert!(float_of(item_subject(&again, &noisy), &["utility_estimate"]) < -0.195012);
+
+        // A version that starts like a v1 name must be one.
+        let bad = run(
+            "project",
+            &with(&[
+                "--reducer-version",
+                "memory_utility_reducer_v1:half_life_days:x",
+            ]),
+        );
+        assert_eq!(bad.code, 2, "{}", bad.transcript());
+        assert!(
+            bad.stdout
+                .contains("is not a memory_utility_reducer_v1 name: use memory_utility_reducer_v1"),
+            "{}",
+            bad.stdout
         );
     }
 }

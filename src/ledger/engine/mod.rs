@@ -27,9 +27,11 @@ mod verify;
 pub use append::{append, append_with};
 pub use export::{COMPACT, DELIVERY_SCHEMA_VERSION, export, salvage};
 pub use intake::{NOT_PUBLIC_SAFE, Record, prepare_delivery};
-pub use read::{Paging, Projected, project, subjects, v0_projection, within_v0_caps};
+pub use read::{
+    Paging, Projected, SubjectLookup, project, rules_of, subjects, v0_projection, within_v0_caps,
+};
 pub use state::{
-    decode_state, encode_state, member_of_delivery, reduce_members, reduce_stored_subject,
-    subject_level,
+    decode_state, encode_state, member_of_delivery, reduce_members, reduce_members_v1,
+    reduce_stored_subject, subject_level, upgrade_stored_v1,
 };
 pub use verify::verify;

@@ -1,27 +1,32 @@
 //! The ledger's reads of one partition: its projection (the exact `utility-project`
 //! packet within the v0 caps, else a paged `memory_utility_ledger_projection_v0`) and
-//! the subjects that contain given digests.
+//! the subjects that contain given digests. A partition whose reducer version names
+//! `memory_utility_reducer_v1` is read under the v1 rules from the same rows: within the
+//! caps the `memory_utility_projection_v1` of its deliveries, else a paged
+//! `memory_utility_ledger_projection_v1`, and `memory_utility_ledger_subject_v1`; each
+//! subject's v1 state is reduced from its stored observation aggregates as it is read.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::utility::observation::AttributionLevel;
+use crate::utility::observation::{AttributionLevel, Observation};
 use crate::utility::reducer::{
     self, MAX_CONFLICT_FINGERPRINTS, MAX_OBSERVATIONS, MAX_REJECTIONS, MAX_SUBJECTS,
-    ProjectionRequest, ReducerContext,
+    ProjectionRequest, ReducerContext, Rules,
 };
 use crate::wire::json::{self, Value};
 
 use super::super::backend::{LedgerBackend, with_read};
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::{
-    self, LedgerProjectionPacket, LedgerSubjectPacket, Page, StoredSubject,
+    self, LedgerProjectionPacket, LedgerProjectionPacketV1, LedgerSubjectPacket,
+    LedgerSubjectPacketV1, Page, StoredSubject,
 };
 use super::super::provenance::Provenance;
 use super::super::rows::{
     ConflictRow, Counters, DeliveryRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
     split_order_key,
 };
-use super::state::decode_state;
+use super::state::{decode_state, reduce_members_v1};
 
 /// A page request of the ledger projection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,16 +44,27 @@ pub enum Projected {
     V0(Value),
     /// A `memory_utility_ledger_projection_v0` page.
     Page(Box<LedgerProjectionPacket>),
+    /// The `memory_utility_projection_v1` packet of a v1 partition's deliveries.
+    V1(Value),
+    /// A `memory_utility_ledger_projection_v1` page.
+    PageV1(Box<LedgerProjectionPacketV1>),
 }
 
 impl Projected {
     /// The packet as the ordered value the output layer prints.
     pub fn into_value(self) -> LedgerResult<Value> {
         match self {
-            Projected::V0(value) => Ok(value),
+            Projected::V0(value) | Projected::V1(value) => Ok(value),
             Projected::Page(page) => page.into_value(),
+            Projected::PageV1(page) => page.into_value(),
         }
     }
+}
+
+/// The subject rules a context's reducer version names; a version that starts like a
+/// v1 name but is none is a request error.
+pub fn rules_of(context: &ReducerContext) -> LedgerResult<Rules> {
+    Rules::of(&context.reducer_version).map_err(|e| LedgerError::Request(e.to_string()))
 }
 
 /// True when `utility-project` would reduce this partition (not refuse it at a cap).
@@ -63,10 +79,44 @@ pub fn project(
     context: &ReducerContext,
     paging: Option<&Paging>,
 ) -> LedgerResult<Projected> {
+    let rules = rules_of(context)?;
     with_read(backend, |backend| {
         let key = PartitionKey::of_context(context);
         let partition = backend.find_partition(&key)?;
         let counters = partition.as_ref().map(|p| p.counters).unwrap_or_default();
+        if let Rules::V1(_) = rules {
+            if paging.is_none() && within_v0_caps(&counters) {
+                let mut observations: Vec<Observation> = Vec::new();
+                if let Some(p) = &partition {
+                    backend.partition_deliveries(p.partition_id, &mut |row| {
+                        observations.push(row.observation(&key).ok_or_else(|| {
+                            LedgerError::Storage(format!("delivery {} is damaged", row.seq))
+                        })?);
+                        Ok(())
+                    })?;
+                }
+                return reducer::project_with(context, &observations, rules)
+                    .map(|projection| Projected::V1(projection.to_value()))
+                    .map_err(|e| {
+                        LedgerError::Storage(format!("projection failed its readback: {e}"))
+                    });
+            }
+            let paging = paging.cloned().unwrap_or(Paging {
+                limit: packets::MAX_PAGE,
+                after: None,
+            });
+            let parts = page_parts(backend, context, partition.as_ref(), &paging, rules)?;
+            return Ok(Projected::PageV1(Box::new(
+                LedgerProjectionPacketV1::new_v1(
+                    context,
+                    &parts.counters,
+                    parts.page,
+                    parts.subjects,
+                    parts.conflicts,
+                    parts.last,
+                ),
+            )));
+        }
         if paging.is_none() && within_v0_caps(&counters) {
             let mut values = Vec::new();
             if let Some(p) = &partition {
@@ -84,8 +134,15 @@ pub fn project(
             limit: packets::MAX_PAGE,
             after: None,
         });
-        ledger_projection(backend, context, partition.as_ref(), &paging)
-            .map(|page| Projected::Page(Box::new(page)))
+        let parts = page_parts(backend, context, partition.as_ref(), &paging, rules)?;
+        Ok(Projected::Page(Box::new(LedgerProjectionPacket::new(
+            context,
+            &parts.counters,
+            parts.page,
+            parts.subjects,
+            parts.conflicts,
+            parts.last,
+        ))))
     })
 }
 
@@ -151,9 +208,37 @@ fn subject_with_history(
     let history_truncated = row.observation_count > history.len() as i64;
     Ok(StoredSubject {
         state,
+        posterior: None,
         history,
         history_truncated,
     })
+}
+
+/// Replaces each stored subject's v0 state by its v1 state under `rules` (one read of
+/// their observation aggregates); nothing changes under the v0 rules.
+fn apply_rules(
+    backend: &mut dyn LedgerBackend,
+    partition_id: i64,
+    subjects: &mut [StoredSubject],
+    rules: Rules,
+) -> LedgerResult<()> {
+    let Rules::V1(params) = rules else {
+        return Ok(());
+    };
+    let keys: Vec<SubjectKey> = subjects
+        .iter()
+        .map(|s| (partition_id, s.state.subject_id.clone()))
+        .collect();
+    let members = backend.subject_members(&keys)?;
+    for ((subject, key), rows) in subjects.iter_mut().zip(&keys).zip(members) {
+        let (state, posterior) =
+            reduce_members_v1(key, &subject.state.memory_ref_digests, &rows, params)?.ok_or_else(
+                || LedgerError::Storage(format!("subject {} has no accepted observation", key.1)),
+            )?;
+        subject.state = state;
+        subject.posterior = Some(posterior);
+    }
+    Ok(())
 }
 
 fn conflict_record(c: &ConflictRow) -> Value {
@@ -174,12 +259,22 @@ fn conflict_record(c: &ConflictRow) -> Value {
     })
 }
 
-fn ledger_projection(
+/// What a page of the ledger projection is built from.
+struct PageParts {
+    counters: Counters,
+    page: Page,
+    subjects: Vec<StoredSubject>,
+    conflicts: Vec<Value>,
+    last: Option<(String, String)>,
+}
+
+fn page_parts(
     backend: &mut dyn LedgerBackend,
     context: &ReducerContext,
     partition: Option<&PartitionRow>,
     paging: &Paging,
-) -> LedgerResult<LedgerProjectionPacket> {
+    rules: Rules,
+) -> LedgerResult<PageParts> {
     let key = PartitionKey::of_context(context);
     let counters = partition.map(|p| p.counters).unwrap_or_default();
     let mut subjects = Vec::new();
@@ -211,6 +306,7 @@ fn ledger_projection(
         for row in &rows {
             subjects.push(subject_with_history(backend, &key, row, false)?);
         }
+        apply_rules(backend, p.partition_id, &mut subjects, rules)?;
         conflicts = backend
             .conflicts(p.partition_id, MAX_REJECTIONS)?
             .iter()
@@ -229,9 +325,31 @@ fn ledger_projection(
         returned: subjects.len() as u64,
         next_after,
     };
-    Ok(LedgerProjectionPacket::new(
-        context, &counters, page, subjects, conflicts, last,
-    ))
+    Ok(PageParts {
+        counters,
+        page,
+        subjects,
+        conflicts,
+        last,
+    })
+}
+
+/// What `subject` prints: `memory_utility_ledger_subject_v0`, or `_v1` for a v1
+/// partition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SubjectLookup {
+    V0(LedgerSubjectPacket),
+    V1(LedgerSubjectPacketV1),
+}
+
+impl SubjectLookup {
+    /// The packet as the ordered value the output layer prints.
+    pub fn into_value(self) -> LedgerResult<Value> {
+        match self {
+            SubjectLookup::V0(packet) => packet.into_value(),
+            SubjectLookup::V1(packet) => packet.into_value(),
+        }
+    }
 }
 
 /// The subjects of a partition that contain any of `digests` (sorted, unique).
@@ -239,12 +357,14 @@ pub fn subjects(
     backend: &mut dyn LedgerBackend,
     context: &ReducerContext,
     digests: &[String],
-) -> LedgerResult<LedgerSubjectPacket> {
+) -> LedgerResult<SubjectLookup> {
+    let rules = rules_of(context)?;
     with_read(backend, |backend| {
         let key = PartitionKey::of_context(context);
         let mut found: BTreeMap<String, SubjectRow> = BTreeMap::new();
         let mut matched: BTreeSet<String> = BTreeSet::new();
-        if let Some(p) = backend.find_partition(&key)? {
+        let stored_partition = backend.find_partition(&key)?;
+        if let Some(p) = &stored_partition {
             let item_keys: Vec<SubjectKey> = digests
                 .iter()
                 .map(|d| {
@@ -275,11 +395,21 @@ pub fn subjects(
         for row in found.values() {
             stored.push(subject_with_history(backend, &key, row, true)?);
         }
+        if let Some(p) = &stored_partition {
+            apply_rules(backend, p.partition_id, &mut stored, rules)?;
+        }
         let missing: Vec<String> = digests
             .iter()
             .filter(|d| !matched.contains(*d))
             .cloned()
             .collect();
-        Ok(LedgerSubjectPacket::new(context, digests, missing, stored))
+        Ok(match rules {
+            Rules::V0 => {
+                SubjectLookup::V0(LedgerSubjectPacket::new(context, digests, missing, stored))
+            }
+            Rules::V1(_) => SubjectLookup::V1(LedgerSubjectPacketV1::new_v1(
+                context, digests, missing, stored,
+            )),
+        })
     })
 }

@@ -3,7 +3,7 @@
 //! into the reducer's [`SubjectState`] for the packets and the rank prior.
 
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, UtilityLabel};
-use crate::utility::reducer::{self, Review, SubjectState, SummaryPair};
+use crate::utility::reducer::{self, Posterior, Review, SubjectState, SummaryPair, V1Params};
 use crate::wire::pyfmt::{FloatBuf, float_repr_in};
 
 use super::super::error::{LedgerError, LedgerResult};
@@ -106,6 +106,61 @@ pub fn reduce_members(
         state: encode_state(&state),
         history_seqs,
     }))
+}
+
+/// The `memory_utility_reducer_v1` state of one subject from the aggregates of its
+/// accepted observations (as for [`reduce_members`]), or `None` when it has none: the v1
+/// rules are not stored, they are applied to the same rows the v0 state is kept from,
+/// whenever a v1 partition is read.
+pub fn reduce_members_v1(
+    key: &SubjectKey,
+    digests: &[String],
+    members: &[ObservationRow],
+    params: V1Params,
+) -> LedgerResult<Option<(SubjectState, Posterior)>> {
+    if members.is_empty() {
+        return Ok(None);
+    }
+    let level = subject_level(&key.1)
+        .ok_or_else(|| LedgerError::Storage(format!("subject id {} is damaged", key.1)))?;
+    let mut observations = Vec::with_capacity(members.len());
+    for m in members {
+        observations.push(m.reducer_input(level).ok_or_else(|| {
+            LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+        })?);
+    }
+    let refs: Vec<&Observation> = observations.iter().collect();
+    Ok(Some(reducer::v1::reduce_subject_v1(
+        &key.1, level, digests, &refs, params,
+    )))
+}
+
+/// [`reduce_members_v1`] of a stored subject whose v0 `state` was reduced from exactly
+/// `members` (its stored row): the lineage is taken from `state` instead of being reduced
+/// again, only the v1 utility is computed.
+pub fn upgrade_stored_v1(
+    state: &SubjectState,
+    members: &[ObservationRow],
+    params: V1Params,
+) -> LedgerResult<(SubjectState, Posterior)> {
+    let mut observations = Vec::with_capacity(members.len());
+    for m in members {
+        observations.push(m.reducer_input(state.level).ok_or_else(|| {
+            LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+        })?);
+    }
+    if observations.len() != state.observation_count {
+        return Err(LedgerError::Storage(format!(
+            "subject {} has {} accepted observations but its state counts {}",
+            state.subject_id,
+            observations.len(),
+            state.observation_count
+        )));
+    }
+    let refs: Vec<&Observation> = observations.iter().collect();
+    let mut upgraded = state.clone();
+    let posterior = reducer::v1::apply_v1(&mut upgraded, &refs, params);
+    Ok((upgraded, posterior))
 }
 
 const REVIEW_WORDS: [&str; 12] = [

@@ -19,8 +19,33 @@ const_string!(
     "memory_utility_ledger_projection_v0"
 );
 const_string!(LedgerSubjectVersion, "memory_utility_ledger_subject_v0");
+const_string!(
+    LedgerProjectionV1Version,
+    "memory_utility_ledger_projection_v1"
+);
+const_string!(LedgerSubjectV1Version, "memory_utility_ledger_subject_v1");
 const_string!(LedgerVerifyVersion, "memory_utility_ledger_verify_v0");
 const_string!(LedgerReducerVersion, "memory_utility_ledger_reducer_v0");
+
+/// The schema version of a projection or subject packet of stored subjects: v0 for the
+/// v0 subject rules, v1 for `memory_utility_reducer_v1`'s.
+pub trait PacketVersion: Default + Copy + Serialize + schemars::JsonSchema {
+    /// The version's spelling.
+    const NAME: &'static str;
+}
+
+impl PacketVersion for LedgerProjectionVersion {
+    const NAME: &'static str = Self::VALUE;
+}
+impl PacketVersion for LedgerProjectionV1Version {
+    const NAME: &'static str = Self::VALUE;
+}
+impl PacketVersion for LedgerSubjectVersion {
+    const NAME: &'static str = Self::VALUE;
+}
+impl PacketVersion for LedgerSubjectV1Version {
+    const NAME: &'static str = Self::VALUE;
+}
 
 // The schema of `ledger_backend`: the names `LedgerBackend::backend_name` returns.
 /// `sqlite` or `postgres`.

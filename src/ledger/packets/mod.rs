@@ -24,19 +24,22 @@ mod verify;
 
 pub use append::{AppendReceipt, AppendReport, AppendStatus, Refusal, append_status};
 pub use base::{
-    AppendVersion, LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion,
-    LedgerVerifyVersion, ledger_identity, to_value,
+    AppendVersion, LedgerProjectionV1Version, LedgerProjectionVersion, LedgerReducerVersion,
+    LedgerSubjectV1Version, LedgerSubjectVersion, LedgerVerifyVersion, PacketVersion,
+    ledger_identity, to_value,
 };
 pub use correction::{CorrectionReceipt, CorrectionStatus};
 pub use export::{SALVAGE_RANGES, SalvageReport, salvage_summary};
 pub use projection::{
-    LedgerProjectionPacket, LedgerProjectionStatus, LedgerSubjectPacket, Page, StoredSubject,
-    SubjectStatus, SubjectWithHistory,
+    LedgerProjectionPacket, LedgerProjectionPacketV1, LedgerProjectionStatus, LedgerSubjectPacket,
+    LedgerSubjectPacketV1, Page, StoredSubject, SubjectStatus, SubjectWithHistory,
 };
 pub use verify::{LedgerVerifyPacket, VerifyReport, VerifyStatus};
 
 /// Schema version of the paged projection printed beyond the v0 caps.
 pub const PROJECTION_SCHEMA_VERSION: &str = LedgerProjectionVersion::VALUE;
+/// Schema version of the paged projection of a `memory_utility_reducer_v1` partition.
+pub const PROJECTION_V1_SCHEMA_VERSION: &str = LedgerProjectionV1Version::VALUE;
 /// The reducer of ledger packets: the v0 subject rules, uncapped exact counters, history
 /// bounded per subject, subjects paged in `subject_id` order.
 pub const LEDGER_REDUCER_VERSION: &str = LedgerReducerVersion::VALUE;

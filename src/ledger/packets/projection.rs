@@ -1,6 +1,8 @@
 //! `memory_utility_ledger_projection_v0` (one page of a partition's projection, exact
 //! uncapped counters) and `memory_utility_ledger_subject_v0` (the subjects that contain
-//! given digests): the two packets of stored subjects.
+//! given digests): the two packets of stored subjects; their `_v1` versions are the same
+//! packets for a `memory_utility_reducer_v1` partition, whose subjects follow the v1
+//! rules and carry their posterior.
 //!
 //! Generic over what they embed of the LoopX projection contract, the subject (`S`), the
 //! conflict record (`R`) and the review proposal (`P`): built, these are the values the
@@ -13,21 +15,24 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::utility::reducer::{MAX_REJECTIONS, ReducerContext, SubjectState};
+use crate::utility::reducer::{MAX_REJECTIONS, Posterior, ReducerContext, SubjectState, v1};
 use crate::wire::json::Value;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 use super::super::error::LedgerResult;
 use super::super::rows::{Counters, HISTORY_PER_SUBJECT};
 use super::base::{
-    LedgerProjectionVersion, LedgerReducerVersion, LedgerSubjectVersion, ledger_identity, to_value,
+    LedgerProjectionV1Version, LedgerProjectionVersion, LedgerReducerVersion,
+    LedgerSubjectV1Version, LedgerSubjectVersion, PacketVersion, ledger_identity, to_value,
 };
 
-/// A stored subject as the engine read it: the reducer's state, its latest history
-/// entries (oldest first) and whether the subject has older ones.
+/// A stored subject as the engine read it: the reducer's state (with its posterior under
+/// the v1 rules), its latest history entries (oldest first) and whether the subject has
+/// older ones.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredSubject {
     pub state: SubjectState,
+    pub posterior: Option<Posterior>,
     pub history: Vec<Value>,
     pub history_truncated: bool,
 }
@@ -66,7 +71,10 @@ impl SubjectWithHistory {
 impl From<StoredSubject> for SubjectWithHistory {
     fn from(stored: StoredSubject) -> SubjectWithHistory {
         SubjectWithHistory {
-            subject: stored.state.to_value(),
+            subject: match &stored.posterior {
+                None => stored.state.to_value(),
+                Some(posterior) => v1::subject_value(&stored.state, posterior),
+            },
             observation_history: stored.history,
             observation_history_truncated: stored.history_truncated,
         }
@@ -96,13 +104,20 @@ pub enum LedgerProjectionStatus {
     ReviewRequired,
 }
 
+// With `V` = `LedgerProjectionV1Version` this is `memory_utility_ledger_projection_v1`, the
+// page of a `memory_utility_reducer_v1` partition (its subjects carry their posterior).
 /// `memory_utility_ledger_projection_v0`: one page of a partition's projection with exact,
 /// uncapped counters (printed beyond the v0 caps or when a page is asked for).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields, rename = "LedgerProjectionPacket")]
-pub struct LedgerProjectionPacket<S = SubjectWithHistory, R = Value, P = Value> {
+pub struct LedgerProjectionPacket<
+    S = SubjectWithHistory,
+    R = Value,
+    P = Value,
+    V = LedgerProjectionVersion,
+> {
     pub ok: AlwaysTrue,
-    pub schema_version: LedgerProjectionVersion,
+    pub schema_version: V,
     pub status: LedgerProjectionStatus,
     pub projection_ready: bool,
     pub ledger_reducer_version: LedgerReducerVersion,
@@ -165,6 +180,10 @@ fn review_proposals(subjects: &[StoredSubject]) -> Vec<Value> {
         .collect()
 }
 
+/// [`LedgerProjectionPacket`] of a `memory_utility_reducer_v1` partition.
+pub type LedgerProjectionPacketV1 =
+    LedgerProjectionPacket<SubjectWithHistory, Value, Value, LedgerProjectionV1Version>;
+
 impl LedgerProjectionPacket {
     /// One page of the partition of `context`: its exact counters, the page's subjects
     /// (and their review proposals), the first conflict records (`rejections`) and the
@@ -177,6 +196,33 @@ impl LedgerProjectionPacket {
         rejections: Vec<Value>,
         last: Option<(String, String)>,
     ) -> LedgerProjectionPacket {
+        Self::of_version(context, c, page, subjects, rejections, last)
+    }
+}
+
+impl LedgerProjectionPacketV1 {
+    /// [`LedgerProjectionPacket::new`] for a v1 partition (its subjects carry posteriors).
+    pub fn new_v1(
+        context: &ReducerContext,
+        c: &Counters,
+        page: Page,
+        subjects: Vec<StoredSubject>,
+        rejections: Vec<Value>,
+        last: Option<(String, String)>,
+    ) -> LedgerProjectionPacketV1 {
+        Self::of_version(context, c, page, subjects, rejections, last)
+    }
+}
+
+impl<V: PacketVersion> LedgerProjectionPacket<SubjectWithHistory, Value, Value, V> {
+    fn of_version(
+        context: &ReducerContext,
+        c: &Counters,
+        page: Page,
+        subjects: Vec<StoredSubject>,
+        rejections: Vec<Value>,
+        last: Option<(String, String)>,
+    ) -> Self {
         let review_required = c.conflicting > 0 || c.conflict_subjects > 0;
         let status = if review_required {
             LedgerProjectionStatus::ReviewRequired
@@ -189,12 +235,12 @@ impl LedgerProjectionPacket {
         let (last_observed_at, last_observation_id) = last.unzip();
         LedgerProjectionPacket {
             ok: AlwaysTrue,
-            schema_version: LedgerProjectionVersion,
+            schema_version: V::default(),
             status,
             projection_ready: c.accepted > 0 && !review_required,
             ledger_reducer_version: LedgerReducerVersion,
             reducer_version: context.reducer_version.clone(),
-            reducer_identity: ledger_identity(context, LedgerProjectionVersion::VALUE),
+            reducer_identity: ledger_identity(context, V::NAME),
             scope: Value::Object(context.scope.to_sorted_map()),
             retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
             policy_snapshot_ref: context.policy_snapshot_ref.clone(),
@@ -226,7 +272,7 @@ impl LedgerProjectionPacket {
     }
 }
 
-impl LedgerProjectionPacket {
+impl<V: PacketVersion> LedgerProjectionPacket<SubjectWithHistory, Value, Value, V> {
     /// The packet as printed, its subjects, conflict records and review proposals moved
     /// in rather than copied: the same value as [`to_value`] of it (a page holds
     /// up to 128 subjects with 16 history entries each).
@@ -264,12 +310,13 @@ pub enum SubjectStatus {
     NotFound,
 }
 
+// With `V` = `LedgerSubjectV1Version` this is `memory_utility_ledger_subject_v1`.
 /// `memory_utility_ledger_subject_v0`: the subjects of a partition that contain digests.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields, rename = "LedgerSubjectPacket")]
-pub struct LedgerSubjectPacket<S = SubjectWithHistory> {
+pub struct LedgerSubjectPacket<S = SubjectWithHistory, V = LedgerSubjectVersion> {
     pub ok: AlwaysTrue,
-    pub schema_version: LedgerSubjectVersion,
+    pub schema_version: V,
     pub status: SubjectStatus,
     pub ledger_reducer_version: LedgerReducerVersion,
     pub reducer_version: String,
@@ -293,6 +340,9 @@ pub struct LedgerSubjectPacket<S = SubjectWithHistory> {
     pub raw_content_captured: AlwaysFalse,
 }
 
+/// [`LedgerSubjectPacket`] of a `memory_utility_reducer_v1` partition.
+pub type LedgerSubjectPacketV1 = LedgerSubjectPacket<SubjectWithHistory, LedgerSubjectV1Version>;
+
 impl LedgerSubjectPacket {
     /// The subjects of the partition of `context` that contain any of `digests`, and the
     /// digests none contains (`missing`).
@@ -302,9 +352,32 @@ impl LedgerSubjectPacket {
         missing: Vec<String>,
         subjects: Vec<StoredSubject>,
     ) -> LedgerSubjectPacket {
+        Self::of_version(context, digests, missing, subjects)
+    }
+}
+
+impl LedgerSubjectPacketV1 {
+    /// [`LedgerSubjectPacket::new`] for a v1 partition (its subjects carry posteriors).
+    pub fn new_v1(
+        context: &ReducerContext,
+        digests: &[String],
+        missing: Vec<String>,
+        subjects: Vec<StoredSubject>,
+    ) -> LedgerSubjectPacketV1 {
+        Self::of_version(context, digests, missing, subjects)
+    }
+}
+
+impl<V: PacketVersion> LedgerSubjectPacket<SubjectWithHistory, V> {
+    fn of_version(
+        context: &ReducerContext,
+        digests: &[String],
+        missing: Vec<String>,
+        subjects: Vec<StoredSubject>,
+    ) -> Self {
         LedgerSubjectPacket {
             ok: AlwaysTrue,
-            schema_version: LedgerSubjectVersion,
+            schema_version: V::default(),
             status: if subjects.is_empty() {
                 SubjectStatus::NotFound
             } else {
@@ -312,7 +385,7 @@ impl LedgerSubjectPacket {
             },
             ledger_reducer_version: LedgerReducerVersion,
             reducer_version: context.reducer_version.clone(),
-            reducer_identity: ledger_identity(context, LedgerSubjectVersion::VALUE),
+            reducer_identity: ledger_identity(context, V::NAME),
             scope: Value::Object(context.scope.to_sorted_map()),
             retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
             policy_snapshot_ref: context.policy_snapshot_ref.clone(),
@@ -330,7 +403,7 @@ impl LedgerSubjectPacket {
     }
 }
 
-impl LedgerSubjectPacket {
+impl<V: PacketVersion> LedgerSubjectPacket<SubjectWithHistory, V> {
     /// The packet as printed, its subjects moved in rather than copied: the same value as
     /// [`to_value`] of it.
     pub fn into_value(mut self) -> LedgerResult<Value> {
@@ -383,6 +456,7 @@ mod tests {
                 history: vec![reducer::history_entry(&observation, &subject_id)],
                 history_truncated: i == 1,
                 state,
+                posterior: None,
             }
         })
         .collect()

@@ -118,6 +118,12 @@ pub const VIEWS: &[PacketView] = &[
         detail: utility::projection_detail,
     },
     PacketView {
+        schema_version: "memory_utility_projection_v1",
+        summary: utility::projection_summary,
+        body: no_body,
+        detail: utility::projection_detail,
+    },
+    PacketView {
         schema_version: "memory_utility_attribution_receipt_v0",
         summary: utility::attribution_summary,
         body: no_body,
@@ -179,6 +185,18 @@ pub const VIEWS: &[PacketView] = &[
     },
     PacketView {
         schema_version: "memory_utility_ledger_subject_v0",
+        summary: ledger::ledger_subject_summary,
+        body: ledger::ledger_subject_body,
+        detail: ledger::ledger_subject_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_ledger_projection_v1",
+        summary: ledger::ledger_projection_summary,
+        body: no_body,
+        detail: ledger::ledger_projection_detail,
+    },
+    PacketView {
+        schema_version: "memory_utility_ledger_subject_v1",
         summary: ledger::ledger_subject_summary,
         body: ledger::ledger_subject_body,
         detail: ledger::ledger_subject_detail,

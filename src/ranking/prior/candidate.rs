@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 
 use crate::utility::observation::Scope;
+use crate::utility::reducer::Rules;
 use crate::utility::reducer::context::{DEFAULT_REDUCER_VERSION, reducer_identity};
 use crate::utility::strict;
 use crate::wire::credential;
@@ -85,6 +86,8 @@ pub struct Partition {
     pub scope: Scope,
     pub retrieval_snapshot_ref: String,
     pub policy_snapshot_ref: String,
+    // `memory_utility_reducer_v1` (or `memory_utility_reducer_v1:half_life_days:N`) reads
+    // the partition's utility under the v1 rules (docs/rank-prior.md).
     /// Default `memory_utility_reducer_v0`.
     #[schemars(with = "Option<String>")]
     pub reducer_version: String,
@@ -92,7 +95,8 @@ pub struct Partition {
 
 impl Partition {
     /// Reads `{scope, retrieval_snapshot_ref, policy_snapshot_ref, [reducer_version]}`
-    /// strictly (canonical opaque refs, exactly the four scope keys).
+    /// strictly (canonical opaque refs, exactly the four scope keys; a reducer version that
+    /// starts like a v1 name must be one).
     pub fn from_value(value: &Value) -> Result<Partition, RankPriorError> {
         let map = strict::object(value, "partition")?;
         text::reject_unknown(
@@ -117,6 +121,7 @@ impl Partition {
             None => DEFAULT_REDUCER_VERSION,
             Some(v) => strict::strict_ref(v, "partition.reducer_version")?,
         };
+        Rules::of(reducer_version).map_err(|e| field(format!("partition.{e}")))?;
         let scope = Scope::from_map(&scope);
         scope.credential_free("partition.scope")?;
         credential::check(retrieval, "partition.retrieval_snapshot_ref")?;

@@ -611,3 +611,77 @@ fn the_digest_check_matches_the_receipt_pattern() {
         );
     }
 }
+
+/// The modifier of one memory with `helpful` and `harmful` deterministic-effect
+/// observations at confidence 0.8, reduced by `rules` (the figures of docs/rank-prior.md).
+fn documented_modifier(helpful: usize, harmful: usize, v1: bool) -> f64 {
+    documented_modifier_at(helpful, harmful, v1, "deterministic_effect", 0.8)
+}
+
+fn documented_modifier_at(
+    helpful: usize,
+    harmful: usize,
+    v1: bool,
+    basis: &'static str,
+    confidence: f64,
+) -> f64 {
+    use crate::utility::observation::Observation;
+    use crate::utility::reducer::{self, V1Params};
+    use crate::utility::testkit::{DIGEST_A, Spec};
+    let mut specs: Vec<Spec> = (0..helpful)
+        .map(|i| Spec::item("helpful", basis, confidence, &format!("good{i}")))
+        .collect();
+    specs
+        .extend((0..harmful).map(|i| Spec::item("harmful", basis, confidence, &format!("bad{i}"))));
+    let built: Vec<Observation> = specs.iter().map(Spec::build).collect();
+    let refs: Vec<&Observation> = built.iter().collect();
+    let id = reducer::subject_id(&built[0]);
+    let digests = [DIGEST_A.to_owned()];
+    let state = if v1 {
+        reducer::v1::reduce_subject_v1(
+            &id,
+            AttributionLevel::Item,
+            &digests,
+            &refs,
+            V1Params::default(),
+        )
+        .0
+    } else {
+        reducer::reduce_subject(&id, AttributionLevel::Item, &digests, &refs)
+    };
+    let view = UtilityView::new(partition(), [crate::ledger::view::subject_utility(&state)])
+        .expect("view");
+    modifier(&view, DIGEST_A, &profile()).value
+}
+
+/// The worked example and the "where v1 loses" table of docs/rank-prior.md.
+#[test]
+fn the_v1_figures_of_the_rank_prior_docs_hold() {
+    assert_eq!(documented_modifier(1, 7, false), 1.0);
+    assert_eq!(documented_modifier(1, 7, true), 0.940278);
+    assert_eq!(documented_modifier(2, 14, false), 1.0);
+    assert_eq!(documented_modifier(2, 14, true), 0.874221);
+    let table = [
+        (1, 1.28, 1.0, 0.86, 1.0),
+        (2, 1.448, 1.0, 0.776, 1.0),
+        (3, 1.5208, 1.008423, 0.7396, 0.995788),
+        (5, 1.583147, 1.152784, 0.708427, 0.923608),
+        (8, 1.62222, 1.289453, 0.68889, 0.855273),
+        (20, 1.666667, 1.497768, 0.666667, 0.751116),
+    ];
+    // One owner correction at confidence 1.0 weighs ten outcome observations.
+    let owner = |helpful, harmful, v1| {
+        documented_modifier_at(helpful, harmful, v1, "owner_correction", 1.0)
+    };
+    assert_eq!(owner(1, 0, false), 1.5);
+    assert_eq!(owner(1, 0, true), 1.311131);
+    assert_eq!(owner(0, 1, false), 0.75);
+    assert_eq!(owner(0, 1, true), 0.844434);
+    assert_eq!(owner(1, 1, true), 1.0);
+    for (n, v0_helpful, v1_helpful, v0_harmful, v1_harmful) in table {
+        assert_eq!(documented_modifier(n, 0, false), v0_helpful, "{n}");
+        assert_eq!(documented_modifier(n, 0, true), v1_helpful, "{n}");
+        assert_eq!(documented_modifier(0, n, false), v0_harmful, "{n}");
+        assert_eq!(documented_modifier(0, n, true), v1_harmful, "{n}");
+    }
+}

@@ -1,14 +1,16 @@
 //! The utility the prior reads: per memory digest, the reduced state of its item subject
 //! and whether set-level or unresolved subjects mention it ([`UtilityView`]), built from a
-//! `memory_utility_projection_v0` packet or from any other reduced subject state of the
-//! same partition (a ledger's subjects). Pure.
+//! `memory_utility_projection_v0` or `memory_utility_projection_v1` packet or from any
+//! other reduced subject state of the same partition (a ledger's subjects). Pure.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::obj;
 use crate::utility::bounds::{UTILITY_MAX, UTILITY_MIN};
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
+use crate::utility::reducer::Rules;
 use crate::utility::reducer::context::PROJECTION_SCHEMA_VERSION;
+use crate::utility::reducer::v1::{PROJECTION_V1_SCHEMA_VERSION, REDUCER_V1};
 use crate::wire::json::Value;
 
 use super::candidate::{Partition, is_memory_digest};
@@ -123,20 +125,37 @@ impl UtilityView {
         self.tiers_attested
     }
 
-    /// Reads a `memory_utility_projection_v0` packet. It must pass the readback rules
-    /// that need no history (exact fields, boundary flags, reducer identity, every
-    /// subject's own consistency; see
-    /// [`crate::utility::validate::validate_projection_subjects`]) and must not be `rejected`.
+    /// Reads a `memory_utility_projection_v0` packet, or a `memory_utility_projection_v1`
+    /// (`utility-ledger project` of a v1 partition). It must pass the readback rules that
+    /// need no history (exact fields, boundary flags, reducer identity, every subject's
+    /// own consistency; see [`crate::utility::validate::validate_projection_subjects`] and
+    /// its v1 form) and must not be `rejected`. A v0 packet holds v0 subjects whatever its
+    /// reducer version says, so one that names the v1 reducer is refused.
     pub fn from_projection(projection: &Value) -> Result<UtilityView, RankPriorError> {
-        if projection.get("schema_version").and_then(Value::as_str)
-            != Some(PROJECTION_SCHEMA_VERSION)
-        {
-            return Err(field(
-                "projection must be a memory_utility_projection_v0 packet",
-            ));
+        let invalid = |e: crate::wire::text::FieldError| {
+            field(format!("projection is not a valid projection: {}", e.0))
+        };
+        match projection.get("schema_version").and_then(Value::as_str) {
+            Some(PROJECTION_SCHEMA_VERSION) => {
+                let version = projection.get("reducer_version").and_then(Value::as_str);
+                if version.is_some_and(|v| Rules::of(v) != Ok(Rules::V0)) {
+                    return Err(field(format!(
+                        "projection is a memory_utility_projection_v0 packet, whose subjects follow the v0 rules whatever its reducer_version: for {REDUCER_V1} give the {PROJECTION_V1_SCHEMA_VERSION} packet of utility-ledger project, or use --ledger"
+                    )));
+                }
+                crate::utility::validate::validate_projection_subjects(projection)
+                    .map_err(invalid)?;
+            }
+            Some(PROJECTION_V1_SCHEMA_VERSION) => {
+                crate::utility::validate::validate_projection_v1_subjects(projection)
+                    .map_err(invalid)?;
+            }
+            _ => {
+                return Err(field(
+                    "projection must be a memory_utility_projection_v0 or memory_utility_projection_v1 packet",
+                ));
+            }
         }
-        crate::utility::validate::validate_projection_subjects(projection)
-            .map_err(|e| field(format!("projection is not a valid projection: {}", e.0)))?;
         if projection.get("status").and_then(Value::as_str) == Some("rejected") {
             return Err(field(
                 "projection is rejected: reduce an accepted observation stream first",

@@ -1,5 +1,6 @@
 //! The deterministic utility reducer: a complete observation stream in, one read-only
-//! `memory_utility_projection_v0` out.
+//! `memory_utility_projection_v0` out (or, under the [`v1`] rules, which only change how a
+//! subject's utility is reduced, a `memory_utility_projection_v1`; see [`project_with`]).
 //!
 //! Owns context checks, the previous-projection identity guard, batch validation,
 //! duplicate versus conflicting deliveries, item/set/none subjects, evidence-tier
@@ -27,6 +28,7 @@ use super::validate::validate_projection;
 pub mod context;
 mod packet;
 pub mod subject;
+pub mod v1;
 
 pub use super::bounds::{
     MAX_CONFLICT_FINGERPRINTS, MAX_HISTORY, MAX_HISTORY_EVIDENCE_REFS, MAX_OBSERVATIONS,
@@ -41,6 +43,7 @@ pub use subject::{
     Review, SubjectState, SummaryPair, combined_confidence, latest, reduce_subject, subject_id,
     subject_id_for,
 };
+pub use v1::{Posterior, Rules, RulesError, V1Params};
 
 /// One reduction request: the complete stream plus the caller's context.
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +68,7 @@ pub fn rejected_projection(
     reason_codes: &[&str],
     rejected_count: usize,
 ) -> FieldResult<Value> {
-    let value = rejected(context, reason_codes, rejected_count).to_value();
+    let value = rejected(context, reason_codes, rejected_count, Rules::V0).to_value();
     validate_projection(&value)?;
     Ok(value)
 }
@@ -75,11 +78,13 @@ fn rejected<'a>(
     context: Option<&'a ReducerContext>,
     reason_codes: &[&str],
     rejected_count: usize,
+    rules: Rules,
 ) -> Projection<'a> {
     let context = context.map_or_else(|| Cow::Owned(ReducerContext::fallback()), Cow::Borrowed);
     let codes: BTreeSet<&str> = reason_codes.iter().copied().collect();
     let codes: Vec<&str> = codes.into_iter().collect();
     Projection {
+        schema_version: rules.projection_schema_version(),
         context,
         ok: false,
         status: "rejected",
@@ -89,6 +94,7 @@ fn rejected<'a>(
             ..Counts::default()
         },
         subjects: Vec::new(),
+        posteriors: Vec::new(),
         history: Vec::new(),
         truncated: false,
         rejections: Value::Array(
@@ -361,6 +367,18 @@ pub fn project_validated<'a>(
     context: &'a ReducerContext,
     items: &'a [Observation],
 ) -> FieldResult<Projection<'a>> {
+    project_with(context, items, Rules::V0)
+}
+
+/// [`project_validated`] under `rules`: with [`Rules::V0`] the `memory_utility_projection_v0`
+/// packet (LoopX's), with [`Rules::V1`] the `memory_utility_projection_v1` packet of the
+/// same deliveries: the same deduplication, conflicts, subjects, history and counters,
+/// each subject reduced by the v1 rules ([`v1::apply_v1`]) and printed with its posterior.
+pub fn project_with<'a>(
+    context: &'a ReducerContext,
+    items: &'a [Observation],
+    rules: Rules,
+) -> FieldResult<Projection<'a>> {
     let dedup = deduplicate(items);
     let accepted: Vec<(&Observation, Option<String>)> = dedup
         .accepted
@@ -387,12 +405,18 @@ pub fn project_validated<'a>(
             .push(index);
     }
     if groups.len() > MAX_SUBJECTS {
-        let packet = rejected(Some(context), &[reason::SUBJECT_LIMIT], accepted.len());
-        validate_projection(&packet.to_value())?;
+        let packet = rejected(
+            Some(context),
+            &[reason::SUBJECT_LIMIT],
+            accepted.len(),
+            rules,
+        );
+        validate_with(&packet.to_value(), rules)?;
         return Ok(packet);
     }
 
     let mut subjects = Vec::with_capacity(groups.len());
+    let mut posteriors = Vec::new();
     // (position in `accepted`, subject position) of every accepted observation.
     let mut history: Vec<(usize, usize)> = Vec::with_capacity(accepted.len());
     for (subject_index, (_, (id, members))) in groups.iter().enumerate() {
@@ -402,12 +426,15 @@ pub fn project_validated<'a>(
         let first = accepted[first].0;
         let id = id.clone().unwrap_or_else(|| subject_id(first));
         let observations: Vec<&Observation> = members.iter().map(|&m| accepted[m].0).collect();
-        let subject = reduce_subject(
+        let mut subject = reduce_subject(
             &id,
             first.attribution_level,
             &first.memory_ref_digests,
             &observations,
         );
+        if let Rules::V1(params) = rules {
+            posteriors.push(v1::apply_v1(&mut subject, &observations, params));
+        }
         history.extend(members.iter().map(|&m| (m, subject_index)));
         subjects.push(subject);
     }
@@ -450,6 +477,7 @@ pub fn project_validated<'a>(
         (o.created_at.as_str(), o.observation_id.as_str())
     });
     let projection = Projection {
+        schema_version: rules.projection_schema_version(),
         context: Cow::Borrowed(context),
         ok: true,
         status,
@@ -461,6 +489,7 @@ pub fn project_validated<'a>(
             rejected: dedup.conflicting_deliveries,
         },
         subjects,
+        posteriors,
         history: kept_history,
         truncated,
         rejections: Value::Array(dedup.conflicts.into()),
@@ -470,8 +499,16 @@ pub fn project_validated<'a>(
     // from valid observations, so this is an invariant of the function, asserted rather
     // than re-checked. Debug builds (every test, proptest and fuzz run) check each packet;
     // release builds skip the walk, which took about 0.65 ms at the contract's cap.
-    debug_assert_eq!(validate_projection(&projection.to_value()), Ok(()));
+    debug_assert_eq!(validate_with(&projection.to_value(), rules), Ok(()));
     Ok(projection)
+}
+
+/// The readback validator of the packet `rules` print.
+fn validate_with(value: &Value, rules: Rules) -> FieldResult<()> {
+    match rules {
+        Rules::V0 => validate_projection(value),
+        Rules::V1(_) => super::validate::validate_projection_v1(value),
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The projection packet as typed data: the field tables of a subject, a review, a
-//! proposal, a history entry and the whole `memory_utility_projection_v0` packet.
+//! proposal, a history entry and the whole `memory_utility_projection_v0` packet (or
+//! `_v1`, whose subjects end with their posterior).
 //!
 //! Each table is built on the stack from the reducer's typed results ([`Json`] borrowed
 //! views), then either printed directly ([`Projection::write_pretty_line`], the
@@ -14,8 +15,9 @@ use crate::wire::json::{self, Json, JsonItems, Value};
 
 use super::super::bounds::{UTILITY_MAX, UTILITY_MIN};
 use super::super::observation::{AttributionLevel, EvidenceBasis, Observation, UtilityLabel};
-use super::context::{PROJECTION_SCHEMA_VERSION, ReducerContext};
+use super::context::ReducerContext;
 use super::subject::{Review, SubjectState, SummaryPair};
+use super::v1::Posterior;
 
 /// A count as printed (counts here never come near `i64::MAX`).
 pub(super) fn count(n: usize) -> Json<'static> {
@@ -72,10 +74,28 @@ impl SubjectState {
 
     /// Hands `f` the 19-key subject packet, borrowed.
     fn with_json<R>(&self, f: impl FnOnce(&Json<'_>) -> R) -> R {
+        self.with_json_and(None, f)
+    }
+
+    /// Hands `f` the subject packet, borrowed: the 19 v0 keys, then `posterior` when one
+    /// is given (a `memory_utility_reducer_v1` subject).
+    fn with_json_and<R>(&self, posterior: Option<&Posterior>, f: impl FnOnce(&Json<'_>) -> R) -> R {
+        let posterior_values = posterior.map(Posterior::values);
+        let mut posterior_entries = [("", Json::Null); 8];
+        if let Some(values) = posterior_values {
+            for ((slot, key), value) in posterior_entries
+                .iter_mut()
+                .zip(super::v1::POSTERIOR_FIELDS)
+                .zip(values)
+            {
+                *slot = (key, Json::Float(value));
+            }
+        }
+        let keys = if posterior.is_some() { 20 } else { 19 };
         self.with_support(|support| {
             self.with_evidence_strength(|strength| {
                 self.review.with_json(|review| {
-                    f(&Json::Object(&[
+                    let entries = [
                         ("subject_id", Json::Str(&self.subject_id)),
                         ("attribution_level", Json::Str(self.level.as_str())),
                         ("memory_ref_digests", Json::Strs(&self.memory_ref_digests)),
@@ -110,7 +130,9 @@ impl SubjectState {
                         ("read_only", Json::Bool(true)),
                         ("automatic_deletion", Json::Bool(false)),
                         ("action_authority_granted", Json::Bool(false)),
-                    ]))
+                        ("posterior", Json::Object(&posterior_entries)),
+                    ];
+                    f(&Json::Object(&entries[..keys]))
                 })
             })
         })
@@ -159,8 +181,8 @@ impl JsonItems for SummaryItems<'_> {
     }
 }
 
-/// Every subject, printed one by one.
-struct SubjectItems<'a>(&'a [SubjectState]);
+/// Every subject, printed one by one (with its posterior, when the packet has them).
+struct SubjectItems<'a>(&'a [SubjectState], &'a [Posterior]);
 
 impl JsonItems for SubjectItems<'_> {
     fn count(&self) -> usize {
@@ -168,8 +190,8 @@ impl JsonItems for SubjectItems<'_> {
     }
 
     fn for_each_item(&self, each: &mut dyn FnMut(&Json<'_>)) {
-        for subject in self.0 {
-            subject.with_json(|json| each(json));
+        for (i, subject) in self.0.iter().enumerate() {
+            subject.with_json_and(self.1.get(i), |json| each(json));
         }
     }
 }
@@ -287,12 +309,17 @@ pub(super) struct Counts {
 /// or turned into a [`Value`] ([`Projection::to_value`]); both come from one borrowed
 /// field table, so they are the same packet.
 pub struct Projection<'a> {
+    /// `memory_utility_projection_v0`, or `memory_utility_projection_v1` (whose subjects
+    /// carry their posteriors).
+    pub(super) schema_version: &'static str,
     pub(super) context: Cow<'a, ReducerContext>,
     pub(super) ok: bool,
     pub(super) status: &'static str,
     pub(super) ready: bool,
     pub(super) counts: Counts,
     pub(super) subjects: Vec<SubjectState>,
+    /// One per subject in a v1 packet; empty in a v0 packet.
+    pub(super) posteriors: Vec<Posterior>,
     pub(super) history: Vec<HistoryEntry<'a>>,
     pub(super) truncated: bool,
     /// A list value: one `{reason_codes}` record of a rejected packet, or the conflicts.
@@ -328,7 +355,7 @@ impl Projection<'_> {
         };
         let identity = context.identity();
         let scope = Value::Object(context.scope_map.clone());
-        let subjects = SubjectItems(&self.subjects);
+        let subjects = SubjectItems(&self.subjects, &self.posteriors);
         let history = HistoryItems {
             entries: &self.history,
             subjects: &self.subjects,
@@ -336,7 +363,7 @@ impl Projection<'_> {
         let proposals = ProposalItems(&self.subjects);
         f(&Json::Object(&[
             ("ok", Json::Bool(self.ok)),
-            ("schema_version", Json::Str(PROJECTION_SCHEMA_VERSION)),
+            ("schema_version", Json::Str(self.schema_version)),
             ("status", Json::Str(self.status)),
             ("projection_ready", Json::Bool(self.ready)),
             ("reducer_version", Json::Str(&context.reducer_version)),

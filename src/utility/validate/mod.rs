@@ -1,4 +1,5 @@
-//! The readback validator of `memory_utility_projection_v0`.
+//! The readback validator of `memory_utility_projection_v0`, and of our
+//! `memory_utility_projection_v1` (the same packet whose subjects follow the v1 rules).
 //!
 //! Checks a projection packet (our own output, a caller's `previous_projection`, or any
 //! packet given to `utility-validate`) rule by rule in the reference's order and reports
@@ -23,6 +24,7 @@ use super::bounds::{MAX_HISTORY, MAX_OBSERVATIONS, MAX_SUBJECTS};
 use super::observation::{AttributionLevel, Observation};
 use super::reducer::context::{PROJECTION_SCHEMA_VERSION, ReducerContext};
 use super::reducer::subject;
+use super::reducer::v1::{PROJECTION_V1_SCHEMA_VERSION, REDUCER_V1, Rules};
 use super::strict::{
     enum_str, exact_fields, non_negative_int, object, observation_ref, strict_timestamp,
 };
@@ -34,7 +36,8 @@ mod subjects;
 pub(crate) use history::{observation_from_history, validate_history_entry};
 pub(crate) use records::{validate_proposals, validate_rejections};
 pub(crate) use subjects::{
-    SubjectView, check_reduced_fields, validate_aggregate, validate_subject,
+    SubjectView, check_reduced_fields, expected_subject, validate_aggregate, validate_aggregate_v1,
+    validate_subject,
 };
 
 pub(super) const PROJECTION_FIELDS: [&str; 30] = [
@@ -102,6 +105,30 @@ pub(super) const SUBJECT_FIELDS: [&str; 19] = [
     "read_only",
     "automatic_deletion",
     "action_authority_granted",
+];
+
+/// The keys of a v1 subject: the v0 subject's, then its posterior.
+pub(super) const SUBJECT_FIELDS_V1: [&str; 20] = [
+    "subject_id",
+    "attribution_level",
+    "memory_ref_digests",
+    "utility_estimate",
+    "utility_bounds",
+    "effective_utility_label",
+    "effective_evidence_basis",
+    "confidence",
+    "uncertainty",
+    "support",
+    "evidence_strength",
+    "evidence_label_summary",
+    "observation_count",
+    "last_observed_at",
+    "last_observation_id",
+    "review",
+    "read_only",
+    "automatic_deletion",
+    "action_authority_granted",
+    "posterior",
 ];
 
 pub(super) const REVIEW_FIELDS: [&str; 6] = [
@@ -225,15 +252,32 @@ enum Booleans {
 struct Header<'a> {
     status: &'a str,
     context: ReducerContext,
+    /// The subject rules of the packet: v0 for a v0 packet (whatever its reducer
+    /// version), the named v1 parameters for a v1 packet.
+    rules: Rules,
+}
+
+/// Which projection packet a validation expects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Packet {
+    /// `memory_utility_projection_v0` (LoopX's).
+    V0,
+    /// `memory_utility_projection_v1`.
+    V1,
 }
 
 /// The header rules of a `memory_utility_projection_v0` packet, in the reference's order:
 /// the exact fields, the schema version, the status, (with [`Booleans::Checked`]) the
 /// four booleans, `read_only`, the boundary flags, the strict context and its reducer
-/// identity.
-fn check_header(raw: &Map, booleans: Booleans) -> FieldResult<Header<'_>> {
+/// identity. A v1 packet has the same header, its own schema version and a reducer
+/// version that names the v1 rules.
+fn check_header(raw: &Map, booleans: Booleans, packet: Packet) -> FieldResult<Header<'_>> {
     exact_fields(raw, &PROJECTION_FIELDS, "projection")?;
-    if get(raw, "schema_version").as_str() != Some(PROJECTION_SCHEMA_VERSION) {
+    let schema_version = match packet {
+        Packet::V0 => PROJECTION_SCHEMA_VERSION,
+        Packet::V1 => PROJECTION_V1_SCHEMA_VERSION,
+    };
+    if get(raw, "schema_version").as_str() != Some(schema_version) {
         return fail("projection.schema_version mismatch");
     }
     let status = enum_str(get(raw, "status"), &STATUSES, "projection.status")?;
@@ -256,7 +300,38 @@ fn check_header(raw: &Map, booleans: Booleans) -> FieldResult<Header<'_>> {
     if get(raw, "reducer_identity").as_str() != Some(context.identity().as_str()) {
         return fail("projection.reducer_identity is invalid");
     }
-    Ok(Header { status, context })
+    let rules = match packet {
+        Packet::V0 => Rules::V0,
+        Packet::V1 => match Rules::of(&context.reducer_version) {
+            Ok(rules @ Rules::V1(_)) => rules,
+            _ => {
+                return fail(format!(
+                    "projection.reducer_version must name {REDUCER_V1} in a {PROJECTION_V1_SCHEMA_VERSION} packet"
+                ));
+            }
+        },
+    };
+    Ok(Header {
+        status,
+        context,
+        rules,
+    })
+}
+
+/// One subject's rules under `rules` (see [`validate_subject`], [`validate_aggregate`]
+/// and [`validate_aggregate_v1`]).
+fn subject_rules<'a>(
+    subject: &'a Map,
+    index: usize,
+    seen: &mut BTreeSet<&'a str>,
+    rules: Rules,
+) -> FieldResult<SubjectView<'a>> {
+    let view = validate_subject(subject, index, seen, rules)?;
+    match rules {
+        Rules::V0 => validate_aggregate(subject, Indexed(&"projection.subjects", index))?,
+        Rules::V1(_) => validate_aggregate_v1(subject, Indexed(&"projection.subjects", index))?,
+    }
+    Ok(view)
 }
 
 /// `projection.{key} must be a boolean` for the first of `keys` that is not one.
@@ -302,8 +377,19 @@ pub(crate) fn packet_context(raw: &Map) -> FieldResult<ReducerContext> {
 /// For readers of a projection, such as the rank prior, that must not pay for
 /// re-deriving the history; `utility-validate` runs the full readback.
 pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
+    subjects_of(value, Packet::V0)
+}
+
+/// [`validate_projection_subjects`] of a `memory_utility_projection_v1` packet: each
+/// subject's v1 rules (`validate_aggregate_v1`: its posterior against its summary, its
+/// label and review against its interval), without the history.
+pub fn validate_projection_v1_subjects(value: &Value) -> FieldResult<()> {
+    subjects_of(value, Packet::V1)
+}
+
+fn subjects_of(value: &Value, packet: Packet) -> FieldResult<()> {
     let raw = object(value, "projection")?;
-    check_header(raw, Booleans::Unchecked)?;
+    let Header { rules, .. } = check_header(raw, Booleans::Unchecked, packet)?;
     let subjects = match get(raw, "subjects") {
         Value::Array(items) if items.len() <= MAX_SUBJECTS => items,
         _ => return fail("projection.subjects must be a bounded list"),
@@ -311,8 +397,7 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
     let mut seen = BTreeSet::new();
     for (index, subject) in subjects.iter().enumerate() {
         let subject = object(subject, format_args!("projection.subjects[{index}]"))?;
-        validate_subject(subject, index, &mut seen)?;
-        validate_aggregate(subject, Indexed(&"projection.subjects", index))?;
+        subject_rules(subject, index, &mut seen, rules)?;
     }
     Ok(())
 }
@@ -320,8 +405,23 @@ pub fn validate_projection_subjects(value: &Value) -> FieldResult<()> {
 /// Validates a `memory_utility_projection_v0` packet; the error is the first violated
 /// rule, worded as the reference words it.
 pub fn validate_projection(value: &Value) -> FieldResult<()> {
+    validate_packet(value, Packet::V0)
+}
+
+/// Validates a `memory_utility_projection_v1` packet: the rules of
+/// [`validate_projection`] with the v1 subject rules, each complete subject reduced
+/// again by the v1 rules (its posterior included).
+pub fn validate_projection_v1(value: &Value) -> FieldResult<()> {
+    validate_packet(value, Packet::V1)
+}
+
+fn validate_packet(value: &Value, packet: Packet) -> FieldResult<()> {
     let raw = object(value, "projection")?;
-    let Header { status, context } = check_header(raw, Booleans::Checked)?;
+    let Header {
+        status,
+        context,
+        rules,
+    } = check_header(raw, Booleans::Checked, packet)?;
     for key in COUNTERS {
         if non_negative_int(get(raw, key)).is_none() {
             return fail(format!("projection.{key} must be a non-negative integer"));
@@ -362,8 +462,7 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
     let mut subjects: Vec<SubjectView<'_>> = Vec::with_capacity(subjects_raw.len());
     for (index, subject) in subjects_raw.iter().enumerate() {
         let subject = object(subject, format_args!("projection.subjects[{index}]"))?;
-        let view = validate_subject(subject, index, &mut seen)?;
-        validate_aggregate(subject, Indexed(&"projection.subjects", index))?;
+        let view = subject_rules(subject, index, &mut seen, rules)?;
         subjects.push(view);
     }
     let by_id: BTreeMap<&str, usize> = subjects
@@ -542,8 +641,8 @@ pub fn validate_projection(value: &Value) -> FieldResult<()> {
             }
         }
         if !truncated {
-            let expected = subject::reduce_subject(id, subject.level, &subject.digests, &members);
-            check_reduced_fields(id, subject.raw, &expected.to_value())?;
+            let expected = expected_subject(id, subject.level, &subject.digests, &members, rules);
+            check_reduced_fields(id, subject.raw, &expected)?;
         }
         let last = subject::latest(&members);
         if get(subject.raw, "last_observed_at").as_str() != last.map(|o| o.created_at.as_str())

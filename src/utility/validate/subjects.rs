@@ -9,15 +9,17 @@ use crate::wire::json::{Map, Value};
 use crate::wire::text::{FieldError, FieldResult};
 
 use crate::utility::bounds::{MAX_REVIEW_REASON_CODES, UTILITY_MAX, UTILITY_MIN};
-use crate::utility::observation::{AttributionLevel, EvidenceBasis, UtilityLabel};
+use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, UtilityLabel};
+use crate::utility::reducer::subject::{self, reduce_subject};
+use crate::utility::reducer::v1::{self, Posterior, Rules};
 use crate::utility::strict::{
     bounded, enum_str, exact_fields, finite_float, memory_digests, non_negative_int, object,
     observation_ref, opaque_refs, py_eq, strict_ref, strict_timestamp,
 };
 
 use super::{
-    Field, Indexed, REVIEW_ACTIONS, REVIEW_FIELDS, REVIEW_STATES, SUBJECT_FIELDS, SUMMARY_FIELDS,
-    fail, get, is_false, is_true,
+    Field, Indexed, REVIEW_ACTIONS, REVIEW_FIELDS, REVIEW_STATES, SUBJECT_FIELDS,
+    SUBJECT_FIELDS_V1, SUMMARY_FIELDS, fail, get, is_false, is_true,
 };
 
 /// The parts of a subject the later rules need.
@@ -146,13 +148,21 @@ pub(super) fn validate_review(review: &Map, label: impl Display) -> FieldResult<
     Ok(())
 }
 
+/// The rules of one printed subject that hold under `rules`: the v0 rules (fields,
+/// digests, bounds, counts, estimate against label and confidence, review against the
+/// effective utility), or for a v1 subject the same rules over its 20 fields, its review
+/// left to [`validate_aggregate_v1`].
 pub(crate) fn validate_subject<'a>(
     subject: &'a Map,
     index: usize,
     seen: &mut BTreeSet<&'a str>,
+    rules: Rules,
 ) -> FieldResult<SubjectView<'a>> {
     let label = Indexed(&"projection.subjects", index);
-    exact_fields(subject, &SUBJECT_FIELDS, &label)?;
+    match rules {
+        Rules::V0 => exact_fields(subject, &SUBJECT_FIELDS, &label)?,
+        Rules::V1(_) => exact_fields(subject, &SUBJECT_FIELDS_V1, &label)?,
+    }
     let subject_id = strict_ref(
         get(subject, "subject_id"),
         format_args!("{label}.subject_id"),
@@ -295,7 +305,7 @@ pub(crate) fn validate_subject<'a>(
     } else {
         ("none", "none")
     };
-    if (review_state, review_action) != expected_review {
+    if rules == Rules::V0 && (review_state, review_action) != expected_review {
         return fail(format!(
             "{label}.review is inconsistent with effective utility"
         ));
@@ -439,6 +449,226 @@ pub(crate) fn validate_aggregate(subject: &Map, label: impl Display) -> FieldRes
     Ok(())
 }
 
+/// The `posterior` of a printed v1 subject, each value a finite number.
+fn printed_posterior(subject: &Map, label: impl Display) -> FieldResult<Posterior> {
+    let posterior_label = Field(&label, "posterior");
+    let raw = object(get(subject, "posterior"), &posterior_label)?;
+    exact_fields(raw, &v1::POSTERIOR_FIELDS, &posterior_label)?;
+    let mut values = [0.0; 8];
+    for (slot, key) in values.iter_mut().zip(v1::POSTERIOR_FIELDS) {
+        *slot = finite_float(get(raw, key), format_args!("{posterior_label}.{key}"))?;
+    }
+    let [h, k, z, alpha, beta, mean, lower, upper] = values;
+    Ok(Posterior {
+        helpful_weight: h,
+        harmful_weight: k,
+        neutral_weight: z,
+        alpha,
+        beta,
+        mean_utility: mean,
+        lower_utility: lower,
+        upper_utility: upper,
+    })
+}
+
+/// Whether `bound` (on the utility scale) is the `level`-quantile of Beta(`alpha`,
+/// `beta`) to within the rounding of the printed values.
+fn is_quantile(bound: f64, level: f64, alpha: f64, beta: f64) -> bool {
+    const SLACK: f64 = 2e-6;
+    let x = (1.0 + bound) / 2.0;
+    let ln_b = v1::beta::ln_beta(alpha, beta);
+    let below = v1::beta::inc_beta((x - SLACK).max(0.0), alpha, beta, ln_b);
+    let above = v1::beta::inc_beta((x + SLACK).min(1.0), alpha, beta, ln_b);
+    below <= level + 1e-9 && above >= level - 1e-9
+}
+
+/// `|a − b|` within the rounding of printed values of magnitude `scale`.
+fn near(a: f64, b: f64, scale: f64) -> bool {
+    (a - b).abs() <= 2e-6 * scale.max(1.0)
+}
+
+/// The rules of a v1 subject that still hold after history truncation: its effective
+/// tier, posterior, label, estimate, confidence and review must follow from its joint
+/// evidence summary and its printed posterior (the weights within the tier's counts,
+/// the Beta parameters from the weights, the mean and the interval from the
+/// parameters, the label and the review from the interval).
+pub(crate) fn validate_aggregate_v1(subject: &Map, label: impl Display) -> FieldResult<()> {
+    let inconsistent = || fail(format!("{label} is inconsistent with its posterior"));
+    let strength = counts(
+        get(subject, "evidence_strength"),
+        EvidenceBasis::NAMES,
+        format_args!("{label}.evidence_strength"),
+    )?;
+    let summary = evidence_label_summary(
+        get(subject, "evidence_label_summary"),
+        format_args!("{label}.evidence_label_summary"),
+    )?;
+    let posterior = printed_posterior(subject, &label)?;
+    let none_level = get(subject, "attribution_level").as_str() == Some("none");
+    let tier = summary
+        .iter()
+        .filter(|p| p.label.direction().is_some())
+        .map(|p| p.basis)
+        .max()
+        .filter(|_| !none_level);
+    let strongest = EvidenceBasis::ALL
+        .iter()
+        .copied()
+        .rev()
+        .find(|b| strength[b.index()] > 0)
+        .unwrap_or(EvidenceBasis::Insufficient);
+    let basis = tier.unwrap_or(strongest);
+    if get(subject, "effective_evidence_basis").as_str() != Some(basis.as_str()) {
+        return fail(format!("{label}.effective_evidence_basis is inconsistent"));
+    }
+    let observed_label = get(subject, "effective_utility_label")
+        .as_str()
+        .and_then(UtilityLabel::parse)
+        .unwrap_or(UtilityLabel::Unknown);
+    let review = get(subject, "review");
+    let review_is = |state: &str, action: &str, reasons: &[&str]| {
+        review.get("state").and_then(Value::as_str) == Some(state)
+            && review.get("proposed_action").and_then(Value::as_str) == Some(action)
+            && py_eq(
+                review.get("reason_codes").unwrap_or(&Value::Null),
+                &crate::wire::json::str_list(reasons),
+            )
+    };
+    let Some(tier) = tier else {
+        let review_ok = if none_level {
+            review_is(
+                "unresolved_attribution",
+                "collect_attribution",
+                &["attribution_not_established"],
+            )
+        } else {
+            review_is("none", "none", &[])
+        };
+        if posterior != Posterior::PRIOR
+            || observed_label != UtilityLabel::Unknown
+            || !py_eq(get(subject, "confidence"), &Value::Float(0.0))
+            || !review_ok
+        {
+            return inconsistent();
+        }
+        return Ok(());
+    };
+    let count_of = |l: UtilityLabel| {
+        summary
+            .iter()
+            .find(|p| p.basis == tier && p.label == l)
+            .map_or(0, |p| p.count)
+    };
+    let (helpful, harmful, neutral) = (
+        count_of(UtilityLabel::Helpful),
+        count_of(UtilityLabel::Harmful),
+        count_of(UtilityLabel::Neutral),
+    );
+    let p = &posterior;
+    let scale = v1::tier_scale(tier);
+    let weight_ok =
+        |w: f64, n: i128| w >= 0.0 && w <= n as f64 * scale + 1e-6 && (n > 0 || w == 0.0);
+    if !weight_ok(p.helpful_weight, helpful)
+        || !weight_ok(p.harmful_weight, harmful)
+        || !weight_ok(p.neutral_weight, neutral)
+    {
+        return inconsistent();
+    }
+    let (alpha, beta) = (p.alpha, p.beta);
+    let expected_alpha = v1::PRIOR_WEIGHT + p.helpful_weight + p.neutral_weight / 2.0;
+    let expected_beta = v1::PRIOR_WEIGHT + p.harmful_weight + p.neutral_weight / 2.0;
+    let ordered = UTILITY_MIN <= p.lower_utility
+        && p.lower_utility <= p.mean_utility
+        && p.mean_utility <= p.upper_utility
+        && p.upper_utility <= UTILITY_MAX;
+    let derived = near(alpha, expected_alpha, alpha)
+        && near(beta, expected_beta, beta)
+        && near(p.mean_utility, (alpha - beta) / (alpha + beta), 1.0)
+        && is_quantile(p.lower_utility, 1.0 - v1::CREDIBLE_LEVEL, alpha, beta)
+        && is_quantile(p.upper_utility, v1::CREDIBLE_LEVEL, alpha, beta);
+    if !ordered || !derived {
+        return inconsistent();
+    }
+    let zero = Value::Float(0.0);
+    let neutral_confidence = summary
+        .iter()
+        .find(|s| s.basis == tier && s.label == UtilityLabel::Neutral)
+        .map_or(&zero, |s| s.combined_confidence);
+    let (expected_label, expected_confidence, review_ok) = if p.lower_utility > 0.0 {
+        (
+            UtilityLabel::Helpful,
+            Value::Float(p.lower_utility),
+            review_is("none", "none", &[]),
+        )
+    } else if p.upper_utility < 0.0 {
+        (
+            UtilityLabel::Harmful,
+            Value::Float(-p.upper_utility),
+            review_is(
+                "attenuation_proposed",
+                "attenuate_or_review",
+                &["negative_utility_requires_review"],
+            ),
+        )
+    } else if helpful == 0 && harmful == 0 {
+        (
+            UtilityLabel::Neutral,
+            neutral_confidence.clone(),
+            review_is("none", "none", &[]),
+        )
+    } else {
+        let split = v1::is_split(
+            usize::try_from(helpful).unwrap_or(usize::MAX),
+            usize::try_from(harmful).unwrap_or(usize::MAX),
+            p,
+        );
+        let review_ok = if split {
+            review_is(
+                "conflict",
+                "manual_review",
+                &["same_evidence_tier_conflict"],
+            )
+        } else {
+            review_is("none", "none", &[])
+        };
+        (UtilityLabel::Unknown, zero.clone(), review_ok)
+    };
+    if observed_label != expected_label
+        || !py_eq(get(subject, "confidence"), &expected_confidence)
+        || !review_ok
+    {
+        return inconsistent();
+    }
+    Ok(())
+}
+
+/// The reducer's subject recomputed from `members` (its observations) under `rules`, as
+/// printed.
+pub(crate) fn expected_subject(
+    id: &str,
+    level: AttributionLevel,
+    digests: &[String],
+    members: &[&Observation],
+    rules: Rules,
+) -> Value {
+    let state = reduce_subject(id, level, digests, members);
+    expected_value(state, members, rules)
+}
+
+fn expected_value(
+    mut state: subject::SubjectState,
+    members: &[&Observation],
+    rules: Rules,
+) -> Value {
+    match rules {
+        Rules::V0 => state.to_value(),
+        Rules::V1(params) => {
+            let posterior = v1::apply_v1(&mut state, members, params);
+            v1::subject_value(&state, &posterior)
+        }
+    }
+}
+
 /// The fields of a printed subject that the reducer derives from its observations.
 pub(super) const REDUCED_FIELDS: [&str; 10] = [
     "utility_estimate",
@@ -454,9 +684,11 @@ pub(super) const REDUCED_FIELDS: [&str; 10] = [
 ];
 
 /// Checks that a printed subject `raw` carries the values of `expected`, the reducer's
-/// subject recomputed from its observations, in every derived field.
+/// subject recomputed from its observations, in every derived field (and, for a v1
+/// subject, its posterior).
 pub(crate) fn check_reduced_fields(id: &str, raw: &Map, expected: &Value) -> FieldResult<()> {
-    for key in REDUCED_FIELDS {
+    let posterior = expected.get("posterior").map(|_| "posterior");
+    for key in REDUCED_FIELDS.into_iter().chain(posterior) {
         let want = expected.get(key).unwrap_or(&Value::Null);
         if !py_eq(get(raw, key), want) {
             return fail(format!("projection subject {id} {key} is inconsistent"));
