@@ -2548,6 +2548,9 @@ fn verdicts_are_recorded_once_and_gate_recall_on_every_backend() {
             gated.json()["rank_prior_reason_code"],
             "ranking_evaluation_not_qualified",
             "{backend:?}"
+        );
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // memory_utility_reducer_v1 from the same deliveries
