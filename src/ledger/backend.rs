@@ -10,8 +10,8 @@ use super::rows::{
     BatchRow, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey,
     ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
 };
-use super::traffic::{TrafficAppend, TrafficRow};
-use super::verdicts::{LEDGER_ID_PREFIX, VerdictRow};
+use super::rows::{LEDGER_ID_PREFIX, VerdictRow};
+use super::rows::{TrafficAppend, TrafficRow};
 
 /// What every backend stores and reads. Write methods run inside the transaction opened
 /// by [`LedgerBackend::begin_write`] (which holds the ledger's one write lock until

@@ -545,3 +545,90 @@ mod tests {
         assert_eq!(partition.len(), 18);
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The traffic log's rows (`traffic.rs`) and recorded verdicts (`verdicts.rs`)
+// ---------------------------------------------------------------------------------------
+
+/// What an event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum TrafficKind {
+    /// A recall: its candidates, the logging policy's propensities, the shadow ranking.
+    Recall,
+    /// An `apply` decision on a recall: the receipt id and the applied digests.
+    Apply,
+    /// The verified outcome `utility-attribute` attributed for a receipt.
+    Outcome,
+}
+
+impl TrafficKind {
+    /// The stored and printed spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrafficKind::Recall => "recall",
+            TrafficKind::Apply => "apply",
+            TrafficKind::Outcome => "outcome",
+        }
+    }
+
+    /// The kind of a stored spelling.
+    pub fn parse(text: &str) -> Option<TrafficKind> {
+        match text {
+            "recall" => Some(TrafficKind::Recall),
+            "apply" => Some(TrafficKind::Apply),
+            "outcome" => Some(TrafficKind::Outcome),
+            _ => None,
+        }
+    }
+}
+
+/// One event to append.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrafficAppend {
+    pub kind: TrafficKind,
+    /// The partition of the recall (the receipt's partition for apply and outcome).
+    pub partition: PartitionKey,
+    /// The recall's session ref (empty for an outcome event).
+    pub recall_id: String,
+    /// The `rma_` receipt id (empty for a recall event).
+    pub application_receipt_id: String,
+    pub observed_at: String,
+    /// The event's canonical JSON text.
+    pub event: String,
+}
+
+/// One stored event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrafficRow {
+    /// The traffic log's own sequence: append (commit) order.
+    pub seq: i64,
+    /// The delivery high water when the event was appended: every delivery with a
+    /// greater sequence arrived after it.
+    pub delivery_seq: i64,
+    pub kind: TrafficKind,
+    pub partition: PartitionKey,
+    pub recall_id: String,
+    pub application_receipt_id: String,
+    pub observed_at: String,
+    pub event: String,
+}
+
+/// The prefix of a ledger identity: `mul_` + 32 hex.
+pub const LEDGER_ID_PREFIX: &str = "mul_";
+
+/// A verdict as stored: its seal, what it is about, and its canonical JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerdictRow {
+    /// `murv_` + 64 hex: the packet's `verdict_digest` (unique in the ledger).
+    pub verdict_digest: String,
+    /// `murp_` + 64 hex: the rank-prior profile the verdict is about.
+    pub profile_digest: String,
+    /// `qualified` or `hold`.
+    pub verdict: String,
+    /// `simulation`, `episodes_file` or `ledger`.
+    pub source_kind: String,
+    /// The `mur_` identities of the partitions it evaluated.
+    pub partitions: Vec<String>,
+    /// The packet's canonical JSON.
+    pub packet: String,
+}

@@ -19,73 +19,11 @@ use std::time::Duration;
 use super::backend::{LedgerBackend, with_read};
 use super::error::LedgerResult;
 use super::rows::PartitionKey;
+pub use super::rows::{TrafficAppend, TrafficKind, TrafficRow};
 
 /// How long a traffic append waits for the ledger's write lock before it gives up (the
 /// caller fails open): a recall must not hang behind another process's long append.
 pub const TRAFFIC_WAIT: Duration = Duration::from_secs(2);
-
-/// What an event records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum TrafficKind {
-    /// A recall: its candidates, the logging policy's propensities, the shadow ranking.
-    Recall,
-    /// An `apply` decision on a recall: the receipt id and the applied digests.
-    Apply,
-    /// The verified outcome `utility-attribute` attributed for a receipt.
-    Outcome,
-}
-
-impl TrafficKind {
-    /// The stored and printed spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrafficKind::Recall => "recall",
-            TrafficKind::Apply => "apply",
-            TrafficKind::Outcome => "outcome",
-        }
-    }
-
-    /// The kind of a stored spelling.
-    pub fn parse(text: &str) -> Option<TrafficKind> {
-        match text {
-            "recall" => Some(TrafficKind::Recall),
-            "apply" => Some(TrafficKind::Apply),
-            "outcome" => Some(TrafficKind::Outcome),
-            _ => None,
-        }
-    }
-}
-
-/// One event to append.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrafficAppend {
-    pub kind: TrafficKind,
-    /// The partition of the recall (the receipt's partition for apply and outcome).
-    pub partition: PartitionKey,
-    /// The recall's session ref (empty for an outcome event).
-    pub recall_id: String,
-    /// The `rma_` receipt id (empty for a recall event).
-    pub application_receipt_id: String,
-    pub observed_at: String,
-    /// The event's canonical JSON text.
-    pub event: String,
-}
-
-/// One stored event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrafficRow {
-    /// The traffic log's own sequence: append (commit) order.
-    pub seq: i64,
-    /// The delivery high water when the event was appended: every delivery with a
-    /// greater sequence arrived after it.
-    pub delivery_seq: i64,
-    pub kind: TrafficKind,
-    pub partition: PartitionKey,
-    pub recall_id: String,
-    pub application_receipt_id: String,
-    pub observed_at: String,
-    pub event: String,
-}
 
 /// Appends `events` in one transaction (creating the ledger, or its traffic tables, when
 /// absent) and returns their sequences. Fails with [`super::LedgerError::Busy`] when the

@@ -5,26 +5,7 @@
 
 use super::backend::{LedgerBackend, with_read};
 use super::error::LedgerResult;
-
-/// The prefix of a ledger identity: `mul_` + 32 hex.
-pub const LEDGER_ID_PREFIX: &str = "mul_";
-
-/// A verdict as stored: its seal, what it is about, and its canonical JSON.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VerdictRow {
-    /// `murv_` + 64 hex: the packet's `verdict_digest` (unique in the ledger).
-    pub verdict_digest: String,
-    /// `murp_` + 64 hex: the rank-prior profile the verdict is about.
-    pub profile_digest: String,
-    /// `qualified` or `hold`.
-    pub verdict: String,
-    /// `simulation`, `episodes_file` or `ledger`.
-    pub source_kind: String,
-    /// The `mur_` identities of the partitions it evaluated.
-    pub partitions: Vec<String>,
-    /// The packet's canonical JSON.
-    pub packet: String,
-}
+pub use super::rows::{LEDGER_ID_PREFIX, VerdictRow};
 
 /// What [`record`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

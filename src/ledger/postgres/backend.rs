@@ -8,13 +8,13 @@ use super::super::backend::fresh_ledger_id;
 use super::super::backend::{LEDGER_FORMAT, LedgerBackend, merge_observations, merge_subjects};
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
+use super::super::rows::VerdictRow;
 use super::super::rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS_D,
     DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
     PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
-use super::super::traffic::{TrafficAppend, TrafficRow};
-use super::super::verdicts::VerdictRow;
+use super::super::rows::{TrafficAppend, TrafficRow};
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
 use super::schema::{
     OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, delivery, observation,

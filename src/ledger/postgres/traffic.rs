@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::super::backend::{LEDGER_FORMAT, LedgerBackend as _};
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::rows::{LEDGER_SCHEMA_VERSION, PartitionKey};
-use super::super::traffic::{TrafficAppend, TrafficKind, TrafficRow};
+use super::super::rows::{TrafficAppend, TrafficKind, TrafficRow};
 use super::rows::{rows_to, sql_params};
 use super::schema::SCHEMA;
 use super::{APPEND_LOCK, PgLedger, map_error};

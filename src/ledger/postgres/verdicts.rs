@@ -3,7 +3,7 @@
 //! tables created by the first recorded verdict.
 
 use super::super::error::LedgerResult;
-use super::super::verdicts::VerdictRow;
+use super::super::rows::VerdictRow;
 use super::PgLedger;
 
 /// The verdict tables, created inside the write transaction of the first verdict.

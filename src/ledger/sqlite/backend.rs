@@ -12,13 +12,13 @@ use super::super::backend::{
 };
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
+use super::super::rows::VerdictRow;
 use super::super::rows::{
     BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
     DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
     PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
-use super::super::traffic::{TrafficAppend, TrafficRow};
-use super::super::verdicts::VerdictRow;
+use super::super::rows::{TrafficAppend, TrafficRow};
 use super::codec::{
     basis_index, blob_column, delivery, fingerprint_blob, from_index, hex_of, key_blob, key_text,
     label_index, level_index, observation, observation_blob, order_blob, order_text, partition,

@@ -12,7 +12,7 @@ use rusqlite::{Connection, OptionalExtension as _, params, params_from_iter};
 
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::rows::PartitionKey;
-use super::super::traffic::{TrafficAppend, TrafficKind, TrafficRow};
+use super::super::rows::{TrafficAppend, TrafficKind, TrafficRow};
 use super::sq;
 
 /// The traffic tables (idempotent: run inside every traffic write).

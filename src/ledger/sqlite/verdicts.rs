@@ -5,7 +5,7 @@
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::super::error::LedgerResult;
-use super::super::verdicts::VerdictRow;
+use super::super::rows::VerdictRow;
 use super::sq;
 
 /// The verdict tables, created inside the write transaction of the first verdict.

@@ -1,5 +1,6 @@
 //! The readers the views share: a value at a dotted path of a packet, its text, its
-//! fields as `(name, value)` lines, its lists and counters.
+//! fields as `(name, value)` lines, its lists and counters, and numbers, intervals and checks
+//! as the tables print them.
 
 use crate::output::notes::Notes;
 use crate::output::report::show;
@@ -89,4 +90,48 @@ pub fn ledger_and_fields(notes: &Notes, map: &Map, paths: &[&str]) -> Vec<(Strin
         .collect();
     fields.extend(fields_of(map, paths));
     fields
+}
+
+/// The number at `path`, integer or float.
+pub(super) fn number(map: &Map, path: &str) -> Option<f64> {
+    match at(map, path)? {
+        Value::Float(x) => Some(*x),
+        Value::Int(i) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+/// `x` with three decimals, signed for a difference; `-` when absent.
+pub(super) fn fixed(x: Option<f64>, signed: bool) -> String {
+    match x {
+        None => "-".to_owned(),
+        Some(x) if signed => format!("{x:+.3}"),
+        Some(x) => format!("{x:.3}"),
+    }
+}
+
+/// An `{estimate, lower, upper}` object as `0.612 [0.601, 0.623]`; `-` when absent or
+/// without an estimate (no episode to measure).
+pub(super) fn interval(map: &Map, path: &str, signed: bool) -> String {
+    let Some(e) = at(map, path).and_then(Value::as_object) else {
+        return "-".to_owned();
+    };
+    match number(e, "estimate") {
+        None => "-".to_owned(),
+        est => format!(
+            "{} [{}, {}]",
+            fixed(est, signed),
+            fixed(number(e, "lower"), signed),
+            fixed(number(e, "upper"), signed)
+        ),
+    }
+}
+
+/// `[x]` for a passed gate check, `[ ]` otherwise.
+pub(super) fn check(map: &Map, path: &str) -> &'static str {
+    if at(map, path) == Some(&Value::Bool(true)) {
+        "[x]"
+    } else {
+        "[ ]"
+    }
 }

@@ -9,7 +9,7 @@ use crate::output::report::Report;
 use crate::wire::float;
 use crate::wire::json::{Map, Value};
 
-use super::fields::{at, counts, entries, fields_of, objects, s};
+use super::fields::{at, check, counts, entries, fields_of, fixed, interval, number, objects, s};
 
 /// The verdict's context, the arm × metric table and the gate's checks: what a person
 /// needs to judge the verdict, printed in the default markdown.
@@ -317,50 +317,6 @@ fn arm_row(arm: &Map, metrics: &[(String, &str)], signed: bool) -> Vec<String> {
             .map(|(_, key)| interval(arm, &format!("metrics.{key}"), signed)),
     );
     row
-}
-
-/// The number at `path`, integer or float.
-pub(super) fn number(map: &Map, path: &str) -> Option<f64> {
-    match at(map, path)? {
-        Value::Float(x) => Some(*x),
-        Value::Int(i) => Some(*i as f64),
-        _ => None,
-    }
-}
-
-/// `x` with three decimals, signed for a difference; `-` when absent.
-pub(super) fn fixed(x: Option<f64>, signed: bool) -> String {
-    match x {
-        None => "-".to_owned(),
-        Some(x) if signed => format!("{x:+.3}"),
-        Some(x) => format!("{x:.3}"),
-    }
-}
-
-/// An `{estimate, lower, upper}` object as `0.612 [0.601, 0.623]`; `-` when absent or
-/// without an estimate (no episode to measure).
-pub(super) fn interval(map: &Map, path: &str, signed: bool) -> String {
-    let Some(e) = at(map, path).and_then(Value::as_object) else {
-        return "-".to_owned();
-    };
-    match number(e, "estimate") {
-        None => "-".to_owned(),
-        est => format!(
-            "{} [{}, {}]",
-            fixed(est, signed),
-            fixed(number(e, "lower"), signed),
-            fixed(number(e, "upper"), signed)
-        ),
-    }
-}
-
-/// `[x]` for a passed gate check, `[ ]` otherwise.
-pub(super) fn check(map: &Map, path: &str) -> &'static str {
-    if at(map, path) == Some(&Value::Bool(true)) {
-        "[x]"
-    } else {
-        "[ ]"
-    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ use crate::output::notes::Notes;
 use crate::output::report::Report;
 use crate::wire::json::{Map, Value};
 
-use super::fields::{at, fields_of, objects, s};
-use super::rank_evaluate::{check, fixed, interval, number};
+use super::fields::{at, check, fields_of, fixed, interval, number, objects, s};
 
 /// True for a verdict on logged traffic (it reports its `traffic`).
 pub(super) fn is_logged(p: &Map) -> bool {
