@@ -48,7 +48,7 @@ pub enum Error {
     Operator(#[from] OperatorError),
     /// A `utility-correct` input is malformed or its checkpoint is not authorized.
     #[error(transparent)]
-    Correction(#[from] crate::utility::correction::CorrectionError),
+    Correction(#[from] crate::contract::correction::CorrectionError),
     /// A recall could not run (invalid request, unknown provider id).
     #[error(transparent)]
     Recall(#[from] crate::recall::RecallError),
@@ -70,7 +70,7 @@ pub enum Error {
     Attribution(#[from] crate::attribution::AttributionError),
     /// A stored application receipt or pending attribution could not be read or written.
     #[error(transparent)]
-    ReceiptStore(#[from] crate::io::receipts::ReceiptStoreError),
+    ReceiptStore(#[from] crate::runtime::receipts::ReceiptStoreError),
     /// A rank-prior profile, partition, candidate list or utility source is invalid.
     #[error(transparent)]
     RankPrior(#[from] crate::ranking::prior::RankPriorError),

@@ -8,7 +8,8 @@
 //! * the process shell: [`cli`] (the clap types and what is derived from them alone),
 //!   [`commands`] (one handler per subcommand, the resolve step, the `Context` and
 //!   `Outcome` of a run, dispatch), [`io`] (files, standard streams, the environment, the
-//!   clock, staging and the trust rule for our own files), [`output`] (JSON or markdown
+//!   clock, staging and the trust rule for our own files), [`runtime`] (the runtime
+//!   root's recall sessions, application receipts and pending attributions), [`output`] (JSON or markdown
 //!   rendering of a packet) and [`error`] (the top-level error and the one exit-code
 //!   mapping);
 //! * the Stage 0–5 contracts, [`contract`]: typed input, packets out;
@@ -25,9 +26,9 @@
 //! use nothing of the shell; [`error`] wraps their errors and is the one exit-code
 //! mapping. No files import each other in a circle. A few imports still run from a lower
 //! layer to a higher one, for reasons of the domain: [`recall`] uses the registry and
-//! route types of [`contract`], the [`provider`] trait and the [`ranking`] prior, and
-//! [`ranking`] and [`ledger`] use each other (the evaluation replays a ledger; the ledger
-//! builds the prior's utility view). `docs/architecture.md` states the rules, which
+//! route types of [`contract`] and the [`ranking`] prior, [`ranking`] and [`ledger`] use
+//! each other (the evaluation replays a ledger; the ledger builds the prior's utility
+//! view), and [`utility`]'s observations are built from [`recall`]'s application receipts. `docs/architecture.md` states the rules, which
 //! `tests/cli/layers.rs` checks against the source.
 
 pub mod attribution;
@@ -41,6 +42,7 @@ pub mod output;
 pub mod provider;
 pub mod ranking;
 pub mod recall;
+pub mod runtime;
 pub mod schema;
 pub mod utility;
 pub mod wire;

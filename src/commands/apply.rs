@@ -2,7 +2,7 @@
 //! application receipt. The decision comes from the request's fields or from its
 //! `--input` object ([`crate::recall::decision`]); the opaque refs are mapped back through
 //! the recall session that `recall` stored under the runtime root, read back and checked
-//! by the session store ([`crate::io::sessions`]). A ref the recall did not return, an
+//! by the session store ([`crate::runtime::sessions`]). A ref the recall did not return, an
 //! unknown, expired, untrusted or modified session are request errors.
 //!
 //! The handler takes a plain [`ApplyRequest`]; the input file and the session are read
@@ -105,7 +105,7 @@ pub fn run(request: &ApplyRequest, ctx: &Context) -> Result<Outcome, Error> {
     };
     let summary = decision::check_decision(&decision)?;
     let root = resolve::runtime_root(ctx);
-    let stored = io::sessions::load(&root, &decision.session_ref)?;
+    let stored = crate::runtime::sessions::load(&root, &decision.session_ref)?;
     let packet = decision::application(&decision, &summary, &stored)?;
     let queue = request.ledger.is_some() || ctx.env.ledger.is_some();
     let mut warnings = keep_receipt(&root, &packet, queue);
@@ -148,7 +148,7 @@ fn keep_receipt(root: &std::path::Path, packet: &Value, queue: bool) -> Vec<Stri
         return Vec::new();
     };
     let mut warnings = Vec::new();
-    if let Err(err) = io::receipts::store_receipt(root, id, receipt) {
+    if let Err(err) = crate::runtime::receipts::store_receipt(root, id, receipt) {
         warnings.push(format!("the application receipt was not stored: {err}"));
         return warnings;
     }
@@ -156,7 +156,9 @@ fn keep_receipt(root: &std::path::Path, packet: &Value, queue: bool) -> Vec<Stri
         let window = crate::attribution::pending::DEFAULT_PENDING_WINDOW_SECONDS;
         let stored = crate::attribution::PendingEntry::new(id, &io::utc_now_iso(), window)
             .ok_or_else(|| "the clock reading is not a timestamp".to_owned())
-            .and_then(|entry| io::receipts::store_pending(root, &entry).map_err(|e| e.to_string()));
+            .and_then(|entry| {
+                crate::runtime::receipts::store_pending(root, &entry).map_err(|e| e.to_string())
+            });
         if let Err(err) = stored {
             warnings.push(format!("the pending attribution was not recorded: {err}"));
         }

@@ -3,7 +3,7 @@
 //! `recall` builds the §10.2 request (from the goal's experiment route, or an explicit
 //! `--input`), runs §10.4 against the route's provider and prints the public packet with
 //! each result's relevance score and rank; it keeps the raw refs in a private recall
-//! session ([`crate::io::sessions`], the document rules in [`crate::recall::session`])
+//! session ([`crate::runtime::sessions`], the document rules in [`crate::recall::session`])
 //! that `apply` ([`super::apply`]) reads back, and, with `--rank-prior`, re-orders the
 //! results with the bounded utility prior ([`crate::recall::prior`]), whose utility is a
 //! projection packet or the utility ledger (the stored subjects of the results' digests,
@@ -753,7 +753,13 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         fields.retrieval_snapshot_ref = context.retrieval_snapshot_ref.clone();
         fields.policy_snapshot_ref = context.policy_snapshot_ref.clone();
         let root = resolve::runtime_root(ctx);
-        match io::sessions::store(&root, &session, &opaque, &context, request.session_ttl) {
+        match crate::runtime::sessions::store(
+            &root,
+            &session,
+            &opaque,
+            &context,
+            request.session_ttl,
+        ) {
             Ok((session_ref, expires)) => {
                 fields.session_ref = Some(session_ref);
                 fields.session_expires_at = Some(expires);

@@ -1,6 +1,6 @@
 //! `utility-attribute`: attributes a verified outcome to the memories of an application
 //! receipt. The receipt comes from `--receipt FILE` or the receipt store
-//! ([`crate::io::receipts`]); the facts, the deterministic evaluator, the proposal check
+//! ([`crate::runtime::receipts`]); the facts, the deterministic evaluator, the proposal check
 //! and the quota and sample decisions are [`crate::attribution`]'s; this shell runs the
 //! external evaluators ([`crate::io::evaluator`]), keeps their quota state, appends the
 //! observations to the ledger and prints `memory_utility_attribution_receipt_v0`.
@@ -33,12 +33,13 @@ use crate::attribution::{
 };
 use crate::cli::UtilityAttributeArgs;
 use crate::error::Error;
+use crate::io;
 use crate::io::evaluator::{self, RunEnd};
-use crate::io::{self, receipts};
 use crate::ledger::engine::{self, Record};
 use crate::ledger::{LedgerBackend, LedgerError, Provenance};
 use crate::obj;
 use crate::recall::traffic::{TrafficPartition, TrafficScope, outcome_event};
+use crate::runtime::receipts;
 use crate::utility::observation::{AttributionLevel, EvidenceBasis};
 use crate::wire::json::{self, Value};
 use crate::wire::schema::AlwaysTrue;

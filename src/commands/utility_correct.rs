@@ -1,4 +1,4 @@
-//! `utility-correct`: records one owner correction ([`crate::utility::correction`]) in
+//! `utility-correct`: records one owner correction ([`crate::contract::correction`]) in
 //! the utility ledger with provenance `correct`, only under an operator checkpoint the
 //! corpus declaration authorizes, and prints its `memory_utility_correction_receipt_v0`.
 //!
@@ -6,12 +6,12 @@
 //! is opened: a refused correction leaves the ledger untouched (not even created).
 
 use crate::cli::UtilityCorrectArgs;
+use crate::contract::correction::build_correction;
 use crate::error::Error;
 use crate::io;
 use crate::ledger::engine::{self, Record};
 use crate::ledger::packets::{self, CorrectionReceipt};
 use crate::ledger::{LedgerError, Provenance};
-use crate::utility::correction::build_correction;
 use crate::wire::json;
 
 use super::context::{Context, Outcome};

@@ -22,6 +22,7 @@
 
 pub mod architecture;
 pub mod candidate;
+pub mod correction;
 pub mod dogfood;
 pub mod evaluation;
 pub mod experiment;

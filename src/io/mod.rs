@@ -1,5 +1,7 @@
-//! The only code that reads files, standard input and the environment, or writes to
-//! stdout/stderr.
+//! The shell's file, stream and environment primitives: input documents, standard
+//! output, the clock, private files under the runtime root and the trust rule. The
+//! storage adapters (providers, the ledger's backends) and [`crate::runtime`] open their
+//! own files through these; the contracts never read a file.
 //!
 //! Input documents are read as bytes, decoded as UTF-8 and parsed with the
 //! Python-compatible parser, so that every failure carries the reference's wording
@@ -25,8 +27,6 @@ use crate::wire::json::{self, Value};
 use crate::wire::pyfmt;
 
 pub mod evaluator;
-pub mod receipts;
-pub mod sessions;
 pub mod stat_record;
 pub mod trust;
 

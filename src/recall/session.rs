@@ -7,7 +7,7 @@
 //! expiry, which file names in the session directory are ours to sweep
 //! ([`is_session_file_name`], [`temporary_pid`]) and the document's integrity tag. Pure:
 //! the caller supplies the random bytes, the clock reading and the key, and stores the
-//! bytes (mode 0600) through [`crate::io::sessions`]. It must not widen what `apply`
+//! bytes (mode 0600) through [`crate::runtime::sessions`]. It must not widen what `apply`
 //! accepts: only refs this recall returned map back, from a document nobody changed
 //! since.
 //!

@@ -163,7 +163,7 @@ pub struct LedgerHistoryEntry {
 /// The `--input` of `utility-correct` (`memory_utility_correction_input`).
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // Schema-only: read by `utility::correction::build_correction`.
+#[allow(dead_code)] // Schema-only: read by `contract::correction::build_correction`.
 pub struct CorrectionInput {
     /// A corpus declaration, as `operator-control` takes it (active).
     pub corpus: BTreeMap<String, serde_json::Value>,

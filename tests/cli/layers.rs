@@ -104,7 +104,7 @@ fn files_and_the_environment_are_reached_only_through_the_shell_and_the_adapters
     // through `io`'s trust rule; the contracts, the attribution loop and the wire layer
     // never do.
     let places = [
-        "commands", "main.rs", "error.rs", "io", "provider", "ledger",
+        "commands", "main.rs", "error.rs", "io", "runtime", "provider", "ledger",
     ];
     assert_none(
         "only the shell and the adapters use io",

@@ -12,7 +12,6 @@ use crate::wire::json::Text;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::io;
 use crate::wire::json::{self, DumpOptions, Value};
 
 use super::{project_text, scan_request};
@@ -34,9 +33,13 @@ fn shown(result: &Result<Value, UtilityError>) -> Result<String, String> {
 }
 
 /// The general path on `text`, as `utility-project` runs it; `None` where the input is
-/// refused before projecting (not JSON, not an object).
+/// refused before projecting (not JSON, not an object). The command's parse
+/// (`io::parse_input_object`) is the wire layer's UTF-8 decode and parse and an object
+/// check, done here the same way.
 fn general(text: &str) -> Option<Result<Value, UtilityError>> {
-    let input = io::parse_input_object(text.as_bytes()).ok()?;
+    let decoded = json::decode_utf8(text.as_bytes()).ok()?;
+    let input = json::parse(decoded).ok()?;
+    input.as_object()?;
     Some(project_input(&input))
 }
 

@@ -4,7 +4,7 @@
 //! integrity tag, which names are ours) are [`crate::recall::session`]'s; this module
 //! does the file work around them.
 //!
-//! Trust ([`super::trust`]): the session directories from the runtime root down are
+//! Trust ([`crate::io::trust`]): the session directories from the runtime root down are
 //! checked before a session is written or read, the session key and each session are
 //! opened without following links and checked, and the expiry sweep removes only our
 //! own `rms_<hex>.json` files (and our stale temporaries), never through a link. A store
@@ -17,7 +17,7 @@ use crate::recall::RecallSession;
 use crate::recall::session::{self, SessionContext, SessionError, SessionKey, StoredSession};
 use crate::wire::timestamp::parse_aware;
 
-use super::trust::{self, TrustedDirError, Untrusted};
+use crate::io::trust::{self, TrustedDirError, Untrusted};
 
 /// Most bytes read from a session file or the session key.
 const MAX_SESSION_BYTES: u64 = 4 << 20;
@@ -64,8 +64,8 @@ fn write_key(path: &Path) -> Result<SessionKey, SessionError> {
         return Ok(key);
     }
     let store = |e: std::io::Error| SessionError::Store(e.kind().to_string());
-    let random = super::random_hex(session::KEY_BYTES).map_err(store)?;
-    super::create_private_file_once(path, SessionKey::file_text(&random).as_bytes())
+    let random = crate::io::random_hex(session::KEY_BYTES).map_err(store)?;
+    crate::io::create_private_file_once(path, SessionKey::file_text(&random).as_bytes())
         .map_err(store)?;
     // Ours, or the one a concurrent recall created first.
     read_key(path, SessionError::Store)?
@@ -73,11 +73,11 @@ fn write_key(path: &Path) -> Result<SessionKey, SessionError> {
 }
 
 /// What the sweep of the session directory may remove: our sessions and temporaries.
-fn sweepable(name: &str) -> Option<super::Sweepable> {
+fn sweepable(name: &str) -> Option<crate::io::Sweepable> {
     if session::is_session_file_name(name) {
-        return Some(super::Sweepable::Expiring);
+        return Some(crate::io::Sweepable::Expiring);
     }
-    session::temporary_pid(name).map(|pid| super::Sweepable::Temporary { pid })
+    session::temporary_pid(name).map(|pid| crate::io::Sweepable::Temporary { pid })
 }
 
 /// Stores the session (mode 0600) with the context its receipt records under `root` and
@@ -96,10 +96,10 @@ pub fn store(
         TrustedDirError::Untrusted(err) => trust_error(err, SessionError::Store),
         TrustedDirError::Create(e) => store(e),
     })?;
-    super::sweep_private_files(&dir, sweepable);
+    crate::io::sweep_private_files(&dir, sweepable);
     let key = write_key(&session::key_path(root))?;
-    let created = super::utc_now_iso();
-    let random = super::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
+    let created = crate::io::utc_now_iso();
+    let random = crate::io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;
     let session_ref = session::session_ref(&random);
     let expires = session::expiry(&created, ttl)
         .ok_or_else(|| SessionError::Store("the clock reading is not a timestamp".to_owned()))?;
@@ -115,7 +115,7 @@ pub fn store(
     let expires_time = chrono::DateTime::parse_from_rfc3339(&expires)
         .ok()
         .map(std::time::SystemTime::from);
-    super::replace_private_file(
+    crate::io::replace_private_file(
         &session::session_path(&dir, &session_ref),
         bytes.as_bytes(),
         expires_time,
@@ -153,7 +153,7 @@ pub fn load(root: &Path, session_ref: &str) -> Result<StoredSession, SessionErro
         why: format!("the session key {} is missing", key_path.display()),
     })?;
     let stored = session::decode(&bytes, session_ref, &key)?;
-    let now = parse_aware(&super::utc_now_iso())
+    let now = parse_aware(&crate::io::utc_now_iso())
         .map_err(|_| SessionError::Unreadable(session_ref.to_owned()))?;
     stored.check_live(now)?;
     Ok(stored)

@@ -4,7 +4,7 @@
 //! configured, a pending entry `reward-memory/attribution-pending/rma_<hex>.json`; expired
 //! entries are moved aside to `reward-memory/attribution-expired/`, never deleted.
 //!
-//! Trust ([`super::trust`]): the directories from the runtime root down are checked (and
+//! Trust ([`crate::io::trust`]): the directories from the runtime root down are checked (and
 //! created 0700) before anything is written or read, every file is written 0600 through a
 //! private temporary renamed into place, and read without following a link and only when
 //! it is ours (or root's) and not writable by others. A receipt read back must be a valid
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::attribution::{PendingEntry, is_receipt_id};
 use crate::wire::json::{self, Value};
 
-use super::trust::{self, TrustedDirError, Untrusted};
+use crate::io::trust::{self, TrustedDirError, Untrusted};
 
 /// Most bytes read from a stored receipt or pending entry.
 const MAX_RECORD_BYTES: u64 = 1 << 20;
@@ -94,7 +94,7 @@ pub fn store_receipt(root: &Path, id: &str, receipt: &Value) -> Result<PathBuf, 
     let dir = receipt_dir(root);
     trust::ensure_private_dirs(root, &dir, RECEIPT_DIR)?;
     let path = file_of(&dir, id);
-    super::replace_private_file(&path, json::to_pretty_line(receipt).as_bytes(), None)
+    crate::io::replace_private_file(&path, json::to_pretty_line(receipt).as_bytes(), None)
         .map_err(store_error)?;
     Ok(path)
 }
@@ -136,7 +136,7 @@ pub fn load_receipt(root: &Path, id: &str) -> Result<Value, ReceiptStoreError> {
         id: id.to_owned(),
         why,
     };
-    let value = super::parse_document(&bytes).map_err(|e| invalid(e.to_string()))?;
+    let value = crate::io::parse_document(&bytes).map_err(|e| invalid(e.to_string()))?;
     let map = value
         .as_object()
         .ok_or_else(|| invalid("not a JSON object".to_owned()))?;
@@ -152,7 +152,7 @@ pub fn load_receipt(root: &Path, id: &str) -> Result<Value, ReceiptStoreError> {
 pub fn store_pending(root: &Path, entry: &PendingEntry) -> Result<(), ReceiptStoreError> {
     let dir = pending_dir(root);
     trust::ensure_private_dirs(root, &dir, PENDING_DIR)?;
-    super::replace_private_file(
+    crate::io::replace_private_file(
         &file_of(&dir, &entry.application_receipt_id),
         entry.to_text().as_bytes(),
         None,
@@ -262,7 +262,7 @@ pub fn store_quota_runs(
     let (dir, path) = quota_path(root, evaluator_id);
     trust::ensure_private_dirs(root, &dir, QUOTA_DIR)?;
     let text = crate::attribution::schedule::quota_text(evaluator_id, runs);
-    super::replace_private_file(&path, text.as_bytes(), None).map_err(store_error)
+    crate::io::replace_private_file(&path, text.as_bytes(), None).map_err(store_error)
 }
 
 #[cfg(test)]
