@@ -1,7 +1,7 @@
 //! The admission of an owner correction (`utility-correct`, ours, not LoopX's): one
 //! `owner_correction` item observation for one memory digest in one partition, admitted
 //! only under an operator checkpoint that the corpus declaration authorizes: the checks
-//! of `operator-control` ([`operator::checkpoint_authority`]) with the action `correct`
+//! of `operator-control` (`operator::checkpoint_authority`) with the action `correct`
 //! and the corpus owner (`owner_ref`) as the authority.
 //!
 //! Owns the correction input (`memory_utility_correction_input`) and its checks; the
