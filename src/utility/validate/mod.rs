@@ -108,28 +108,16 @@ pub(super) const SUBJECT_FIELDS: [&str; 19] = [
 ];
 
 /// The keys of a v1 subject: the v0 subject's, then its posterior.
-pub(super) const SUBJECT_FIELDS_V1: [&str; 20] = [
-    "subject_id",
-    "attribution_level",
-    "memory_ref_digests",
-    "utility_estimate",
-    "utility_bounds",
-    "effective_utility_label",
-    "effective_evidence_basis",
-    "confidence",
-    "uncertainty",
-    "support",
-    "evidence_strength",
-    "evidence_label_summary",
-    "observation_count",
-    "last_observed_at",
-    "last_observation_id",
-    "review",
-    "read_only",
-    "automatic_deletion",
-    "action_authority_granted",
-    "posterior",
-];
+pub(super) const SUBJECT_FIELDS_V1: [&str; 20] = {
+    let mut keys = [""; 20];
+    let mut i = 0;
+    while i < SUBJECT_FIELDS.len() {
+        keys[i] = SUBJECT_FIELDS[i];
+        i += 1;
+    }
+    keys[SUBJECT_FIELDS.len()] = "posterior";
+    keys
+};
 
 pub(super) const REVIEW_FIELDS: [&str; 6] = [
     "state",
