@@ -9,8 +9,8 @@
 //! it with the bounded utility prior ([`crate::recall::prior`]), whose utility is a
 //! projection packet or the utility ledger (the stored subjects of the results' digests,
 //! [`crate::ledger::view`]), and cuts it to `--limit` (the packet's `candidate_fetch`
-//! says how many were fetched and cut). The session also keeps what the receipt records beyond
-//! §10.5: the route's agent and project and the recall's snapshot refs
+//! says how many were fetched and cut). The session also keeps what the receipt records
+//! beyond §10.5: the route's agent and project and the recall's snapshot refs
 //! ([`crate::recall::snapshot`]), which the packet prints too.
 //!
 //! The handler takes a plain [`RecallRequest`]. Its resolve step reads every input file
