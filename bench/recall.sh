@@ -9,14 +9,22 @@
 # the usual case) and a word present in every record (100,000 matches ranked by BM25,
 # the worst case).
 #
-# Usage: bench/recall.sh   (from the repository root; BENCH_RUNS, BENCH_RECORDS)
-# Figures are printed only; nothing here asserts a time.
+# Then `recall --rank-prior` with a pool of 50 (issue 23: the pool is fetched, ranked by
+# the prior, cut to --limit): a profile with candidate_pool 50, a projection of 128 item
+# subjects (64 of them records the usual query matches, half helpful, half harmful,
+# deterministic_effect; reduced by `utility-project`), a sealed qualified verdict for that
+# profile and partition; median and p95 of whole-process times over BENCH_POOL_RUNS (30)
+# runs, timed by a Python loop (its own spawn floor, /bin/true, is printed beside).
+#
+# Usage: bench/recall.sh   (from the repository root; BENCH_RUNS, BENCH_RECORDS,
+# BENCH_POOL, BENCH_POOL_RUNS; BENCH_KEEP=1 keeps the store for profiling). The hyperfine timings need hyperfine on PATH (skipped
+# without it). Figures are printed only; nothing here asserts a time.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+if [ -n "${BENCH_KEEP:-}" ]; then echo "work dir kept: $work"; else trap 'rm -rf "$work"' EXIT; fi
 runs="${BENCH_RUNS:-50}"
 records="${BENCH_RECORDS:-100000}"
 
@@ -78,6 +86,122 @@ print(f"recall: status {p['status']}, results {p['result_count']}, "
       f"scores {[round(r['relevance_score'], 4) for r in p['results']]}")
 PY
 
+pool="${BENCH_POOL:-50}"
+pool_runs="${BENCH_POOL_RUNS:-30}"
+python3 - "$work" "$store" "$w1" "$w2" "$pool" <<'PY'
+import hashlib, json, sqlite3, sys
+work, store, w1, w2, pool = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+plain = json.load(open(f"{work}/recall.json"))
+scope = {"agent_id": "pilot", "project_id": "repository:example",
+         "corpus_id": plain["corpus_id"], "surface_id": plain["surface_id"]}
+partition = {"scope": scope, "retrieval_snapshot_ref": plain["retrieval_snapshot_ref"],
+             "policy_snapshot_ref": plain["policy_snapshot_ref"]}
+json.dump(partition, open(f"{work}/partition.json", "w"))
+profile = {"schema_version": "memory_utility_rank_prior_profile_v0", "profile_id": "profile:bench-pool",
+           "semantic_floor": 0.05, "candidate_pool": pool, "modifier_bounds": [0.5, 2.0],
+           "min_evidence_basis": "deterministic_effect", "allow_evaluator_inference": False, "min_support": 1}
+json.dump(profile, open(f"{work}/pool-profile.json", "w"))
+db = sqlite3.connect(store)
+refs = [r for (r,) in db.execute("SELECT resource_ref FROM resources ORDER BY id")]
+matched = [r for (r,) in db.execute(
+    "SELECT resource_ref FROM resources WHERE CAST(content AS TEXT) LIKE ?"
+    " OR CAST(content AS TEXT) LIKE ? ORDER BY id",
+    (f"% {w1} %", f"% {w2} %"))]
+others = [r for r in refs[::97] if r not in set(matched)]
+subjects = matched[:64] + others[:128 - len(matched[:64])]
+identity = ("schema_version", "scope", "application_receipt_id", "memory_ref_digests",
+            "retrieval_snapshot_ref", "policy_snapshot_ref", "outcome_ref", "attribution_level",
+            "evidence_basis", "evidence_refs", "evaluator_ref", "evaluation_version")
+canonical = lambda v: json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+observations = []
+for i, ref in enumerate(subjects):
+    obs = {
+        "schema_version": "memory_utility_observation_v0", "observation_id": "", "scope": scope,
+        "application_receipt_id": "rma_" + hashlib.sha256(f"receipt:{i}".encode()).hexdigest(),
+        "memory_ref_digests": [hashlib.sha256(ref.encode()).hexdigest()[:16]],
+        "retrieval_snapshot_ref": partition["retrieval_snapshot_ref"],
+        "policy_snapshot_ref": partition["policy_snapshot_ref"],
+        "outcome_ref": f"effect:o{i}", "utility_label": "helpful" if i % 2 == 0 else "harmful",
+        "attribution_level": "item", "evidence_basis": "deterministic_effect", "confidence": 0.9,
+        "reason_codes": ["bench_fixture"], "evidence_refs": [f"evidence:e{i}"],
+        "evaluator_ref": "evaluator:bench", "evaluation_version": f"evaluation:v{i}",
+        "created_at": f"2026-07-15T{i // 60:02d}:{i % 60:02d}:00Z",
+        "grants_new_action_authority": False, "provider_write_performed": False,
+        "external_writes_performed": False, "raw_content_captured": False,
+    }
+    obs["observation_id"] = "muo_" + hashlib.sha256(canonical({k: obs[k] for k in identity}).encode()).hexdigest()
+    observations.append(obs)
+json.dump(dict(partition, observations=observations), open(f"{work}/project.json", "w"))
+print(f"pool bench: candidate_pool {pool}, {len(subjects)} subjects ({len(matched[:64])} matched by the query)")
+PY
+"$bin" utility-project --input "$work/project.json" --format json >"$work/projection.json"
+python3 - "$work" <<'PY'
+import json, sys
+work = sys.argv[1]
+request = {"profile": json.load(open(f"{work}/pool-profile.json")),
+           "partition": json.load(open(f"{work}/partition.json")),
+           "projection": json.load(open(f"{work}/projection.json")),
+           "candidates": [{"memory_ref_digest": "0000000000000000", "relevance_score": 0.5}]}
+json.dump(request, open(f"{work}/rank-prior.json", "w"))
+PY
+"$bin" rank-prior --input "$work/rank-prior.json" --format json >"$work/rank-prior-out.json"
+python3 - "$work" <<'PY'
+import datetime, hashlib, json, sys
+work = sys.argv[1]
+ranked = json.load(open(f"{work}/rank-prior-out.json"))
+now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+# A sealed qualified verdict of an episodes file for this profile and partition: the parts
+# the gate reads, sealed as rank-evaluate seals them (murv_ + SHA-256 of the canonical JSON).
+verdict = {
+    "ok": True, "schema_version": "memory_utility_ranking_evaluation_v1", "status": "qualified",
+    "verdict": "qualified", "reason_codes": [], "profile_digest": ranked["profile_digest"],
+    "source": {"kind": "episodes_file", "ledger": None, "partitions": [ranked["reducer_identity"]],
+               "observed_until": now},
+    "gate": {"ndcg_gain": {"passed": True, "difference": {"lower": 0.1}},
+             "scope_leaks": {"passed": True, "count": 0}},
+}
+verdict["verdict_digest"] = "murv_" + hashlib.sha256(
+    json.dumps(verdict, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+json.dump(verdict, open(f"{work}/evaluation.json", "w"))
+PY
+prior_flags="--rank-prior $work/pool-profile.json --partition $work/partition.json --projection $work/projection.json --evaluation $work/evaluation.json"
+eval "$(recall_cmd "$w1 $w2") $prior_flags" >"$work/prior.json"
+python3 - "$work/prior.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+stage = (p["rank_prior"] or {}).get("semantic_stage")
+print(f"recall --rank-prior: applied {p['rank_prior_applied']} ({p['rank_prior_reason_code']}), "
+      f"candidate_fetch {p.get('candidate_fetch')}, semantic_stage {stage}, "
+      f"modified {(p['rank_prior'] or {}).get('modified_count')}, results {p['result_count']}")
+assert p["rank_prior_applied"], "the prior must apply for this benchmark"
+PY
+echo "== whole-process ms over $pool_runs runs (median, p95), $records records"
+python3 - "$pool_runs" "$(recall_cmd "$w1 $w2")" "$(recall_cmd "$w1 $w2") $prior_flags" \
+    "$(recall_cmd bench) $prior_flags" <<'PY'
+import shlex, subprocess, sys, time
+runs = int(sys.argv[1])
+cases = [("spawn floor (/bin/true)", ["/bin/true"]),
+         ("recall, usual query, no prior (limit 5)", shlex.split(sys.argv[2])),
+         ("recall --rank-prior, pool of 50, usual query", shlex.split(sys.argv[3])),
+         ("recall --rank-prior, pool of 50, worst case 'bench'", shlex.split(sys.argv[4]))]
+for title, cmd in cases:
+    for _ in range(3):
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+        times.append((time.perf_counter() - start) * 1000)
+    times.sort()
+    median = times[len(times) // 2] if len(times) % 2 else sum(times[len(times) // 2 - 1:len(times) // 2 + 1]) / 2
+    p95 = times[max(0, -(-len(times) * 95 // 100) - 1)]
+    print(f"{title}: median {median:.2f} ms, p95 {p95:.2f} ms, min {times[0]:.2f} ms")
+PY
+
+if ! command -v hyperfine >/dev/null 2>&1; then
+    echo "hyperfine is not installed: the hyperfine timings below are skipped"
+    exit 0
+fi
 echo "== recall, $records records, usual query (whole process)"
 hyperfine -N --warmup 5 --runs "$runs" "$(recall_cmd "$w1 $w2")"
 echo "== recall, $records records, worst case: a word in every record"

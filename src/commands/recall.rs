@@ -4,11 +4,13 @@
 //! `--input`), runs §10.4 against the route's provider and prints the public packet with
 //! each result's relevance score and rank; it keeps the raw refs in a private recall
 //! session ([`crate::runtime::sessions`], the document rules in [`crate::recall::session`])
-//! that `apply` ([`super::apply`]) reads back, and, with `--rank-prior`, re-orders the
-//! results with the bounded utility prior ([`crate::recall::prior`]), whose utility is a
+//! that `apply` ([`super::apply`]) reads back, and, with `--rank-prior`, fetches the
+//! profile's semantic pool (`candidate_pool` candidates, at least `--limit`), re-orders
+//! it with the bounded utility prior ([`crate::recall::prior`]), whose utility is a
 //! projection packet or the utility ledger (the stored subjects of the results' digests,
-//! [`crate::ledger::view`]). The session also keeps what the receipt records beyond
-//! §10.5: the route's agent and project and the recall's snapshot refs
+//! [`crate::ledger::view`]), and cuts it to `--limit` (the packet's `candidate_fetch`
+//! says how many were fetched and cut). The session also keeps what the receipt records
+//! beyond §10.5: the route's agent and project and the recall's snapshot refs
 //! ([`crate::recall::snapshot`]), which the packet prints too.
 //!
 //! The handler takes a plain [`RecallRequest`]. Its resolve step reads every input file
@@ -34,17 +36,18 @@ use crate::obj;
 use crate::provider::{DefaultFactory, ProviderConfig};
 use crate::ranking::prior::{Candidate, UtilityView, Verdict};
 use crate::recall::command::{
-    CommandFields, RecallCommandError, RecallInput, configured_limit, configured_queries,
-    configured_request, finish_packet, has_results, opaque_refs,
+    CandidateFetch, CommandFields, RecallCommandError, RecallInput, configured_limit,
+    configured_queries, configured_request, finish_packet, has_results, opaque_refs,
 };
 use crate::recall::prior::{
-    LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, is_gate_reason,
-    prior_candidates, semantic_pool, shadow_candidates, shadow_order, show_in_order,
+    LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, cut_to_limit,
+    is_gate_reason, prior_candidates, semantic_pool, shadow_candidates, shadow_order,
+    show_in_order,
 };
 use crate::recall::session::{self, SessionContext, SessionError};
 use crate::recall::snapshot::{PolicyInputs, policy_snapshot_ref};
 use crate::recall::traffic::{self, Shadow};
-use crate::recall::{ProviderSource, RecallSession, execute_recall};
+use crate::recall::{Fetch, ProviderSource, RecallSession, fetch_recall, request_limit};
 use crate::wire::digest::short16;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt::pystr;
@@ -273,6 +276,8 @@ fn route_for(
 /// A finished recall with what its receipt's scope and policy snapshot are made of.
 struct Answered {
     session: RecallSession,
+    /// The request's `limit`: the most results shown.
+    limit: usize,
     /// The recall's `observed_at`.
     observed_at: String,
     /// The route's agent and the answering corpus's project (the configured form).
@@ -320,6 +325,17 @@ fn route_settings(route: &SurfaceRoute) -> Map {
     }
 }
 
+/// What a recall asks of the provider: with `--rank-prior` the profile's semantic pool
+/// (whether the gate then lets the prior apply or not, so that the printed recall never
+/// depends on the ledger, and the shadow ranking sees the pool the applied prior would),
+/// else the request's limit.
+fn fetch_for(prior: Option<&PriorSetup>, packet: &Map) -> Fetch {
+    match prior {
+        Some(prior) => Fetch::Pool(prior.fetch_count(request_limit(packet))),
+        None => Fetch::Limit,
+    }
+}
+
 /// Runs the configured form: each corpus of the surface in configured order until one
 /// recall is not `empty` (§10.8's walk).
 fn recall_configured(
@@ -345,7 +361,11 @@ fn recall_configured(
         prior.check_target(&route.surface_id, &route.corpus_ids)?;
     }
     let factory = resolve::provider_factory(ctx);
-    let mut last: Option<(RecallSession, &crate::contract::experiment::CorpusEntry)> = None;
+    let mut last: Option<(
+        RecallSession,
+        usize,
+        &crate::contract::experiment::CorpusEntry,
+    )> = None;
     for entry in &route.recall_corpora {
         let packet = configured_request(
             entry,
@@ -355,21 +375,24 @@ fn recall_configured(
             limit,
             &observed_at,
         )?;
-        let session = execute_recall(
+        let session = fetch_recall(
             &packet,
             &entry.provider_binding,
             ProviderSource::Factory(&factory),
+            fetch_for(prior, &packet),
         )?;
         warn_of_store(&factory, &entry.provider_binding, warnings);
         let empty = session.packet.get("status").and_then(Value::as_str) == Some("empty");
-        last = Some((session, entry));
+        last = Some((session, request_limit(&packet), entry));
         if !empty {
             break;
         }
     }
-    let (session, entry) = last.ok_or_else(|| request_error("the surface has no recall corpus"))?;
+    let (session, limit, entry) =
+        last.ok_or_else(|| request_error("the surface has no recall corpus"))?;
     Ok(Answered {
         session,
+        limit,
         observed_at,
         agent_id: Some(agent.to_owned()),
         project_id: entry
@@ -399,10 +422,11 @@ fn recall_explicit(
         prior.check_target(&surface_id, &[corpus_id])?;
     }
     let factory = resolve::provider_factory(ctx);
-    let session = execute_recall(
+    let session = fetch_recall(
         &packet,
         &input.provider_binding,
         ProviderSource::Factory(&factory),
+        fetch_for(prior, &packet),
     )?;
     warn_of_store(&factory, &input.provider_binding, warnings);
     let request = packet.get("request").and_then(Value::as_object);
@@ -417,6 +441,7 @@ fn recall_explicit(
             .unwrap_or_default()
             .to_owned(),
         session,
+        limit: request_limit(&packet),
         agent_id: None,
         project_id: None,
         surface,
@@ -707,6 +732,18 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         epsilon,
         &mut warnings,
     );
+    // With --rank-prior the pool was fetched: --limit is what is shown, in the final
+    // order (the prior's, or the provider's when it stayed off; after exploration).
+    let candidate_fetch = prior.as_ref().map(|prior| {
+        let limit = answered.limit;
+        CandidateFetch {
+            candidate_pool: prior.profile.candidate_pool,
+            limit,
+            requested_count: prior.fetch_count(limit),
+            fetched_count: provider.len(),
+            cut_count: cut_to_limit(&mut answered.session, &mut opaque, limit),
+        }
+    });
     let draft = TrafficDraft {
         shown: traffic::Shown {
             in_pool: provider.iter().map(|(d, _)| pool.contains(d)).collect(),
@@ -744,6 +781,7 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         session_reason_code: None,
         rank_prior,
         rank_prior_reason_code,
+        candidate_fetch,
         retrieval_snapshot_ref: None,
         policy_snapshot_ref: None,
     };

@@ -90,6 +90,22 @@ pub struct Sync {
     pub cause_code: Option<String>,
 }
 
+/// The most results one retrieve of a rank-prior pool may ask for ([`ResultCap::Pool`]):
+/// the rank prior's own bound on the candidates it ranks at once.
+pub const MAX_POOL_RESULTS: usize = 10_000;
+
+/// Which bound a retrieve's `max_results` is held to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ResultCap {
+    /// The provider's reference cap (the embedded store 8, like §10.2's recall limit;
+    /// OpenViking 6, the reference's): every LoopX path.
+    #[default]
+    Reference,
+    /// `recall --rank-prior`'s semantic pool: up to [`MAX_POOL_RESULTS`], beyond the
+    /// reference cap (the command cuts to its `--limit` after the prior).
+    Pool,
+}
+
 /// A retrieve request.
 #[derive(Debug, Clone)]
 pub struct RetrieveRequest {
@@ -98,8 +114,22 @@ pub struct RetrieveRequest {
     pub query: String,
     pub query_summary: String,
     pub max_results: usize,
+    /// The bound `max_results` is held to.
+    pub cap: ResultCap,
     pub timeout_seconds: f64,
     pub observed_at: String,
+}
+
+impl RetrieveRequest {
+    /// `max_results` held to `1..=reference_cap` (the provider's own), or to
+    /// `1..=`[`MAX_POOL_RESULTS`] for a rank-prior pool.
+    pub fn limit(&self, reference_cap: usize) -> usize {
+        let cap = match self.cap {
+            ResultCap::Reference => reference_cap,
+            ResultCap::Pool => MAX_POOL_RESULTS.max(reference_cap),
+        };
+        self.max_results.clamp(1, cap)
+    }
 }
 
 /// One retrieved resource with its exact content.

@@ -233,8 +233,38 @@ pub fn has_results(session: &RecallSession) -> bool {
         && !session.items.is_empty()
 }
 
+/// `candidate_fetch` (`recall --rank-prior` only): what the recall asked the provider for
+/// (the profile's semantic pool) and what `--limit` cut after the prior. A recall without
+/// `--rank-prior` fetches its limit and has no such member.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct CandidateFetch {
+    /// The profile's `candidate_pool`.
+    #[schemars(with = "u32")]
+    pub candidate_pool: usize,
+    /// The request's `limit` (`--limit`): the most results shown.
+    #[schemars(with = "u32")]
+    pub limit: usize,
+    /// The results asked of each provider call: the larger of `candidate_pool` and
+    /// `limit`.
+    #[schemars(with = "u32")]
+    pub requested_count: usize,
+    /// The active, exact-corpus results the provider returned, over the recall's queries
+    /// without repeats: the prior's candidates (its `semantic_stage.input_count` when it
+    /// was applied). 0 when the recall did not complete.
+    #[schemars(with = "u32")]
+    pub fetched_count: usize,
+    /// The results `--limit` left out: members of the prior's pool ranked after the
+    /// limit when it was applied (the floor and the pool drop the others, counted in
+    /// `rank_prior.semantic_stage`), else the fetched results after the limit in the
+    /// provider's order.
+    #[schemars(with = "u32")]
+    pub cut_count: usize,
+}
+
 /// The command's fields after the §10.4 packet: the session (or why there is none), the
-/// rank prior (its packet, or why it stayed off) and the snapshot refs.
+/// rank prior (its packet, or why it stayed off), the candidate fetch of a rank prior and
+/// the snapshot refs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CommandFields {
     pub session_ref: Option<String>,
@@ -243,6 +273,8 @@ pub struct CommandFields {
     /// The `memory_utility_rank_prior_v0` packet when the prior was applied.
     pub rank_prior: Option<Value>,
     pub rank_prior_reason_code: Option<&'static str>,
+    /// `--rank-prior`: the pool fetched and the cut to `--limit` (absent otherwise).
+    pub candidate_fetch: Option<CandidateFetch>,
     /// The snapshot refs the session keeps for the receipt (null without a completed
     /// recall).
     pub retrieval_snapshot_ref: Option<String>,
@@ -250,7 +282,8 @@ pub struct CommandFields {
 }
 
 /// The printed `recall` packet: the §10.4 packet whose results carry their
-/// `memory_ref_digest`, `relevance_score` and `rank`, then the command's fields.
+/// `memory_ref_digest`, `relevance_score` and `rank`, then the command's fields
+/// (`candidate_fetch` after `rank_prior`, only when there is one).
 pub fn finish_packet(session: RecallSession, fields: CommandFields) -> Value {
     let results: Vec<Value> = session
         .packet
@@ -271,7 +304,7 @@ pub fn finish_packet(session: RecallSession, fields: CommandFields) -> Value {
         })
         .collect();
     let applied = fields.rank_prior.is_some();
-    Value::Object(session.packet.merged(&obj! {
+    let mut packet = session.packet.merged(&obj! {
         "results" => Value::Array(results.into()),
         "recall_session_ref" => fields.session_ref,
         "recall_session_expires_at" => fields.session_expires_at,
@@ -279,6 +312,15 @@ pub fn finish_packet(session: RecallSession, fields: CommandFields) -> Value {
         "rank_prior_applied" => applied,
         "rank_prior_reason_code" => fields.rank_prior_reason_code,
         "rank_prior" => fields.rank_prior.unwrap_or(Value::Null),
+    });
+    if let Some(fetch) = &fields.candidate_fetch {
+        // A struct of counts always serializes.
+        packet.insert(
+            "candidate_fetch",
+            crate::wire::json::to_value(fetch).unwrap_or_default(),
+        );
+    }
+    Value::Object(packet.merged(&obj! {
         "retrieval_snapshot_ref" => fields.retrieval_snapshot_ref,
         "policy_snapshot_ref" => fields.policy_snapshot_ref,
     }))

@@ -4,7 +4,8 @@
 
 use crate::obj;
 use crate::provider::{
-    ContextProvider, ProviderConfig, ProviderError, ProviderFactory, RetrieveRequest, RetrievedItem,
+    ContextProvider, ProviderConfig, ProviderError, ProviderFactory, ResultCap, RetrieveRequest,
+    RetrievedItem,
 };
 use crate::wire::digest::{content_digest, opaque_provider_ref};
 use crate::wire::json::{Map, Value};
@@ -48,6 +49,26 @@ pub struct RecallSession {
 pub enum ProviderSource<'a> {
     Injected(&'a dyn ContextProvider),
     Factory(&'a dyn ProviderFactory),
+}
+
+/// How many results a recall asks of each provider call and keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// The request's `limit` (§10.4), within the provider's reference cap.
+    Limit,
+    /// `recall --rank-prior`'s semantic pool: this many (never fewer than the request's
+    /// `limit`), beyond the provider's reference cap up to
+    /// [`crate::provider::MAX_POOL_RESULTS`]. The packet then holds every fetched result;
+    /// the command ranks them and cuts to the limit.
+    Pool(usize),
+}
+
+/// The `limit` of a built §10.2 request packet (1 when it has none, as §10.4 reads it).
+pub fn request_limit(recall_request: &Map) -> usize {
+    match recall_request.get("request").and_then(|r| r.get("limit")) {
+        Some(Value::Int(l)) if *l > 0 => usize::try_from(*l).unwrap_or(1),
+        _ => 1,
+    }
 }
 
 /// Recall failures that are not fail-open outcomes.
@@ -135,6 +156,19 @@ pub fn execute_recall(
     provider_binding: &Map,
     provider: ProviderSource<'_>,
 ) -> Result<RecallSession, RecallError> {
+    fetch_recall(recall_request, provider_binding, provider, Fetch::Limit)
+}
+
+/// [`execute_recall`] asking each provider call for `fetch` results: with
+/// [`Fetch::Limit`] exactly §10.4; with [`Fetch::Pool`] the walk over the queries keeps
+/// up to the pool's count (the packet says how many calls it made and holds every kept
+/// result).
+pub fn fetch_recall(
+    recall_request: &Map,
+    provider_binding: &Map,
+    provider: ProviderSource<'_>,
+    fetch: Fetch,
+) -> Result<RecallSession, RecallError> {
     if str_of(recall_request, "schema_version") != RECALL_REQUEST_SCHEMA_VERSION {
         return Err(
             FieldError::new("recall_request must use reward_memory_recall_request_v0").into(),
@@ -187,9 +221,9 @@ pub fn execute_recall(
             built.as_ref()
         }
     };
-    let limit = match request.get("limit") {
-        Some(Value::Int(l)) if *l > 0 => usize::try_from(*l).unwrap_or(1),
-        _ => 1,
+    let (limit, cap) = match fetch {
+        Fetch::Limit => (request_limit(recall_request), ResultCap::Reference),
+        Fetch::Pool(count) => (count.max(request_limit(recall_request)), ResultCap::Pool),
     };
     let namespace = str_of(&binding, "namespace");
     let scope_ref = str_of(&binding, "scope_ref");
@@ -219,6 +253,7 @@ pub fn execute_recall(
                 .unwrap_or_default()
                 .to_owned(),
             max_results: limit,
+            cap,
             timeout_seconds: timeout_seconds(&binding),
             observed_at: observed_at.to_owned(),
         };

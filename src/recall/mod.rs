@@ -10,7 +10,7 @@
 //! | provider binding (§10.1) | [`normalize_binding`] |
 //! | recall request + read-authority checkpoint (§10.2) | [`build_recall_request`] |
 //! | active record envelope (§10.3) | [`build_active_record`], [`serialize_record`] |
-//! | recall execution (§10.4) | [`execute_recall`] → [`RecallSession`] |
+//! | recall execution (§10.4) | [`execute_recall`] → [`RecallSession`]; a rank-prior pool: [`fetch_recall`] |
 //! | application + receipt (§10.5) | [`apply_recall`] |
 //! | the agent's `apply` decision (§10.5) | [`decision::apply_input`] |
 //! | receipt id (§10.6) | [`application_receipt_id`] |
@@ -49,8 +49,8 @@ pub use binding::{normalize_binding, timeout_seconds};
 pub use decision::{ApplyError, ApplyOutcome};
 pub use evidence::{EXECUTION_EVIDENCE_SCHEMA_VERSION, execution_evidence};
 pub use execute::{
-    ProviderSource, RECALL_SCHEMA_VERSION, RecallError, RecallItem, RecallSession, active_item,
-    execute_recall,
+    Fetch, ProviderSource, RECALL_SCHEMA_VERSION, RecallError, RecallItem, RecallSession,
+    active_item, execute_recall, fetch_recall, request_limit,
 };
 pub use record::{
     ACTIVE_RECORD_SCHEMA_VERSION, REVIEW_SCHEMA_VERSION, build_active_record, scope_matches,

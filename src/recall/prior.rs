@@ -1,7 +1,9 @@
 //! The rank prior inside `recall --rank-prior`: the setup the shell reads and checks
 //! before any provider call ([`PriorSetup`]: profile, partition, verdict and where the
-//! utility comes from), whether it applies to a finished recall, and the re-ordering of
-//! the recall's items, results and opaque refs by the prior's ranking.
+//! utility comes from), how many candidates the recall fetches for it
+//! ([`PriorSetup::fetch_count`]: the profile's semantic pool), whether it applies to a
+//! finished recall, the re-ordering of the recall's items, results and opaque refs by the
+//! prior's ranking, and the cut to `--limit` after it ([`cut_to_limit`]).
 //!
 //! Ranking influence is earned: without a sealed, qualified verdict bound to this profile
 //! and partition (`ranking::prior::verdict`) the prior stays off and the recall is
@@ -132,6 +134,17 @@ impl PriorSetup {
         })
     }
 
+    /// How many candidates a recall of `limit` results fetches for the prior: the
+    /// profile's `candidate_pool`, never fewer than `limit` (at most
+    /// [`rank_prior::MAX_CANDIDATES`], the profile's own bound). The prior ranks them (or,
+    /// when it stays off, the shadow does) and [`cut_to_limit`] keeps `limit`.
+    pub fn fetch_count(&self, limit: usize) -> usize {
+        self.profile
+            .candidate_pool
+            .max(limit)
+            .min(rank_prior::MAX_CANDIDATES)
+    }
+
     /// The partition must name the recalled surface and one of the recallable corpora.
     pub fn check_target(
         &self,
@@ -255,6 +268,32 @@ pub fn show_in_order(session: &mut RecallSession, opaque: &mut Vec<String>, orde
     session.items = items;
     let packet = std::mem::take(&mut session.packet);
     session.packet = packet.merged(&obj! {"results" => Value::Array(kept.into())});
+}
+
+/// Keeps the first `limit` of the session's items, results and opaque refs (the order is
+/// final: after the prior and `--explore`) and returns how many it cut. A recall that
+/// fetched the prior's pool shows only `--limit` of it; a session of at most `limit`
+/// items is left untouched.
+pub fn cut_to_limit(session: &mut RecallSession, opaque: &mut Vec<String>, limit: usize) -> usize {
+    let cut = session.items.len().saturating_sub(limit);
+    if cut == 0 {
+        return 0;
+    }
+    session.items.truncate(limit);
+    opaque.truncate(limit);
+    let mut results: Vec<Value> = session
+        .packet
+        .get("results")
+        .and_then(Value::as_array)
+        .map(<[Value]>::to_vec)
+        .unwrap_or_default();
+    results.truncate(limit);
+    let packet = std::mem::take(&mut session.packet);
+    session.packet = packet.merged(&obj! {
+        "result_count" => session.items.len(),
+        "results" => Value::Array(results.into()),
+    });
+    cut
 }
 
 /// Applies the prior to a finished recall with the utility `view`: reorders (and filters

@@ -7,7 +7,8 @@ use std::cell::Cell;
 use super::*;
 use crate::obj;
 use crate::provider::{
-    ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,
+    ContextProvider, MAX_POOL_RESULTS, ProviderError, ResultCap, Retrieval, RetrieveRequest,
+    RetrievedItem, Sync, SyncRequest,
 };
 use crate::wire::json::{self, Map, Value};
 
@@ -21,6 +22,8 @@ struct Double {
     status: &'static str,
     fail: bool,
     calls: Cell<usize>,
+    /// The `max_results` and cap of the last call.
+    asked: Cell<Option<(usize, ResultCap)>>,
 }
 
 impl Double {
@@ -30,6 +33,7 @@ impl Double {
             status: "completed",
             fail: false,
             calls: Cell::new(0),
+            asked: Cell::new(None),
         }
     }
 }
@@ -40,6 +44,7 @@ impl ContextProvider for Double {
     }
     fn retrieve(&self, request: &RetrieveRequest) -> Retrieval {
         self.calls.set(self.calls.get() + 1);
+        self.asked.set(Some((request.max_results, request.cap)));
         Retrieval {
             provider: "embedded".to_owned(),
             namespace: request.namespace.clone(),
@@ -198,6 +203,95 @@ fn a_guard_blocked_request_never_calls_the_provider() {
     assert_eq!(provider.calls.get(), 0);
     assert_eq!(s.packet.get("status"), Some(&Value::from("guard_blocked")));
     assert!(s.packet.contains_key("reason_codes") && !s.packet.contains_key("reason_code"));
+}
+
+/// Ten active records of the corpus, by distinct refs and candidate refs.
+fn ten_records() -> Double {
+    Double::hits(
+        (0..10)
+            .map(|i| {
+                let content = RECORD.replace(
+                    "candidate:b7ca26ca6356dd695b21",
+                    &format!("candidate:b7ca26ca6356dd695b{i:02}"),
+                );
+                item(&format!("embedded://rm/example/m{i}.json"), &content)
+            })
+            .collect(),
+    )
+}
+
+/// §10.4 asks each call for the request's limit within the provider's reference cap; a
+/// rank-prior pool asks for its count, past that cap, and keeps every result.
+#[test]
+fn a_pool_fetch_asks_for_the_pool_and_keeps_it_and_a_plain_recall_its_limit() {
+    let mut req = request();
+    req.insert("limit", 3);
+    let packet = build_recall_request(&corpus(), &req, Some(&checkpoint())).expect("valid");
+    assert_eq!(request_limit(&packet), 3);
+    let provider = ten_records();
+    let plain =
+        execute_recall(&packet, &binding(), ProviderSource::Injected(&provider)).expect("runs");
+    assert_eq!(provider.asked.get(), Some((3, ResultCap::Reference)));
+    assert_eq!(plain.items.len(), 3);
+    assert_eq!(plain.packet.get("result_count"), Some(&Value::from(3)));
+    let pool = fetch_recall(
+        &packet,
+        &binding(),
+        ProviderSource::Injected(&provider),
+        Fetch::Pool(8),
+    )
+    .expect("runs");
+    assert_eq!(provider.asked.get(), Some((8, ResultCap::Pool)));
+    assert_eq!(pool.items.len(), 8);
+    assert_eq!(pool.packet.get("result_count"), Some(&Value::from(8)));
+    assert_eq!(
+        pool.items[..3],
+        plain.items[..],
+        "the pool begins with the limit"
+    );
+    // A pool smaller than the limit still fetches the limit.
+    fetch_recall(
+        &packet,
+        &binding(),
+        ProviderSource::Injected(&provider),
+        Fetch::Pool(2),
+    )
+    .expect("runs");
+    assert_eq!(provider.asked.get(), Some((3, ResultCap::Pool)));
+}
+
+/// The cut to `--limit` keeps the first results of the final order, with their opaque
+/// refs, and leaves a recall of at most the limit byte for byte as it was.
+#[test]
+fn the_cut_to_the_limit_keeps_the_first_results_and_counts_the_rest() {
+    let mut req = request();
+    req.insert("limit", 3);
+    let packet = build_recall_request(&corpus(), &req, Some(&checkpoint())).expect("valid");
+    let provider = ten_records();
+    let mut pool = fetch_recall(
+        &packet,
+        &binding(),
+        ProviderSource::Injected(&provider),
+        Fetch::Pool(8),
+    )
+    .expect("runs");
+    let mut opaque = command::opaque_refs(&pool);
+    let first: Vec<RecallItem> = pool.items[..3].to_vec();
+    let refs: Vec<String> = opaque[..3].to_vec();
+    assert_eq!(prior::cut_to_limit(&mut pool, &mut opaque, 3), 5);
+    assert_eq!(pool.items, first);
+    assert_eq!(opaque, refs);
+    assert_eq!(command::opaque_refs(&pool), refs);
+    assert_eq!(pool.packet.get("result_count"), Some(&Value::from(3)));
+    let before = pool.clone();
+    assert_eq!(prior::cut_to_limit(&mut pool, &mut opaque, 3), 0);
+    assert_eq!(pool, before);
+}
+
+/// The providers' pool bound is the rank prior's bound on candidates.
+#[test]
+fn the_providers_pool_bound_is_the_rank_priors_candidate_bound() {
+    assert_eq!(MAX_POOL_RESULTS, crate::ranking::prior::MAX_CANDIDATES);
 }
 
 #[test]

@@ -134,7 +134,7 @@ pub struct LoggingPolicy {
     /// permutation (0 without exploration).
     pub epsilon: f64,
     /// Candidates in the exploration pool (`in_pool`): the semantic pool of the prior's
-    /// profile when one was given, else every shown result.
+    /// profile when one was given (shown or past `--limit`), else every shown result.
     pub pool_size: u64,
     /// This recall drew the random permutation.
     pub explored: bool,
@@ -153,14 +153,17 @@ pub struct TrafficCandidate {
     /// `null` when a candidate has no relevance.
     #[schemars(with = "Nullable<u64>")]
     pub semantic_rank: Option<u64>,
-    /// 1-based rank under the logging policy before exploration; `null` when the policy
-    /// does not show it (an applied prior drops results outside its semantic stage).
+    /// 1-based rank under the logging policy before exploration and before the cut to
+    /// `--limit` (with `--rank-prior` the pool is fetched and only its first `--limit`
+    /// are shown); `null` when the policy does not rank it (an applied prior drops results
+    /// outside its semantic stage).
     #[schemars(with = "Nullable<u64>")]
     pub policy_rank: Option<u64>,
     /// 1-based rank as shown (printed); `null` when not shown.
     #[schemars(with = "Nullable<u64>")]
     pub shown_rank: Option<u64>,
-    /// In the exploration pool.
+    /// In the exploration pool, shown or not: exploration permutes the whole pool before
+    /// `--limit` cuts it, so a member past the limit could have been shown.
     pub in_pool: bool,
     /// Probability under the logging policy that this candidate is shown at
     /// `shown_rank`: `(1 − ε)·[policy_rank = shown_rank] + ε/pool_size` for a pool member,
@@ -349,13 +352,15 @@ pub fn explore(
 
 /// What a recall showed: its candidates in provider order, the logging policy's order
 /// and the shown order (indices into `candidates`), the pool and the exploration rate.
+/// The shown order may be shorter than the policy order: `recall --rank-prior` fetches
+/// the pool and shows its first `--limit`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shown {
     /// `(digest, relevance)` of every provider result, in provider order.
     pub candidates: Vec<(String, Option<f64>)>,
-    /// The logging policy's order before exploration.
+    /// The logging policy's order before exploration (and before the cut to `--limit`).
     pub policy_order: Vec<usize>,
-    /// The printed order.
+    /// The printed order (after exploration and the cut).
     pub shown_order: Vec<usize>,
     /// Per candidate: in the exploration pool.
     pub in_pool: Vec<bool>,
@@ -385,7 +390,7 @@ pub fn recall_candidates(shown: &Shown) -> Vec<TrafficCandidate> {
         .map(|i| {
             let policy_rank = rank_in(&shown.policy_order, i);
             let shown_rank = rank_in(&shown.shown_order, i);
-            let in_pool = shown.in_pool.get(i).copied().unwrap_or(false) && shown_rank.is_some();
+            let in_pool = shown.in_pool.get(i).copied().unwrap_or(false);
             let propensity = shown_rank.map(|_| {
                 if in_pool {
                     let same = if policy_rank == shown_rank { 1.0 } else { 0.0 };
@@ -897,6 +902,49 @@ mod tests {
         assert_eq!(c[2].policy_rank, Some(3));
         assert_eq!(c[0].semantic_rank, Some(1));
         assert!(!c[3].in_pool);
+    }
+
+    /// `recall --rank-prior` fetches the pool and shows its first `--limit`: the members
+    /// past the limit stay in the pool (exploration could have shown them), ranked by the
+    /// policy, not shown, and the propensities of the shown ones divide by the whole pool.
+    #[test]
+    fn a_pool_cut_to_the_limit_keeps_its_unshown_members_in_the_pool() {
+        let shown = Shown {
+            candidates: (0..6)
+                .map(|i| (digest(i), Some(0.9 - i as f64 * 0.1)))
+                .collect(),
+            // The prior's pool (five: the sixth is below its floor) in its order ...
+            policy_order: vec![3, 0, 1, 2, 4],
+            // ... and --limit 2 of it.
+            shown_order: vec![3, 0],
+            in_pool: vec![true, true, true, true, true, false],
+            epsilon: 0.5,
+        };
+        let event = recall_event(RecallFacts {
+            recall_id: "rms_0123456789abcdef0123456789abcdef",
+            observed_at: "2026-09-01T00:00:00Z",
+            partition: partition(),
+            kind: LoggingPolicyKind::RankPrior,
+            profile_digest: Some("murp_x".into()),
+            explored: false,
+            shown: &shown,
+            shadow: None,
+        });
+        let TrafficEvent::Recall(recall) = &event else {
+            panic!("a recall event");
+        };
+        assert_eq!(recall.logging_policy.pool_size, 5);
+        let c = &recall.candidates;
+        let in_pool: Vec<bool> = c.iter().map(|c| c.in_pool).collect();
+        assert_eq!(in_pool, [true, true, true, true, true, false]);
+        let policy: Vec<Option<u64>> = c.iter().map(|c| c.policy_rank).collect();
+        assert_eq!(policy, [Some(2), Some(3), Some(4), Some(1), Some(5), None]);
+        let shown_ranks: Vec<Option<u64>> = c.iter().map(|c| c.shown_rank).collect();
+        assert_eq!(shown_ranks, [Some(2), None, None, Some(1), None, None]);
+        let p: Vec<Option<f64>> = c.iter().map(|c| c.propensity).collect();
+        let same = 0.5 + 0.5 / 5.0;
+        assert_eq!(p, [Some(same), None, None, Some(same), None, None]);
+        assert_eq!(parse_event(&event.to_text()), Ok(event.clone()));
     }
 
     #[test]

@@ -4,9 +4,9 @@
 //! Both embed LoopX's §10 packets (`reward_memory_recall_v0`, the application and its
 //! receipt) byte for byte: [`crate::recall`] builds them as ordered values from the
 //! reference's own packet, so no serde type builds them and the structs here only
-//! describe them (hence `dead_code`). Their rank-prior part is the typed
-//! [`crate::ranking::prior::RankPriorPacket`]; the inputs (`recall --input`, `apply
-//! --input`) are typed in [`crate::recall`].
+//! describe them (hence `dead_code`). Their rank-prior parts are the typed
+//! [`crate::ranking::prior::RankPriorPacket`] and [`CandidateFetch`]; the inputs
+//! (`recall --input`, `apply --input`) are typed in [`crate::recall`].
 
 #![allow(dead_code)]
 
@@ -18,6 +18,7 @@ use super::ingest::QueryEvidence;
 use super::stage45::{ApplicationOutcome, ApplicationReceiptVersion, QueryKind, RecallMode};
 use crate::const_string;
 use crate::ranking::prior::RankPriorPacket;
+use crate::recall::command::CandidateFetch;
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 const_string!(RecallVersion, "reward_memory_recall_v0");
@@ -43,7 +44,9 @@ pub struct RecallResult {
 }
 
 /// `reward-memory recall`: a `reward_memory_recall_v0` packet (§10.4 fields and order)
-/// followed by the command's session and rank-prior fields.
+/// followed by the command's session and rank-prior fields. With `--rank-prior` the
+/// results are the first `--limit` of the fetched pool, `result_count` counts them and
+/// `provider_call_count` the calls that fetched it.
 #[derive(JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RecallPacket {
@@ -92,6 +95,9 @@ pub struct RecallPacket {
     pub rank_prior_reason_code: Nullable<String>,
     #[schemars(with = "Nullable<RankPriorPacket>")]
     pub rank_prior: Option<RankPriorPacket>,
+    /// `--rank-prior` only (absent otherwise): the profile's semantic pool the recall
+    /// fetched, and how many of it `--limit` cut after the prior.
+    pub candidate_fetch: Option<CandidateFetch>,
     /// `retrieval:<provider>:<32 hex>`: what the provider's answer was computed from
     /// (the embedded store's generation, the digest of what OpenViking returned); the
     /// session keeps it for the receipt. Null without a completed recall, or when the

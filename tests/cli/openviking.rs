@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use reward_memory::provider::openviking::OpenVikingProvider;
 use reward_memory::provider::{
-    ContextProvider, RetrieveRequest, SyncRequest, SyncResource, SyncSource,
+    ContextProvider, ResultCap, RetrieveRequest, SyncRequest, SyncResource, SyncSource,
 };
 
 const OBSERVED_AT: &str = "2026-07-16T00:30:00+00:00";
@@ -75,6 +75,7 @@ fn real_openviking_sync_retrieve_and_idempotent_resync() {
         query: "candidate:3a1d61cfc56c978eeab5 Keep memory-core changes focused".into(),
         query_summary: "Verify the ingested record.".into(),
         max_results: 3,
+        cap: ResultCap::Reference,
         timeout_seconds: 60.0,
         observed_at: OBSERVED_AT.into(),
     });

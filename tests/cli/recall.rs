@@ -1346,3 +1346,284 @@ fn a_recorded_verdict_gates_recall_and_a_newer_recorded_hold_supersedes_a_file_v
         simulated.transcript()
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// The semantic pool (issue 23 part 3)
+// ---------------------------------------------------------------------------------------
+
+/// The nine words of the pool memories: memory `i` holds `POOL_WORDS[i]` once, in a
+/// summary that grows with `i`, so a query of all nine ranks them `0, 1, ..., 8` by
+/// relevance.
+const POOL_WORDS: [&str; 9] = [
+    "quartz", "walnut", "ember", "fjord", "cobalt", "saffron", "tundra", "maple", "onyx",
+];
+
+/// The configured recall of `query`, plus `extra` flags.
+fn recall_of(s: &Scratch, query: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "recall",
+        "--goal-id",
+        "embedded-demo",
+        "--agent-id",
+        "pilot",
+        "--query",
+        query,
+        "--query-summary",
+        "pool memories",
+        "--observed-at",
+        "2026-07-16T01:00:00+00:00",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let run = routed(s, &args);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    conforms("reward_memory_recall_v0", &run);
+    run
+}
+
+/// The memory refs' digests of a recall's results, in order.
+fn digests(packet: &Value) -> Vec<String> {
+    packet["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["memory_ref_digest"].as_str().expect("digest").to_owned())
+        .collect()
+}
+
+/// Issue 23 part 3: `recall --rank-prior` fetches the profile's `candidate_pool` (8), ranks
+/// it and then cuts to `--limit` (3), so a memory at semantic rank 4 with a boost is
+/// shown; without the prior the recall is what it was (the first three by relevance); a
+/// boosted memory below the floor never appears; the packet says what was fetched and
+/// cut; the traffic log logs the pool the prior ranked.
+#[test]
+fn the_prior_ranks_the_fetched_pool_and_then_cuts_to_the_limit() {
+    let s = loop_setup();
+    let template = read_json(&fixtures_dir().join("recall/loop/event-a.json"));
+    for (i, word) in POOL_WORDS.iter().enumerate() {
+        let mut event = template.clone();
+        event["event"]["content_summary"] = json!(format!(
+            "Recall the {word} habit{}.",
+            " carefully".repeat(4 * i)
+        ));
+        event["event"]["source"]["source_ref"] =
+            json!(format!("github:example/repository#42:comment:{}", 10 + i));
+        s.write(&format!("pool-{i}.json"), &pretty(&event));
+        let run = routed(
+            &s,
+            &[
+                "ingest-event",
+                "--input",
+                &format!("pool-{i}.json"),
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--execute",
+                "--format",
+                "json",
+            ],
+        );
+        assert_eq!(run.json()["status"], "activated", "{}", run.stdout);
+    }
+    let all = POOL_WORDS.join(" ");
+    let ledger = "ledger.sqlite3";
+    // Each memory alone (its own word): its digest; memories 3 and 5 are applied and
+    // succeed, so the prior boosts both.
+    let mut memory = Vec::new();
+    for (i, word) in POOL_WORDS.iter().enumerate() {
+        let alone = recall_of(&s, word, &["--ledger", ledger]).json();
+        assert_eq!(alone["result_count"], 1, "{alone}");
+        memory.push(digests(&alone)[0].clone());
+        if i == 3 || i == 5 {
+            let applied = crate::traffic_log::apply_first(&s, &alone, ledger, i);
+            let attributed = crate::traffic_log::attribute(&s, &applied, ledger, i);
+            s.write(
+                "partition.json",
+                &pretty(&attributed["attributions"][0]["partition"]),
+            );
+        }
+    }
+
+    // Without the prior: the first three by relevance, exactly as before.
+    let plain = recall_of(&s, &all, &["--limit", "3"]);
+    let plain_packet = plain.json();
+    assert_eq!(digests(&plain_packet), memory[..3].to_vec());
+    assert!(
+        plain_packet.get("candidate_fetch").is_none(),
+        "{plain_packet}"
+    );
+    assert_eq!(plain_packet["provider_call_count"], 1);
+    assert_eq!(
+        digests(&recall_of(&s, &all, &[]).json()),
+        memory[..5].to_vec()
+    );
+
+    // With the qualified prior: the pool of 8 is fetched, ranked, cut to 3.
+    let prior = [
+        "--limit",
+        "3",
+        "--rank-prior",
+        "profile.json",
+        "--partition",
+        "partition.json",
+        "--ledger",
+        ledger,
+        "--evaluation",
+        "evaluation.json",
+        "--allow-simulated-evaluation",
+    ];
+    let ranked = recall_of(&s, &all, &prior);
+    assert_eq!(ranked.stderr, "", "{}", ranked.transcript());
+    let packet = ranked.json();
+    assert_eq!(packet["rank_prior_applied"], true, "{packet}");
+    assert_eq!(
+        digests(&packet),
+        [memory[3].clone(), memory[5].clone(), memory[0].clone()]
+    );
+    assert_eq!(packet["result_count"], 3);
+    assert_eq!(
+        packet["candidate_fetch"],
+        json!({"candidate_pool": 8, "limit": 3, "requested_count": 8, "fetched_count": 8, "cut_count": 5})
+    );
+    let stage = &packet["rank_prior"]["semantic_stage"];
+    assert_eq!(
+        (
+            &stage["input_count"],
+            &stage["pool_count"],
+            &stage["below_floor_count"]
+        ),
+        (&json!(8), &json!(8), &json!(0))
+    );
+    let boosted = &packet["rank_prior"]["candidates"][0];
+    assert_eq!(boosted["memory_ref_digest"], json!(memory[3]));
+    assert_eq!(boosted["semantic_rank"], 4);
+    assert!(boosted["modifier"].as_f64().expect("modifier") > 1.0);
+    // The ninth memory is past the pool: never fetched, never shown.
+    let ranked_digests: Vec<&Value> = packet["rank_prior"]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| &c["memory_ref_digest"])
+        .collect();
+    assert!(!ranked_digests.contains(&&json!(memory[8])));
+    // The session keeps exactly the three shown: apply refuses a cut memory.
+    let session = packet["recall_session_ref"].as_str().expect("session");
+    let cut = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            session,
+            "--application-id",
+            "application:pool-cut",
+            "--artifact-ref",
+            "pr:pool-cut",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            plain_packet["results"][1]["memory_ref"]
+                .as_str()
+                .expect("ref"),
+            "--reasoning-summary",
+            "Tried a memory the limit cut",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(cut.code, 2, "{}", cut.transcript());
+
+    // The traffic log has the pool the prior ranked: 8 candidates, all in the pool, 3 shown.
+    let events =
+        crate::traffic_log::stored_events(&s, &crate::utility_ledger::Backend::Sqlite, ledger);
+    let event = events
+        .iter()
+        .rev()
+        .find(|e| e["event_kind"] == "recall")
+        .expect("the recall event");
+    assert_eq!(event["logging_policy"]["kind"], "rank_prior");
+    assert_eq!(event["logging_policy"]["pool_size"], 8);
+    let logged = event["candidates"].as_array().expect("candidates");
+    assert_eq!(logged.len(), 8);
+    assert!(logged.iter().all(|c| c["in_pool"] == true));
+    assert_eq!(
+        logged.iter().filter(|c| !c["shown_rank"].is_null()).count(),
+        3
+    );
+    assert!(logged.iter().all(|c| !c["policy_rank"].is_null()));
+
+    // The prior requested without a verdict: the pool is fetched and cut in the
+    // provider's order, the same three as without the prior; the shadow ranks the pool.
+    let ungated = recall_of(
+        &s,
+        &all,
+        &[
+            "--limit",
+            "3",
+            "--rank-prior",
+            "profile.json",
+            "--partition",
+            "partition.json",
+            "--ledger",
+            ledger,
+        ],
+    )
+    .json();
+    assert_eq!(
+        ungated["rank_prior_reason_code"],
+        "rank_prior_evaluation_missing"
+    );
+    assert_eq!(digests(&ungated), digests(&plain_packet));
+    assert_eq!(ungated["candidate_fetch"]["cut_count"], 5);
+    let events =
+        crate::traffic_log::stored_events(&s, &crate::utility_ledger::Backend::Sqlite, ledger);
+    let shadow = &events.last().expect("the recall event")["shadow"];
+    assert_eq!(shadow["ranks"][0], json!(memory[3]), "{shadow}");
+    assert_eq!(shadow["ranks"].as_array().map(Vec::len), Some(8));
+
+    // A floor between the fifth and the sixth relevance: the boosted sixth memory never
+    // appears, the boosted fourth still does.
+    let relevance = |digest: &str| {
+        packet["rank_prior"]["candidates"]
+            .as_array()
+            .expect("candidates")
+            .iter()
+            .find(|c| c["memory_ref_digest"] == digest)
+            .and_then(|c| c["relevance_score"].as_f64())
+            .expect("relevance")
+    };
+    let mut floored = read_json(&s.path.join("profile.json"));
+    floored["semantic_floor"] = json!((relevance(&memory[4]) + relevance(&memory[5])) / 2.0);
+    s.write("profile-floor.json", &pretty(&floored));
+    write_verdict(&s, "profile-floor.json", "qualified");
+    let floor = recall_of(
+        &s,
+        &all,
+        &[
+            "--limit",
+            "3",
+            "--rank-prior",
+            "profile-floor.json",
+            "--partition",
+            "partition.json",
+            "--ledger",
+            ledger,
+            "--evaluation",
+            "evaluation.json",
+        ],
+    )
+    .json();
+    assert_eq!(floor["rank_prior_applied"], true, "{floor}");
+    assert_eq!(
+        digests(&floor),
+        [memory[3].clone(), memory[0].clone(), memory[1].clone()]
+    );
+    assert_eq!(
+        floor["rank_prior"]["semantic_stage"]["below_floor_count"],
+        3
+    );
+    assert_eq!(floor["candidate_fetch"]["cut_count"], 2);
+    assert!(!floor.to_string().contains(&memory[5]), "{floor}");
+}

@@ -38,7 +38,8 @@ fn conforms(run: &Run) {
     }
 }
 
-fn apply_first(s: &Scratch, packet: &Value, ledger: &str, n: usize) -> Value {
+/// `apply --outcome applied` of the recall's first result, logged in `ledger`.
+pub fn apply_first(s: &Scratch, packet: &Value, ledger: &str, n: usize) -> Value {
     let session = packet["recall_session_ref"].as_str().expect("session");
     let memory_ref = packet["results"][0]["memory_ref"].as_str().expect("ref");
     let run = routed(
@@ -69,7 +70,9 @@ fn apply_first(s: &Scratch, packet: &Value, ledger: &str, n: usize) -> Value {
     run.json()
 }
 
-fn attribute(s: &Scratch, applied: &Value, ledger: &str, n: usize) -> Value {
+/// `utility-attribute` of an apply's receipt: a verified success of its memory, into
+/// `ledger`.
+pub fn attribute(s: &Scratch, applied: &Value, ledger: &str, n: usize) -> Value {
     s.write(&format!("apply-{n}.json"), &pretty(applied));
     let digest = applied["receipt"]["memory_ref_digests"][0]
         .as_str()
@@ -98,7 +101,8 @@ fn attribute(s: &Scratch, applied: &Value, ledger: &str, n: usize) -> Value {
     run.json()
 }
 
-fn stored_events(s: &Scratch, backend: &Backend, ledger: &str) -> Vec<Value> {
+/// The traffic log's events, in sequence order.
+pub fn stored_events(s: &Scratch, backend: &Backend, ledger: &str) -> Vec<Value> {
     match backend {
         Backend::Sqlite => {
             let db = rusqlite::Connection::open(s.path.join(ledger)).expect("ledger");

@@ -71,6 +71,9 @@ pub(super) fn recall_detail(p: &Map, _: &Notes, report: &mut Report) {
             "rank_prior_reason_code",
             "rank_prior.profile_id",
             "rank_prior.order_changed",
+            "candidate_fetch.requested_count",
+            "candidate_fetch.fetched_count",
+            "candidate_fetch.cut_count",
         ],
     ));
     let rows = ranked_rows(p, "rank_prior.candidates");

@@ -470,7 +470,7 @@ impl EmbeddedStore {
         summary: &str,
     ) -> Retrieval {
         let start = Instant::now();
-        let limit = request.max_results.clamp(1, MAX_RESULTS);
+        let limit = request.limit(MAX_RESULTS);
         let mut retrieval = Retrieval {
             provider: PROVIDER_ID.to_owned(),
             namespace: namespace.to_owned(),

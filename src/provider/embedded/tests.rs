@@ -2,7 +2,7 @@
 //! check, failure causes and file modes.
 
 use super::*;
-use crate::provider::SyncResource;
+use crate::provider::{ResultCap, SyncResource};
 use rusqlite::Connection;
 
 const NAMESPACE: &str = "reward_memory";
@@ -39,6 +39,7 @@ fn retrieve_request(query: &str, scope: &str) -> RetrieveRequest {
         query: query.to_owned(),
         query_summary: "test".to_owned(),
         max_results: 3,
+        cap: ResultCap::Reference,
         timeout_seconds: 5.0,
         observed_at: "2026-07-16T00:30:00+00:00".to_owned(),
     }
@@ -203,6 +204,28 @@ fn a_missing_store_is_an_empty_search() {
         .expect("valid");
     assert_eq!((r.status.as_str(), r.items.len()), ("completed", 0));
     assert!(!store.path().exists(), "a search creates nothing");
+}
+
+/// A plain retrieve keeps the reference's cap of 8; a rank-prior pool asks for more.
+#[test]
+fn a_pool_retrieve_goes_past_the_reference_cap_and_a_plain_one_does_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = store_in(&dir);
+    for i in 0..12 {
+        assert_eq!(sync(&store, i).status, "completed");
+    }
+    let mut request = retrieve_request("focused", "embedded://rm/c");
+    request.max_results = 12;
+    let plain = store.try_retrieve(&request).expect("valid");
+    assert_eq!((plain.requested_limit, plain.items.len()), (8, 8));
+    request.cap = ResultCap::Pool;
+    let pool = store.try_retrieve(&request).expect("valid");
+    assert_eq!((pool.requested_limit, pool.items.len()), (12, 12));
+    assert_eq!(
+        pool.items[..8],
+        plain.items[..],
+        "the pool begins with the plain answer"
+    );
 }
 
 #[test]

@@ -266,7 +266,7 @@ impl OpenVikingProvider {
         let namespace = safe(&request.namespace, 120);
         let query = safe(&request.query, 500);
         let query_summary = safe(&request.query_summary, 220);
-        let requested_limit = request.max_results.clamp(1, MAX_RESULTS);
+        let requested_limit = request.limit(MAX_RESULTS);
         let (Some(namespace), Some(query), Some(query_summary)) = (namespace, query, query_summary)
         else {
             return Err(OpenVikingError::Request(
@@ -758,7 +758,7 @@ impl ContextProvider for OpenVikingProvider {
                 request,
                 RETRIEVE_EXECUTION_FAILED,
                 None,
-                request.max_results.clamp(1, MAX_RESULTS),
+                request.limit(MAX_RESULTS),
             )
         })
     }

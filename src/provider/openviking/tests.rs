@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
 use super::*;
-use crate::provider::{SyncResource, SyncSource};
+use crate::provider::{ResultCap, SyncResource, SyncSource};
 
 fn parse(text: &str) -> Value {
     json::parse(text).unwrap()
@@ -305,6 +305,7 @@ mod fake {
             query: "candidate:abc keep changes focused".into(),
             query_summary: "Verify the ingested record.".into(),
             max_results: 3,
+            cap: ResultCap::Reference,
             timeout_seconds: 30.0,
             observed_at: "2026-07-16T00:30:00+00:00".into(),
         }
@@ -629,6 +630,33 @@ fn retrieve_reads_each_scoped_file_hit_and_skips_generated_rows() {
             &format!("--actor-peer-id peer-1 read {TARGET} -o json -c true"),
         ]
     );
+}
+
+/// A plain retrieve asks the server for at most the reference's 6 hits; a rank-prior
+/// pool asks for its count and reads each hit back.
+#[cfg(unix)]
+#[test]
+fn a_pool_retrieve_asks_the_server_for_the_pool_and_a_plain_one_for_six() {
+    let ov = FakeOv::new("retrieve-pool", "openviking 0.5.2");
+    for i in 0..10 {
+        ov.store(&format!("rm/scope/record-{i:02}.json"), RECORD);
+    }
+    let provider = ov.provider(None);
+    let mut request = retrieve_request("viking://resources/rm/scope");
+    request.max_results = 10;
+    let plain = provider.retrieve(&request);
+    assert_eq!(plain.status, "completed", "{plain:?}");
+    assert_eq!((plain.requested_limit, plain.items.len()), (6, 6));
+    assert!(ov.calls()[2].contains(" -n 6 "), "{:?}", ov.calls());
+    ov.clear_calls();
+    request.cap = ResultCap::Pool;
+    let pool = provider.retrieve(&request);
+    assert_eq!(pool.status, "completed", "{pool:?}");
+    assert_eq!((pool.requested_limit, pool.items.len()), (10, 10));
+    let calls = ov.calls();
+    assert!(calls[2].contains(" -n 10 "), "{calls:?}");
+    assert_eq!(calls.iter().filter(|c| c.starts_with("read ")).count(), 10);
+    assert_eq!(pool.items[..6], plain.items[..]);
 }
 
 #[cfg(unix)]
