@@ -593,6 +593,12 @@ pub struct RecallArgs {
     /// Seconds the recall session stays usable by `apply` (1-604800)
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub session_ttl: u64,
+    /// Deliver each result's content summary to the caller: every result gets a
+    /// delivered_content object (visibility caller_private) with the summary, also for a
+    /// corpus whose privacy keeps content_summary null. Printed only: never written to the
+    /// recall session, the receipt, the traffic log or the ledger
+    #[arg(long)]
+    pub deliver_content: bool,
     /// Re-rank the results with this rank-prior profile
     /// (memory_utility_rank_prior_profile_v0); off by default. Needs --partition and the
     /// utility (--projection or --ledger), and applies only with a qualified verdict bound
