@@ -353,10 +353,27 @@ pub enum Command {
     /// and prints memory_utility_correction_receipt_v0; an unauthorized checkpoint exits 2
     /// and appends nothing.
     UtilityCorrect(UtilityCorrectArgs),
+    /// Serve the attribution loop to an agent over the Model Context Protocol (stdio)
+    ///
+    /// Reads JSON-RPC messages on stdin and answers on stdout until stdin closes. Tools:
+    /// recall (always with each result's text under delivered_content), apply, attribute,
+    /// correct, ingest (one event or a batch), ledger_subject, rank_evaluate and
+    /// experiment_status; each takes the JSON request of its subcommand and answers its
+    /// packet as JSON text, a refusal as a tool error carrying the error packet.
+    /// --registry and --runtime-root (before or after `mcp`) apply to every call. See
+    /// docs/mcp.md for registering it with an agent.
+    Mcp(McpArgs),
     /// Print a shell completion script to stdout
     Completions(CompletionsArgs),
     /// Print the man page (roff) of reward-memory or of one subcommand to stdout
     Man(ManArgs),
+}
+
+// `mcp`: the registry route of every tool call.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 // `completions SHELL`.

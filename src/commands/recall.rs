@@ -58,6 +58,7 @@ use crate::output::notes::Notes;
 /// What `recall` is asked to do: the explicit form (`input`) or the configured form
 /// (`goal_id`, `agent_id`, the queries), and optionally the rank prior.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallRequest {
     /// Explicit form: the `{"corpus", "request", "read_authority_checkpoint",
     /// "provider_binding"}` JSON file; `-` reads standard input.
@@ -856,7 +857,7 @@ fn traffic_partition(
 mod tests {
     use super::*;
 
-    /// Another front end (the planned MCP server) sends the request as JSON.
+    /// Another front end (the MCP server, `commands/mcp.rs`) sends the request as JSON.
     #[test]
     fn a_request_reads_from_json_with_its_defaults() {
         let request: RecallRequest = serde_json::from_str(

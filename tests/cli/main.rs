@@ -19,6 +19,7 @@ mod health_check;
 mod ingest_event;
 mod layers;
 mod man;
+mod mcp;
 mod openviking;
 mod operator_control;
 mod rank_evaluate;
