@@ -128,18 +128,18 @@ location without them.";
 )]
 pub struct Cli {
     /// Output format when the subcommand does not set its own
-    #[arg(long, value_parser = described(format_help), value_name = "FORMAT")]
+    #[arg(long, value_parser = described(format_help), value_name = "FORMAT", env = "REWARD_MEMORY_FORMAT")]
     pub format: Option<Format>,
 
     /// Registry file for goal/agent routes (default: $LOOPX_REGISTRY, then
     /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json); read by the
     /// subcommands whose help lists it (experiment-status, ingest-event)
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "REWARD_MEMORY_REGISTRY")]
     pub registry: Option<PathBuf>,
 
     /// Runtime root holding registry.global.json and the embedded memory store
     /// (default: ~/.codex/loopx); read by the subcommands whose help lists it
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "REWARD_MEMORY_RUNTIME_ROOT")]
     pub runtime_root: Option<PathBuf>,
 
     /// Markdown only: add a readable report (tables of cases, subjects, receipts, ...)
@@ -156,6 +156,7 @@ fn format_help(format: Format) -> &'static str {
     match format {
         Format::Markdown => "A short human summary of the packet",
         Format::Json => "The packet itself, byte-compatible with LoopX",
+        Format::Jsonl => "The same packet as one line of compact JSON (JSON Lines)",
     }
 }
 
@@ -815,7 +816,8 @@ pub struct PartitionArgs {
 #[derive(Debug, Clone, Args)]
 pub struct LedgerAppendArgs {
     /// Observations: one object {"observations": [...]} (other utility-project input keys
-    /// are ignored) or JSON Lines, one memory_utility_observation_v0 per line; `-` reads
+    /// are ignored), JSON Lines, one memory_utility_observation_v0 per line, or one
+    /// pretty-printed observation (what utility-observe prints) before them; `-` reads
     /// standard input. Read as a stream: memory stays bounded whatever the size
     #[arg(long, value_name = "FILE")]
     pub input: String,
