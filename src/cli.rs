@@ -354,6 +354,19 @@ pub enum Command {
     /// and prints memory_utility_correction_receipt_v0; an unauthorized checkpoint exits 2
     /// and appends nothing.
     UtilityCorrect(UtilityCorrectArgs),
+    /// Write a working setup for one goal and agent into DIR and print the commands that use it
+    ///
+    /// Writes DIR/registry.json (the goal, its repo DIR, the agent registered and enabled),
+    /// DIR/.loopx/config/reward-memory/experiment.json (two corpora on the embedded store,
+    /// each with its standing policy: issue_fix_patch_policy, the Issue Fix policy corpus
+    /// of maintainer corrections, and agent_learnings, where the agent's own distilled
+    /// experience is admitted as advisory procedural_experience: source kind
+    /// agent_observation, actor role agent_self, no action scope) and DIR/lesson.json (an
+    /// example lesson), all with absolute paths. Prints reward_memory_init_v0 with the
+    /// files and three shell commands: ingest the lesson, recall it with its text
+    /// (--deliver-content), apply it. The runtime root is DIR/runtime. Refuses (exit 2,
+    /// nothing written) when one of the files exists.
+    Init(InitArgs),
     /// Serve the attribution loop to an agent over the Model Context Protocol (stdio)
     ///
     /// Reads JSON-RPC messages on stdin and answers on stdout until stdin closes. Tools:
@@ -368,6 +381,28 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page (roff) of reward-memory or of one subcommand to stdout
     Man(ManArgs),
+}
+
+// `init DIR`.
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// Directory to write the setup into (created when missing)
+    #[arg(value_name = "DIR")]
+    pub directory: PathBuf,
+    /// Goal id of the new registry entry
+    #[arg(long, value_name = "ID", default_value = "my-goal")]
+    pub goal_id: String,
+    /// Agent id registered and enabled for the goal
+    #[arg(long, value_name = "ID", default_value = "agent")]
+    pub agent_id: String,
+    /// Workspace both corpora are scoped to
+    #[arg(long, value_name = "REF", default_value = "workspace:local")]
+    pub workspace_ref: String,
+    /// Project both corpora are scoped to
+    #[arg(long, value_name = "REF", default_value = "project:local")]
+    pub project_ref: String,
+    #[command(flatten)]
+    pub format: FormatArg,
 }
 
 // `mcp`: the registry route of every tool call.

@@ -22,6 +22,7 @@ pub mod evaluate;
 pub mod experiment_status;
 pub mod health_check;
 pub mod ingest_event;
+pub mod init;
 pub mod man;
 pub mod mcp;
 pub mod operator_control;
@@ -85,6 +86,7 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
             utility_attribute::run(&(&args).into(), &ctx)
         }
         Command::UtilityCorrect(args) => utility_correct::run(&(&args).into(), ctx),
+        Command::Init(args) => init::run(&(&args).into(), ctx),
         // Text commands and the MCP server print no packet; `run` answers them before
         // dispatching.
         Command::Completions(_) | Command::Man(_) | Command::Mcp(_) => {
@@ -112,6 +114,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         Command::RankEvaluate(a) => a.format.format,
         Command::UtilityAttribute(a) => a.format.format,
         Command::UtilityCorrect(a) => a.format.format,
+        Command::Init(a) => a.format.format,
         Command::UtilityLedger(a) => match &a.command {
             cli::LedgerCommand::Append(a) => a.format.format,
             cli::LedgerCommand::Project(a) => a.format.format,

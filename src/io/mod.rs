@@ -59,6 +59,9 @@ pub struct Env {
     pub ledger: Option<String>,
     /// The standard `PG*` variables, defaults for a PostgreSQL ledger URL.
     pub pg: PgEnv,
+    /// This binary's own path, when the system tells it (`init` prints commands that
+    /// run it).
+    pub exe: Option<PathBuf>,
     /// What `-` reads instead of the process's standard input: the document a front end
     /// that owns stdin (the MCP server) hands a command; `None` reads standard input.
     pub stdin: Option<std::sync::Arc<[u8]>>,
@@ -97,6 +100,7 @@ impl Env {
                 dbname: var("PGDATABASE"),
                 login: var("USER"),
             },
+            exe: std::env::current_exe().ok(),
             stdin: None,
         }
     }
@@ -630,6 +634,11 @@ pub fn private_temp_dir(prefix: &str) -> Result<tempfile::TempDir, std::io::Erro
 /// True when a regular file exists at `path`.
 pub fn is_file(path: &Path) -> bool {
     path.is_file()
+}
+
+/// Whether anything (a file, a directory, a link, even a dangling one) is at `path`.
+pub fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// Nanoseconds on the process's monotonic clock since its first reading. The only

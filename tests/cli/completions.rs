@@ -23,6 +23,7 @@ const SUBCOMMANDS: &[&str] = &[
     "utility-ledger",
     "utility-attribute",
     "utility-correct",
+    "init",
     "mcp",
     "completions",
     "man",

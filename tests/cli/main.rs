@@ -17,6 +17,7 @@ mod experiment_status;
 mod group;
 mod health_check;
 mod ingest_event;
+mod init;
 mod layers;
 mod man;
 mod mcp;
