@@ -128,18 +128,18 @@ location without them.";
 )]
 pub struct Cli {
     /// Output format when the subcommand does not set its own
-    #[arg(long, value_parser = described(format_help), value_name = "FORMAT")]
+    #[arg(long, value_parser = described(format_help), value_name = "FORMAT", env = "REWARD_MEMORY_FORMAT")]
     pub format: Option<Format>,
 
     /// Registry file for goal/agent routes (default: $LOOPX_REGISTRY, then
     /// .loopx/registry.json, then RUNTIME_ROOT/registry.global.json); read by the
     /// subcommands whose help lists it (experiment-status, ingest-event)
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", env = "REWARD_MEMORY_REGISTRY")]
     pub registry: Option<PathBuf>,
 
     /// Runtime root holding registry.global.json and the embedded memory store
     /// (default: ~/.codex/loopx); read by the subcommands whose help lists it
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "REWARD_MEMORY_RUNTIME_ROOT")]
     pub runtime_root: Option<PathBuf>,
 
     /// Markdown only: add a readable report (tables of cases, subjects, receipts, ...)
@@ -156,6 +156,7 @@ fn format_help(format: Format) -> &'static str {
     match format {
         Format::Markdown => "A short human summary of the packet",
         Format::Json => "The packet itself, byte-compatible with LoopX",
+        Format::Jsonl => "The same packet as one line of compact JSON (JSON Lines)",
     }
 }
 
@@ -353,10 +354,62 @@ pub enum Command {
     /// and prints memory_utility_correction_receipt_v0; an unauthorized checkpoint exits 2
     /// and appends nothing.
     UtilityCorrect(UtilityCorrectArgs),
+    /// Write a working setup for one goal and agent into DIR and print the commands that use it
+    ///
+    /// Writes DIR/registry.json (the goal, its repo DIR, the agent registered and enabled),
+    /// DIR/.loopx/config/reward-memory/experiment.json (two corpora on the embedded store,
+    /// each with its standing policy: issue_fix_patch_policy, the Issue Fix policy corpus
+    /// of maintainer corrections, and agent_learnings, where the agent's own distilled
+    /// experience is admitted as advisory procedural_experience: source kind
+    /// agent_observation, actor role agent_self, no action scope) and DIR/lesson.json (an
+    /// example lesson), all with absolute paths. Prints reward_memory_init_v0 with the
+    /// files and three shell commands: ingest the lesson, recall it with its text
+    /// (--deliver-content), apply it. The runtime root is DIR/runtime. Refuses (exit 2,
+    /// nothing written) when one of the files exists.
+    Init(InitArgs),
+    /// Serve the attribution loop to an agent over the Model Context Protocol (stdio)
+    ///
+    /// Reads JSON-RPC messages on stdin and answers on stdout until stdin closes. Tools:
+    /// recall (always with each result's text under delivered_content), apply, attribute,
+    /// correct, ingest (one event or a batch), ledger_subject, rank_evaluate and
+    /// experiment_status; each takes the JSON request of its subcommand and answers its
+    /// packet as JSON text, a refusal as a tool error carrying the error packet.
+    /// --registry and --runtime-root (before or after `mcp`) apply to every call. See
+    /// docs/mcp.md for registering it with an agent.
+    Mcp(McpArgs),
     /// Print a shell completion script to stdout
     Completions(CompletionsArgs),
     /// Print the man page (roff) of reward-memory or of one subcommand to stdout
     Man(ManArgs),
+}
+
+// `init DIR`.
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// Directory to write the setup into (created when missing)
+    #[arg(value_name = "DIR")]
+    pub directory: PathBuf,
+    /// Goal id of the new registry entry
+    #[arg(long, value_name = "ID", default_value = "my-goal")]
+    pub goal_id: String,
+    /// Agent id registered and enabled for the goal
+    #[arg(long, value_name = "ID", default_value = "agent")]
+    pub agent_id: String,
+    /// Workspace both corpora are scoped to
+    #[arg(long, value_name = "REF", default_value = "workspace:local")]
+    pub workspace_ref: String,
+    /// Project both corpora are scoped to
+    #[arg(long, value_name = "REF", default_value = "project:local")]
+    pub project_ref: String,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+// `mcp`: the registry route of every tool call.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 // `completions SHELL`.
@@ -593,6 +646,12 @@ pub struct RecallArgs {
     /// Seconds the recall session stays usable by `apply` (1-604800)
     #[arg(long, value_name = "SECONDS", default_value_t = 3600)]
     pub session_ttl: u64,
+    /// Deliver each result's content summary to the caller: every result gets a
+    /// delivered_content object (visibility caller_private) with the summary, also for a
+    /// corpus whose privacy keeps content_summary null. Printed only: never written to the
+    /// recall session, the receipt, the traffic log or the ledger
+    #[arg(long)]
+    pub deliver_content: bool,
     /// Re-rank the results with this rank-prior profile
     /// (memory_utility_rank_prior_profile_v0); off by default. Needs --partition and the
     /// utility (--projection or --ledger), and applies only with a qualified verdict bound
@@ -792,7 +851,8 @@ pub struct PartitionArgs {
 #[derive(Debug, Clone, Args)]
 pub struct LedgerAppendArgs {
     /// Observations: one object {"observations": [...]} (other utility-project input keys
-    /// are ignored) or JSON Lines, one memory_utility_observation_v0 per line; `-` reads
+    /// are ignored), JSON Lines, one memory_utility_observation_v0 per line, or one
+    /// pretty-printed observation (what utility-observe prints) before them; `-` reads
     /// standard input. Read as a stream: memory stays bounded whatever the size
     #[arg(long, value_name = "FILE")]
     pub input: String,

@@ -80,6 +80,9 @@ pub enum Error {
     /// A utility ledger could not be opened, read or written.
     #[error(transparent)]
     Ledger(#[from] crate::ledger::LedgerError),
+    /// `init` refused its ids, found a file in the way or could not write one.
+    #[error(transparent)]
+    Init(#[from] crate::contract::experiment::starter::StarterError),
     /// Writing to stdout failed for a reason other than a closed pipe.
     #[error("cannot write output: {0}")]
     Output(std::io::Error),

@@ -23,6 +23,7 @@ use super::resolve;
 /// What `apply` is asked to record: the decision's fields, or an `input` file holding
 /// them as one object.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ApplyRequest {
     /// All the fields below as one JSON object file; `-` reads standard input.
     pub input: Option<String>,
@@ -43,12 +44,17 @@ pub struct ApplyRequest {
     #[serde(default)]
     pub current_artifact_verified: bool,
     /// Largest JSON input accepted, in bytes.
+    #[serde(default = "default_max_input_bytes")]
     pub max_input_bytes: u64,
     /// A utility ledger location (`--ledger`; empty: the default): with it (or
     /// `REWARD_MEMORY_LEDGER`) the receipt is also queued for `utility-attribute
     /// --pending` and the apply event is appended to the ledger's traffic log.
     #[serde(default)]
     pub ledger: Option<String>,
+}
+
+fn default_max_input_bytes() -> u64 {
+    crate::cli::DEFAULT_MAX_INPUT_BYTES
 }
 
 impl From<&ApplyArgs> for ApplyRequest {

@@ -22,7 +22,9 @@ pub mod evaluate;
 pub mod experiment_status;
 pub mod health_check;
 pub mod ingest_event;
+pub mod init;
 pub mod man;
+pub mod mcp;
 pub mod operator_control;
 pub mod rank_evaluate;
 pub mod rank_prior;
@@ -84,8 +86,12 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
             utility_attribute::run(&(&args).into(), &ctx)
         }
         Command::UtilityCorrect(args) => utility_correct::run(&(&args).into(), ctx),
-        // Text commands print no packet; `run` answers them before dispatching.
-        Command::Completions(_) | Command::Man(_) => Ok(Outcome::success(Value::Null)),
+        Command::Init(args) => init::run(&(&args).into(), ctx),
+        // Text commands and the MCP server print no packet; `run` answers them before
+        // dispatching.
+        Command::Completions(_) | Command::Man(_) | Command::Mcp(_) => {
+            Ok(Outcome::success(Value::Null))
+        }
     }
 }
 
@@ -108,6 +114,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
         Command::RankEvaluate(a) => a.format.format,
         Command::UtilityAttribute(a) => a.format.format,
         Command::UtilityCorrect(a) => a.format.format,
+        Command::Init(a) => a.format.format,
         Command::UtilityLedger(a) => match &a.command {
             cli::LedgerCommand::Append(a) => a.format.format,
             cli::LedgerCommand::Project(a) => a.format.format,
@@ -115,7 +122,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
             cli::LedgerCommand::Export(a) => a.format.format,
             cli::LedgerCommand::Verify(a) => a.format.format,
         },
-        Command::Completions(_) | Command::Man(_) => None,
+        Command::Completions(_) | Command::Man(_) | Command::Mcp(_) => None,
     }
 }
 
@@ -161,6 +168,23 @@ pub fn run(cli: Cli, env: io::Env) -> i32 {
             Err(err) => {
                 io::write_stderr_line(&format!("reward-memory: error: {err}"));
                 err.exit().code()
+            }
+        };
+    }
+    if let Command::Mcp(args) = &cli.command {
+        let ctx = Context {
+            env,
+            registry: cli.registry.clone(),
+            runtime_root: cli.runtime_root.clone(),
+            format: Format::Json,
+        }
+        .with_route(&args.route);
+        return match mcp::serve(&ctx) {
+            Ok(()) => Exit::Success.code(),
+            // The session itself failed (not a request): nothing more to print.
+            Err(err) => {
+                io::write_stderr_line(&format!("reward-memory: error: {err}"));
+                Exit::Failure.code()
             }
         };
     }

@@ -27,6 +27,7 @@ use crate::wire::json::{self, Value, canonical};
 /// What `rank-evaluate` is asked to run: held-out episodes from a file, or the
 /// simulator, with an optional profile, seed, sweep and chart.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RankEvaluateRequest {
     /// `EPISODES.jsonl`; `-` reads standard input.
     pub input: Option<String>,
@@ -58,7 +59,12 @@ pub struct RankEvaluateRequest {
     /// Record the verdict in the utility ledger at this location (empty: the default).
     pub record: Option<String>,
     /// Largest JSON input accepted, in bytes.
+    #[serde(default = "default_max_input_bytes")]
     pub max_input_bytes: u64,
+}
+
+fn default_max_input_bytes() -> u64 {
+    crate::cli::DEFAULT_MAX_INPUT_BYTES
 }
 
 impl From<&RankEvaluateArgs> for RankEvaluateRequest {

@@ -180,7 +180,7 @@ fn command_on(request: &RankPriorRequest, ctx: &Context, input: &Value) -> Resul
 mod tests {
     use super::*;
 
-    /// Another front end (the planned MCP server) sends the request as JSON.
+    /// Another front end (the MCP server, `commands/mcp.rs`) sends the request as JSON.
     #[test]
     fn a_request_reads_from_json_with_its_defaults() {
         let request: RankPriorRequest =

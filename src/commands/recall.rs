@@ -39,6 +39,7 @@ use crate::recall::command::{
     CandidateFetch, CommandFields, RecallCommandError, RecallInput, configured_limit,
     configured_queries, configured_request, finish_packet, has_results, opaque_refs,
 };
+use crate::recall::delivery;
 use crate::recall::prior::{
     LEDGER_UNAVAILABLE, PriorDocuments, PriorSetup, PriorUtility, apply_prior, cut_to_limit,
     is_gate_reason, prior_candidates, semantic_pool, shadow_candidates, shadow_order,
@@ -60,6 +61,7 @@ use crate::output::notes::Notes;
 /// What `recall` is asked to do: the explicit form (`input`) or the configured form
 /// (`goal_id`, `agent_id`, the queries), and optionally the rank prior.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RecallRequest {
     /// Explicit form: the `{"corpus", "request", "read_authority_checkpoint",
     /// "provider_binding"}` JSON file; `-` reads standard input.
@@ -81,7 +83,12 @@ pub struct RecallRequest {
     /// Configured form: the aware ISO timestamp of the recall (default: now).
     pub observed_at: Option<String>,
     /// Seconds the recall session stays usable by `apply` (1-604800).
+    #[serde(default = "default_session_ttl")]
     pub session_ttl: u64,
+    /// Deliver each result's content summary to the caller (`delivered_content`, private
+    /// to the caller; never stored).
+    #[serde(default)]
+    pub deliver_content: bool,
     /// The rank-prior profile file (`memory_utility_rank_prior_profile_v0`).
     pub rank_prior: Option<String>,
     /// The `memory_utility_projection_v0` file whose utility the prior uses.
@@ -101,7 +108,16 @@ pub struct RecallRequest {
     #[serde(default)]
     pub explore: Option<f64>,
     /// Largest JSON input accepted, in bytes.
+    #[serde(default = "default_max_input_bytes")]
     pub max_input_bytes: u64,
+}
+
+fn default_session_ttl() -> u64 {
+    3600
+}
+
+fn default_max_input_bytes() -> u64 {
+    crate::cli::DEFAULT_MAX_INPUT_BYTES
 }
 
 impl From<&RecallArgs> for RecallRequest {
@@ -116,6 +132,7 @@ impl From<&RecallArgs> for RecallRequest {
             limit: args.limit,
             observed_at: args.observed_at.clone(),
             session_ttl: args.session_ttl,
+            deliver_content: args.deliver_content,
             rank_prior: args.rank_prior.clone(),
             projection: args.projection.clone(),
             ledger: args.ledger.clone(),
@@ -840,7 +857,21 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         warnings,
         ..Notes::default()
     };
-    Ok(Outcome::success(finish_packet(session, fields)).with_notes(notes))
+    // Taken from the transient items after the session, the receipt's context and the
+    // traffic event were built: the summaries reach the printed packet only.
+    let summaries: Option<Vec<String>> = request.deliver_content.then(|| {
+        session
+            .items
+            .iter()
+            .map(|item| item.content_summary.clone())
+            .collect()
+    });
+    let packet = finish_packet(session, fields);
+    let packet = match summaries {
+        Some(summaries) => delivery::deliver(packet, &summaries),
+        None => packet,
+    };
+    Ok(Outcome::success(packet).with_notes(notes))
 }
 
 /// The recall's utility partition: the route's agent and project, the answering corpus
@@ -870,7 +901,7 @@ fn traffic_partition(
 mod tests {
     use super::*;
 
-    /// Another front end (the planned MCP server) sends the request as JSON.
+    /// Another front end (the MCP server, `commands/mcp.rs`) sends the request as JSON.
     #[test]
     fn a_request_reads_from_json_with_its_defaults() {
         let request: RecallRequest = serde_json::from_str(

@@ -48,6 +48,7 @@ use super::{Context, Outcome, resolve};
 
 /// What `utility-attribute` is asked to do.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UtilityAttributeRequest {
     /// A file holding the receipt object (or the whole apply packet); `-` is stdin.
     pub receipt: Option<String>,
@@ -67,13 +68,24 @@ pub struct UtilityAttributeRequest {
     pub project_id: Option<String>,
     pub profile: Option<String>,
     pub evaluator_command: Option<String>,
+    /// Timeout of `evaluator_command` in milliseconds (default 10000).
+    #[serde(default = "default_evaluator_timeout_ms")]
     pub evaluator_timeout_ms: u64,
     #[serde(default)]
     pub pending: bool,
     pub outcomes: Option<String>,
     pub max: Option<u64>,
     pub ledger: Option<String>,
+    #[serde(default = "default_max_input_bytes")]
     pub max_input_bytes: u64,
+}
+
+fn default_evaluator_timeout_ms() -> u64 {
+    10_000
+}
+
+fn default_max_input_bytes() -> u64 {
+    crate::cli::DEFAULT_MAX_INPUT_BYTES
 }
 
 impl From<&UtilityAttributeArgs> for UtilityAttributeRequest {

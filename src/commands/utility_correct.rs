@@ -24,6 +24,7 @@ pub struct UtilityCorrectRequest {
     /// The `memory_utility_correction_input` JSON file; `-` reads standard input.
     pub input: String,
     /// Largest JSON input accepted, in bytes.
+    #[serde(default = "default_max_input_bytes")]
     pub max_input_bytes: u64,
     /// The ledger location (empty: the default location).
     #[serde(default)]
@@ -31,6 +32,10 @@ pub struct UtilityCorrectRequest {
     /// Wins over the runtime root of the context.
     #[serde(default)]
     pub runtime_root: Option<std::path::PathBuf>,
+}
+
+fn default_max_input_bytes() -> u64 {
+    crate::cli::DEFAULT_MAX_INPUT_BYTES
 }
 
 impl From<&UtilityCorrectArgs> for UtilityCorrectRequest {

@@ -1,7 +1,7 @@
 //! `utility-ledger`: one handler per leaf (`append`, `project`, `subject`, `export`,
 //! `verify`) over [`crate::ledger`], each taking a plain typed request
 //! ([`LedgerRequest`]: what the command line says, or what another front end such as the
-//! planned MCP server sends), converted from the clap arguments here.
+//! MCP server sends), converted from the clap arguments here.
 //!
 //! A handler resolves first, then calls the ledger: the partition input is read
 //! (through [`crate::io`]) and parsed into a [`PartitionInput`], the ledger location

@@ -59,6 +59,12 @@ pub struct Env {
     pub ledger: Option<String>,
     /// The standard `PG*` variables, defaults for a PostgreSQL ledger URL.
     pub pg: PgEnv,
+    /// This binary's own path, when the system tells it (`init` prints commands that
+    /// run it).
+    pub exe: Option<PathBuf>,
+    /// What `-` reads instead of the process's standard input: the document a front end
+    /// that owns stdin (the MCP server) hands a command; `None` reads standard input.
+    pub stdin: Option<std::sync::Arc<[u8]>>,
 }
 
 /// The standard libpq variables, captured at start-up: the defaults of a PostgreSQL
@@ -94,6 +100,8 @@ impl Env {
                 dbname: var("PGDATABASE"),
                 login: var("USER"),
             },
+            exe: std::env::current_exe().ok(),
+            stdin: None,
         }
     }
 
@@ -114,6 +122,9 @@ fn var(name: &str) -> Option<String> {
 /// Opens `--input` (`-` = stdin) as a buffered stream, for inputs read record by record.
 pub fn open_input_stream(env: &Env, spec: &str) -> Result<Box<dyn std::io::BufRead>, InputError> {
     if spec == "-" {
+        if let Some(bytes) = &env.stdin {
+            return Ok(Box::new(std::io::Cursor::new(bytes.clone())));
+        }
         return Ok(Box::new(std::io::BufReader::with_capacity(
             1 << 16,
             std::io::stdin(),
@@ -246,6 +257,9 @@ fn read_limited(
 /// read; standard input is not read past `limit + 1` bytes.
 pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputError> {
     if spec == "-" {
+        if let Some(bytes) = &env.stdin {
+            return read_limited(&bytes[..], limit, "<stdin>", 0);
+        }
         return read_limited(std::io::stdin().lock(), limit, "<stdin>", 0);
     }
     let (file, shown, size) = open_input(env, spec, limit)?;
@@ -620,6 +634,11 @@ pub fn private_temp_dir(prefix: &str) -> Result<tempfile::TempDir, std::io::Erro
 /// True when a regular file exists at `path`.
 pub fn is_file(path: &Path) -> bool {
     path.is_file()
+}
+
+/// Whether anything (a file, a directory, a link, even a dangling one) is at `path`.
+pub fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
 }
 
 /// Nanoseconds on the process's monotonic clock since its first reading. The only

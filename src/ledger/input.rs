@@ -8,8 +8,8 @@
 //! members may be the remaining keys of a `utility-project` input and are ignored. A
 //! structural error in the object form refuses the whole input (nothing is appended);
 //! in JSON Lines each bad line is refused on its own. A first object without
-//! `observations` that spans several lines (a pretty-printed observation) is neither: it
-//! is refused as one record that names both forms, and the rest is read as JSON Lines.
+//! `observations` that spans several lines (a pretty-printed observation, what
+//! `utility-observe` prints) is one record, and the rest is read as JSON Lines.
 
 use std::io::{BufRead, Cursor, Read};
 
@@ -286,14 +286,6 @@ enum Probe {
     Lines,
 }
 
-/// The refusal of an object that spans lines: neither a JSON line nor the object form.
-fn spread_error(first: u64, last: u64) -> String {
-    format!(
-        "the observation object spans lines {first}-{last}: append input must be JSON Lines \
-         (one observation per line) or one {{\"observations\": [...]}} object"
-    )
-}
-
 impl<R: BufRead> Records<R> {
     fn probe(scanner: &mut Scanner<R>) -> Result<Probe, ScanError> {
         scanner.skip_ws()?;
@@ -378,11 +370,15 @@ impl<R: BufRead> Records<R> {
                         };
                     }
                     Ok(Probe::Spread { first, last }) => {
-                        // Refused as one record; what follows its `}` is read as lines.
-                        self.pending.push(Record::Refused {
-                            line: first,
-                            reason_code: MALFORMED,
-                            error: spread_error(first, last),
+                        // One record (the bytes up to its `}`, within the record limit);
+                        // what follows its `}` is read as lines.
+                        self.pending.push(match scanner.recording.take() {
+                            Some(bytes) if !scanner.overflow => Record::Item { line: first, bytes },
+                            _ => Record::Refused {
+                                line: first,
+                                reason_code: MALFORMED,
+                                error: too_large(),
+                            },
                         });
                         self.mode = Mode::Lines {
                             reader: Cursor::new(Vec::new()).chain(scanner.inner),
@@ -642,43 +638,34 @@ mod tests {
     }
 
     #[test]
-    fn a_pretty_printed_object_is_one_refusal_that_names_both_input_forms() {
-        let out = collect(
-            "\n{\n  \"schema_version\": \"x\",\n  \"scope\": {\"a\": \"}\"}\n}\n{\"b\": 2}\n",
-        );
-        assert_eq!(
-            out,
-            vec![
-                Ok(Record::Refused {
-                    line: 2,
-                    reason_code: MALFORMED,
-                    error: spread_error(2, 5)
-                }),
-                item(6, "{\"b\": 2}")
-            ]
-        );
-        let message = spread_error(2, 5);
-        assert!(
-            message.contains("JSON Lines (one observation per line)")
-                && message.contains("{\"observations\": [...]}"),
-            "{message}"
-        );
+    fn a_pretty_printed_object_is_one_record_and_the_rest_json_lines() {
+        let pretty = "\n{\n  \"schema_version\": \"x\",\n  \"scope\": {\"a\": \"}\"}\n}";
+        let out = collect(&format!("{pretty}\n{{\"b\": 2}}\n"));
+        assert_eq!(out, vec![item(2, pretty), item(6, "{\"b\": 2}")]);
         // What follows the closing brace on its line is read as that line.
         assert_eq!(
             collect("{\n\"a\": 1} x\n"),
-            vec![
-                Ok(Record::Refused {
-                    line: 1,
-                    reason_code: MALFORMED,
-                    error: spread_error(1, 2)
-                }),
-                item(2, " x")
-            ]
+            vec![item(1, "{\n\"a\": 1}"), item(2, " x")]
         );
         // One object per line stays JSON Lines.
         assert_eq!(
             collect("{\"a\": 1}\n{}\n"),
             vec![item(1, "{\"a\": 1}"), item(2, "{}")]
+        );
+    }
+
+    #[test]
+    fn a_pretty_printed_object_over_the_record_limit_is_refused() {
+        let big = format!("{{\n\"a\": \"{}\"\n}}\n", "x".repeat(MAX_RECORD_BYTES));
+        let out = collect(&big);
+        assert_eq!(
+            out.first(),
+            Some(&Ok(Record::Refused {
+                line: 1,
+                reason_code: MALFORMED,
+                error: too_large()
+            })),
+            "{out:?}"
         );
     }
 

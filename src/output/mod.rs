@@ -13,7 +13,8 @@
 //! 4. with `--detail`, the kind's report ([`report`]) under all of that.
 //!
 //! [`refusal`] is the one-line stderr message of an exit-2 packet in markdown mode. The
-//! JSON output never changes. Nothing is coloured. [`Format`] names the two outputs;
+//! JSON output never changes (`jsonl` prints the same packet on one line). Nothing is
+//! coloured. [`Format`] names the three outputs;
 //! [`error_packet`] is the packet of a request error.
 
 pub mod notes;
@@ -30,6 +31,8 @@ crate::choice! {
         Markdown => "markdown",
         /// The exact JSON packet.
         Json => "json",
+        /// The same packet as one line: compact JSON and a newline (JSON Lines).
+        Jsonl => "jsonl",
     }
 }
 
@@ -56,6 +59,7 @@ pub fn render(packet: &Value, format: Format) -> String {
 pub fn render_view(packet: &Value, notes: &Notes, format: Format, detail: bool) -> String {
     match format {
         Format::Json => json::to_pretty_line(packet),
+        Format::Jsonl => json::to_compact_line(packet),
         Format::Markdown => {
             let mut out = markdown(packet);
             out.push_str(&body_report(packet).to_markdown());

@@ -35,6 +35,8 @@ pub enum Block {
     Table(Table),
     /// One paragraph.
     Text(String),
+    /// A fenced code block of shell lines, for commands to copy or run.
+    Shell(Vec<String>),
 }
 
 /// A table: a header row and data rows of the same width.
@@ -115,6 +117,11 @@ impl Section {
     pub fn text(&mut self, text: &str) {
         self.blocks.push(Block::Text(text.to_owned()));
     }
+
+    /// Adds a ```` ```sh ```` block of shell lines (each kept on one line).
+    pub fn shell(&mut self, lines: Vec<String>) {
+        self.blocks.push(Block::Shell(lines));
+    }
 }
 
 impl Block {
@@ -135,6 +142,15 @@ impl Block {
                 .collect(),
             Block::Table(table) => table.to_markdown(),
             Block::Text(text) => format!("{}\n", one_line(text)),
+            Block::Shell(lines) => {
+                // Kept as they are (quoting may hold runs of spaces); a newline would
+                // end the command early, so none is kept.
+                let body: String = lines
+                    .iter()
+                    .map(|l| format!("{}\n", l.replace(['\n', '\r'], " ")))
+                    .collect();
+                format!("```sh\n{body}```\n")
+            }
         }
     }
 }

@@ -19,6 +19,7 @@
 //! | `recall --rank-prior`: the setup and the re-ordering | [`prior`] |
 //! | the private recall session document | [`session`] |
 //! | the recall's retrieval and policy snapshot refs | [`snapshot`] |
+//! | `recall --deliver-content`: the summaries handed to the caller only | [`delivery`] |
 //! | the traffic events of recall, apply and outcome; `--explore` | [`traffic`] |
 //!
 //! The packets of §10 are LoopX's and stay ordered values built to the reference's
@@ -30,6 +31,7 @@ mod application;
 mod binding;
 pub mod command;
 pub mod decision;
+pub mod delivery;
 mod evidence;
 mod execute;
 pub mod prior;

@@ -41,6 +41,30 @@ pub struct RecallResult {
     pub relevance_score: Nullable<f64>,
     /// 1-based position in this packet (after the rank prior when it was applied).
     pub rank: u32,
+    /// `--deliver-content` (always in the MCP server's recall tool) only: the memory's
+    /// text for the caller.
+    pub delivered_content: Option<DeliveredContent>,
+}
+
+const_string!(
+    DeliveredContentVersion,
+    "reward_memory_delivered_content_v0"
+);
+const_string!(CallerPrivate, "caller_private");
+
+/// The content summary of a recalled memory, delivered to the caller that asked for it
+/// (`recall --deliver-content`): printed in this packet only, never written to the recall
+/// session, the application receipt, the traffic log or the ledger.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DeliveredContent {
+    pub schema_version: DeliveredContentVersion,
+    /// For the caller only: do not forward it where the corpus's privacy does not allow.
+    pub visibility: CallerPrivate,
+    /// Always false: this binary keeps no copy of it.
+    pub persisted: AlwaysFalse,
+    /// The active record's summary (at most 500 characters of compact text).
+    pub content_summary: String,
 }
 
 /// `reward-memory recall`: a `reward_memory_recall_v0` packet (§10.4 fields and order)

@@ -55,7 +55,7 @@ fn a_global_option_after_a_subcommand_that_does_not_read_it_gets_a_hint() {
     assert!(
         line.contains(
             "tip: --registry is a global option: give it before the subcommand \
-             (only experiment-status, ingest-event, recall, apply and rank-prior read it, and also \
+             (only experiment-status, ingest-event, recall, apply, rank-prior and mcp read it, and also \
              accept it after their name)"
         ),
         "{line}"
@@ -67,7 +67,7 @@ fn a_global_option_after_a_subcommand_that_does_not_read_it_gets_a_hint() {
     );
     // A command group counts as a reader when its leaves read it.
     assert!(
-        line.contains("utility-ledger and utility-correct read it"),
+        line.contains("utility-ledger, utility-correct and mcp read it"),
         "{line}"
     );
     assert!(!line.contains("as a value"), "{line}");
@@ -155,7 +155,8 @@ fn every_packet_subcommand_help_names_format_and_detail() {
     // Built: the subcommands' own arguments and leaves are declared on demand.
     let cli = reward_memory::cli::full_command();
     for sub in reward_memory::cli::subcommand_names() {
-        if sub == "completions" || sub == "man" {
+        // Text commands and the MCP server (JSON-RPC on stdio) print no packet.
+        if sub == "completions" || sub == "man" || sub == "mcp" {
             continue;
         }
         // A command group (utility-ledger) prints packets from its leaves.

@@ -23,6 +23,8 @@ const SUBCOMMANDS: &[&str] = &[
     "utility-ledger",
     "utility-attribute",
     "utility-correct",
+    "init",
+    "mcp",
     "completions",
     "man",
 ];
@@ -131,7 +133,7 @@ complete_words reward-memory ingest-event --format ""
     }
     // A subcommand's own options and values complete too (clap-rs/clap#6421 worked around).
     assert_eq!(answers[2], ["--execute"], "{text}");
-    assert_eq!(answers[3], ["markdown", "json"], "{text}");
+    assert_eq!(answers[3], ["markdown", "json", "jsonl"], "{text}");
 }
 
 #[test]

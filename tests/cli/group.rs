@@ -145,3 +145,97 @@ fn max_input_bytes_must_be_positive() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--max-input-bytes"), "{}", out.stderr);
 }
+
+/// `--format jsonl`: the packet of `--format json`, as exactly one newline-terminated line.
+fn assert_one_line_of(jsonl: &crate::support::Run, json: &crate::support::Run) {
+    assert_eq!(jsonl.code, json.code);
+    assert!(jsonl.stdout.ends_with('\n'), "{}", jsonl.stdout);
+    assert_eq!(jsonl.stdout.lines().count(), 1, "{}", jsonl.stdout);
+    assert_eq!(jsonl.stdout.matches('\n').count(), 1);
+    assert!(json.stdout.lines().count() > 1);
+    assert_eq!(jsonl.json(), json.json());
+}
+
+#[test]
+fn jsonl_prints_every_packet_as_one_line() {
+    let scratch = Scratch::new();
+    let commands: [&[&str]; 6] = [
+        &["architecture"],
+        &["corpus-registry"],
+        // (`evaluate` is left out: its latencies differ from run to run.)
+        &["candidate-review"],
+        &["health-check", "--case", "stale"],
+        // An error packet (exit 2).
+        &["ingest-event", "--input", "missing.json"],
+        &["utility-ledger", "verify", "--ledger", "missing.sqlite3"],
+    ];
+    for args in commands {
+        let mut json = args.to_vec();
+        json.extend(["--format", "json"]);
+        let json = scratch.run(&json, None);
+        let mut jsonl = args.to_vec();
+        jsonl.extend(["--format", "jsonl"]);
+        assert_one_line_of(&scratch.run(&jsonl, None), &json);
+        // The global option too.
+        let mut global = vec!["--format", "jsonl"];
+        global.extend_from_slice(args);
+        assert_one_line_of(&scratch.run(&global, None), &json);
+    }
+}
+
+#[test]
+fn environment_variables_set_the_defaults_and_flags_win() {
+    let scratch = Scratch::new();
+    // REWARD_MEMORY_FORMAT is the global --format; any --format wins.
+    let env = [("REWARD_MEMORY_FORMAT", "jsonl")];
+    let out = scratch.run_env(&["architecture"], None, &env);
+    assert_eq!(out.stdout.lines().count(), 1, "{}", out.stdout);
+    let out = scratch.run_env(&["architecture", "--format", "markdown"], None, &env);
+    assert!(out.stdout.starts_with("# Reward Memory"), "{}", out.stdout);
+    let out = scratch.run_env(&["--format", "json", "architecture"], None, &env);
+    assert!(out.stdout.lines().count() > 1);
+    // REWARD_MEMORY_REGISTRY is --registry: it wins over $LOOPX_REGISTRY, a flag over it.
+    let registry = crate::support::read_json(
+        &crate::support::fixtures_dir().join("ingest_event/embedded/registry.json"),
+    );
+    scratch.write("registry.json", &crate::support::pretty(&registry));
+    let status = |env: &[(&str, &str)], extra: &[&str]| {
+        let mut args = vec!["experiment-status", "--goal-id", "embedded-demo"];
+        args.extend(["--agent-id", "pilot", "--format", "json"]);
+        args.extend_from_slice(extra);
+        scratch.run_env(&args, None, env).json()
+    };
+    let found = status(&[("REWARD_MEMORY_REGISTRY", "registry.json")], &[]);
+    assert_eq!(found["goal_id"], "embedded-demo", "{found}");
+    assert_eq!(
+        found["schema_version"],
+        "reward_memory_experiment_status_v1"
+    );
+    let flag = status(
+        &[("REWARD_MEMORY_REGISTRY", "registry.json")],
+        &["--registry", "other.json"],
+    );
+    assert!(
+        flag["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("other.json")),
+        "{flag}"
+    );
+    // REWARD_MEMORY_RUNTIME_ROOT is --runtime-root: its registry.global.json is found.
+    scratch.write(
+        "rt/registry.global.json",
+        &crate::support::pretty(&registry),
+    );
+    let found = status(&[("REWARD_MEMORY_RUNTIME_ROOT", "rt")], &[]);
+    assert_eq!(found["goal_id"], "embedded-demo", "{found}");
+    let flag = status(
+        &[("REWARD_MEMORY_RUNTIME_ROOT", "rt")],
+        &["--runtime-root", "elsewhere"],
+    );
+    assert!(
+        flag["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("registry")),
+        "{flag}"
+    );
+}

@@ -188,6 +188,120 @@ fn candidates(packet: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Every byte of every file under `dir` (recursively) but the embedded store's, for a
+/// search.
+fn all_bytes_under(dir: &std::path::Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in entries {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        if path.is_dir() {
+            out.extend(all_bytes_under(&path));
+        } else if name.starts_with("embedded.sqlite3") {
+            continue;
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            out.extend(bytes);
+        }
+    }
+    out
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[test]
+fn deliver_content_hands_the_caller_each_summary_and_stores_it_nowhere() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    // The summaries are in the store: measure what the runtime root held before.
+    let summaries = [
+        "Run the focused test suite before pushing a branch.",
+        "Prefer small reversible commits over sweeping rewrites.",
+    ];
+    let plain = recall(&s, &["--ledger", "ledger.sqlite3"]);
+    assert!(
+        !plain.stdout.contains("delivered_content"),
+        "{}",
+        plain.stdout
+    );
+    let run = recall(&s, &["--deliver-content", "--ledger", "ledger.sqlite3"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    conforms("reward_memory_recall_v0", &run);
+    let packet = run.json();
+    let results = packet["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2);
+    let mut delivered: Vec<&str> = Vec::new();
+    for result in results {
+        // The corpus is private: the public field stays null.
+        assert_eq!(result["content_summary"], Value::Null);
+        let content = &result["delivered_content"];
+        assert_eq!(
+            content["schema_version"],
+            "reward_memory_delivered_content_v0"
+        );
+        assert_eq!(content["visibility"], "caller_private");
+        assert_eq!(content["persisted"], false);
+        delivered.push(content["content_summary"].as_str().expect("summary"));
+    }
+    delivered.sort_unstable();
+    let mut expected = summaries.to_vec();
+    expected.sort_unstable();
+    assert_eq!(delivered, expected);
+    // apply on the delivered recall, with the traffic log.
+    let session = packet["recall_session_ref"].as_str().expect("session");
+    let memory_ref = results[0]["memory_ref"].as_str().expect("ref");
+    let apply = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            session,
+            "--application-id",
+            "application:deliver-1",
+            "--artifact-ref",
+            "pr:deliver-1",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            memory_ref,
+            "--reasoning-summary",
+            "Ran the focused suite",
+            "--current-artifact-verified",
+            "--ledger",
+            "ledger.sqlite3",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(apply.code, 0, "{}", apply.stdout);
+    // Neither the session, the stored receipt, the traffic log nor the ledger holds a
+    // summary: only the embedded store (where ingest wrote the memory) does.
+    let mut stored = all_bytes_under(&s.path.join("rt"));
+    for name in ["ledger.sqlite3", "ledger.sqlite3-wal"] {
+        stored.extend(std::fs::read(s.path.join(name)).unwrap_or_default());
+    }
+    assert!(
+        contains(&stored, "rms_"),
+        "the session and the traffic log were written"
+    );
+    for summary in summaries {
+        assert!(!contains(&stored, summary), "{summary} was stored");
+        assert!(
+            !apply.stdout.contains(summary),
+            "{summary} is in the receipt"
+        );
+    }
+}
+
 #[test]
 fn the_attribution_loop_runs_through_the_binary_and_utility_changes_the_order() {
     let s = loop_setup();

@@ -64,11 +64,20 @@ impl Scratch {
 
     /// Runs the binary inside the scratch dir with an isolated HOME.
     pub fn run(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        self.run_env(args, stdin, &[])
+    }
+
+    /// [`Scratch::run`] with the environment variables `env` set.
+    pub fn run_env(&self, args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Run {
         let mut cmd = assert_cmd::cargo::cargo_bin_cmd!("reward-memory");
         cmd.current_dir(&self.path)
             .env("HOME", self.path.join(".home"))
             .env_remove("LOOPX_REGISTRY")
+            .env_remove("REWARD_MEMORY_FORMAT")
+            .env_remove("REWARD_MEMORY_REGISTRY")
+            .env_remove("REWARD_MEMORY_RUNTIME_ROOT")
             .env("COLUMNS", "100")
+            .envs(env.iter().copied())
             .args(args);
         if let Some(input) = stdin {
             cmd.write_stdin(input.as_bytes().to_vec());

@@ -2132,7 +2132,7 @@ fn append_that_stores_nothing_is_refused_not_committed_with_refusals() {
 }
 
 #[test]
-fn pretty_printed_observation_is_refused_with_the_input_forms_append_reads() {
+fn a_pretty_printed_observation_is_appended_as_one_delivery() {
     let scratch = Scratch::new();
     let ledger = scratch
         .path
@@ -2147,24 +2147,41 @@ fn pretty_printed_observation_is_refused_with_the_input_forms_append_reads() {
         0.5,
         "2026-08-15T00:00:00Z",
     );
-    let pretty = json::dumps(&good, json::DumpOptions::PRETTY);
-    let lines = pretty.lines().count();
-    assert!(lines > 10);
-    scratch.write("pretty.json", &format!("{pretty}\n"));
-    let receipt = append(&scratch, &ledger, "pretty.json", None);
-    assert_eq!(receipt.code, 2);
+    // What `utility-observe --format json` prints: one pretty object and a newline.
+    let pretty = json::to_pretty_line(&good);
+    assert!(pretty.lines().count() > 10);
+    let receipt = append(&scratch, &ledger, "-", Some(pretty.as_bytes()));
+    assert_eq!(receipt.code, 0, "{}", receipt.stdout);
     let packet = receipt.json();
     assert_eq!(packet["received"], 1, "{}", receipt.stdout);
-    assert_eq!(packet["refused"], 1);
-    let refusal = &packet["refusals"][0];
-    assert_eq!(refusal["line"], 1);
-    assert_eq!(refusal["reason_code"], "observation_malformed");
-    let error = refusal["error"].as_str().unwrap_or_default();
-    assert!(
-        error.contains(&format!("spans lines 1-{lines}"))
-            && error.contains("JSON Lines (one observation per line)")
-            && error.contains("{\"observations\": [...]}"),
-        "{error}"
+    assert_eq!(packet["appended"], 1);
+    assert_eq!(packet["refused"], 0);
+    // The same observation as a JSON line is a duplicate of it.
+    let line = json::dumps(&good, json::DumpOptions::COMPACT);
+    scratch.write("line.jsonl", &format!("{line}\n"));
+    let again = append(&scratch, &ledger, "line.jsonl", None);
+    assert_eq!(again.json()["duplicate"], 1, "{}", again.stdout);
+    // A pretty object followed by JSON lines: the lines are read as before.
+    let other = observation(
+        "agent:p",
+        &digest(2),
+        "p2",
+        "helpful",
+        0.5,
+        "2026-08-15T00:00:00Z",
+    );
+    let mixed = format!(
+        "{}{}\n",
+        json::to_pretty_line(&other),
+        json::dumps(&good, json::DumpOptions::COMPACT)
+    );
+    let receipt = append(&scratch, &ledger, "-", Some(mixed.as_bytes()));
+    let packet = receipt.json();
+    assert_eq!(
+        (packet["appended"].clone(), packet["duplicate"].clone()),
+        (serde_json::json!(1), serde_json::json!(1)),
+        "{}",
+        receipt.stdout
     );
 }
 

@@ -8,6 +8,7 @@
 //! never contacts a provider.
 
 pub mod config;
+pub mod starter;
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //!
 //! This file holds the table of views ([`VIEWS`]) and the helpers the views share; the
 //! views themselves live by family: `contracts.rs` (the Stage 0-5 LoopX packets),
-//! `recall.rs` (recall, apply, the rank prior), `utility.rs` (observation, projection,
+//! `init.rs` (the setup `init` wrote), `recall.rs` (recall, apply, the rank prior), `utility.rs` (observation, projection,
 //! validation), `ledger.rs` (the utility ledger) and `rank_evaluate.rs` (the ranking
 //! evaluation; `rank_evaluate_logged.rs` its verdict on logged traffic). To show a new
 //! packet kind, write a `<kind>_summary` and a `<kind>_detail` function in its family's
@@ -15,6 +15,7 @@
 
 mod contracts;
 mod fields;
+mod init;
 mod ledger;
 mod rank_evaluate;
 mod rank_evaluate_logged;
@@ -80,6 +81,12 @@ pub const VIEWS: &[PacketView] = &[
         summary: none,
         body: no_body,
         detail: contracts::route_detail,
+    },
+    PacketView {
+        schema_version: "reward_memory_init_v0",
+        summary: none,
+        body: init::init_body,
+        detail: init::init_detail,
     },
     PacketView {
         schema_version: "reward_memory_experiment_status_v1",

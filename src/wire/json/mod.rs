@@ -31,7 +31,7 @@ pub use parse::{
     Cursor, MEMORY_PER_INPUT_BYTE, MEMORY_SLACK, ParseError, decode_utf8, parse, parse_prefix,
 };
 pub use print::{
-    DumpOptions, Json, JsonItems, canonical, dumps, json_float, to_pretty_line,
+    DumpOptions, Json, JsonItems, canonical, dumps, json_float, to_compact_line, to_pretty_line,
     write_canonical_plain, write_canonical_plain_fields, write_json, write_value,
 };
 

@@ -27,6 +27,15 @@ impl DumpOptions {
         sort_keys: false,
         ensure_ascii: false,
     };
+    /// `separators=(",", ":"), ensure_ascii=False`, keys in packet order: one packet on
+    /// one line (`--format jsonl`, the MCP server's tool results).
+    pub const COMPACT: DumpOptions = DumpOptions {
+        indent: None,
+        item_sep: ",",
+        key_sep: ":",
+        sort_keys: false,
+        ensure_ascii: false,
+    };
     /// `sort_keys=True, separators=(",", ":"), ensure_ascii=False`: canonical bytes.
     pub const CANONICAL: DumpOptions = DumpOptions {
         indent: None,
@@ -131,6 +140,15 @@ pub fn to_pretty_line(value: &Value) -> String {
     // grows a few times instead of a dozen.
     let mut out = String::with_capacity(64 << 10);
     write_value(&mut out, value, DumpOptions::PRETTY, 0);
+    out.push('\n');
+    out
+}
+
+/// The packet as one line: compact JSON in packet order followed by one newline. JSON
+/// escapes every control character inside strings, so the line holds no other newline.
+pub fn to_compact_line(value: &Value) -> String {
+    let mut out = String::with_capacity(16 << 10);
+    write_value(&mut out, value, DumpOptions::COMPACT, 0);
     out.push('\n');
     out
 }
