@@ -8,7 +8,8 @@
 # relevances (as bench/rank-prior.sh). Prints figures, asserts nothing.
 #
 # Usage: bench/rank-prior-v1.sh   (BENCH_RUNS sets the runs per case, default 50;
-# BENCH_STREAM the 1024-delivery input, default ../shared/bench/utility-project-1024.json)
+# BENCH_STREAM the 1024-delivery input, default ../shared/bench/utility-project-1024.json;
+# BENCH_BIN a binary to time instead of building the release one)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -17,8 +18,12 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/reward-memory-rank-prior-v1.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 runs="${BENCH_RUNS:-50}"
 
-cargo build --release --locked --quiet
-bin="$root/target/release/reward-memory"
+if [ -n "${BENCH_BIN:-}" ]; then
+    bin=$(realpath "$BENCH_BIN")
+else
+    cargo build --release --locked --quiet
+    bin="$root/target/release/reward-memory"
+fi
 stream="${BENCH_STREAM:-$root/../shared/bench/utility-project-1024.json}"
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -84,7 +89,9 @@ for _ in range(int(runs)):
     wall.append((time.perf_counter() - t) * 1000)
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu.append((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1000)
-print(f"{label:<16} wall median {statistics.median(wall):5.2f} ms (min {min(wall):.2f}), "
+wall.sort()
+p10 = wall[max(0, len(wall) // 10 - 1)]
+print(f"{label:<16} wall median {statistics.median(wall):5.2f} ms (min {wall[0]:.2f}, p10 {p10:.2f}), "
       f"CPU median {statistics.median(cpu):5.2f} ms, {runs} runs; modified {packet['modified_count']}")
 PY
     if command -v valgrind >/dev/null 2>&1; then

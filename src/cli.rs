@@ -301,17 +301,20 @@ pub enum Command {
     /// verdict: it only prints (or stores) a ranking and never changes what `recall`
     /// returns; `recall --rank-prior` is the gated path.
     RankPrior(RankPriorArgs),
-    /// Held-out ranking evaluation of the bounded utility prior against four other arms
+    /// Held-out ranking evaluation of the bounded utility prior against the other arms
     /// (exit 2 unless qualified)
     ///
-    /// Five arms rank the same semantic pool of every held-out episode: 1 semantic
+    /// Six arms rank the same semantic pool of every held-out episode: 1 semantic
     /// relevance alone, 2 relevance plus access hotness (OpenViking's blend), 3 relevance
-    /// times the bounded utility modifier (the rank prior), 4 the same with every
-    /// evaluator_inference observation removed from the ledger, 5 a MemRL-style Q-value
-    /// arm. Prints memory_utility_ranking_evaluation_v1: nDCG@k, success@1, harmful@k,
-    /// task cost, false attenuation (with seeded bootstrap intervals), scope leaks and
-    /// evaluator disagreement per arm, differences against arm 1, and the verdict for the
-    /// rank-prior profile's digest. Exit 0 when qualified, 2 when hold (or on an invalid
+    /// times the bounded utility modifier (the rank prior, reducer v0), 4 the same with
+    /// every evaluator_inference observation removed from the ledger, 5 a MemRL-style
+    /// Q-value arm, 6 arm 3 with the ledger reduced by memory_utility_reducer_v1 (a
+    /// simulation adds 7, MemRL on-policy). The gate qualifies arm 3, or arm 6 when the
+    /// evaluated partitions name memory_utility_reducer_v1 (their reducer_version).
+    /// Prints memory_utility_ranking_evaluation_v1: nDCG@k, success@1, harmful@k, task
+    /// cost, false attenuation (with seeded bootstrap intervals), scope leaks and
+    /// evaluator disagreement per arm, differences against arm 1, v1 against v0 on the
+    /// same resamples, and the verdict for the rank-prior profile's digest. Exit 0 when qualified, 2 when hold (or on an invalid
     /// request). A qualified verdict is what `recall --rank-prior --evaluation` needs to
     /// apply the same profile. Markdown shows the verdict, one table of arms by metrics with
     /// intervals and the gate's checks; --detail adds the differences against arm 1, the
@@ -321,7 +324,8 @@ pub enum Command {
     ///
     /// --ledger L --partition P.json (or --all-partitions) evaluates the deployment's own
     /// traffic instead: the recall, apply and outcome events of the ledger's traffic log,
-    /// split in time, no ground truth. Each arm's value of choosing the memory shown
+    /// split in time, no ground truth; a P that names reducer_version
+    /// memory_utility_reducer_v1 is evaluated (and its verdict bound) under v1. Each arm's value of choosing the memory shown
     /// first is estimated off-policy from the verified outcomes (IPS, self-normalized
     /// IPS, doubly robust, effective sample size, paired bootstrap against semantic); the
     /// prior qualifies only when its SNIPS gain has a lower bound above 0 with enough

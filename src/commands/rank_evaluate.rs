@@ -250,13 +250,16 @@ fn ranking_from_ledger(
     if request.plot.is_some() {
         return Err(no_plot());
     }
-    let selection = match (&request.partition, request.all_partitions) {
+    let (selection, reducer_version) = match (&request.partition, request.all_partitions) {
         (Some(path), false) => {
             let value = io::read_input_object(&ctx.env, path, request.max_input_bytes)?;
-            let partition = logged::episodes::partition_of_value(&value)?;
-            Selection::Only(vec![partition.key()])
+            let (partition, reducer_version) = logged::episodes::partition_of_value(&value)?;
+            (Selection::Only(vec![partition.key()]), reducer_version)
         }
-        (None, true) => Selection::All,
+        (None, true) => (
+            Selection::All,
+            crate::utility::reducer::DEFAULT_REDUCER_VERSION.to_owned(),
+        ),
         _ => {
             return Err(RankEvaluateError::Sweep(
                 "--ledger needs the partition to evaluate: --partition P.json or --all-partitions"
@@ -267,7 +270,7 @@ fn ranking_from_ledger(
     };
     let explicit = request.ledger.as_deref().filter(|l| !l.is_empty());
     let mut opened = super::resolve::open_ledger(explicit, ctx)?;
-    let read = logged::read_ledger(opened.backend.as_mut(), &selection)?;
+    let read = logged::read_ledger(opened.backend.as_mut(), &selection, &reducer_version)?;
     if let Some(path) = &request.export_episodes {
         let text = logged::episodes::write_jsonl(&read.data)?;
         io::write_file(path, text.as_bytes()).map_err(|e| {

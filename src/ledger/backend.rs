@@ -12,6 +12,7 @@ use super::rows::{
 };
 use super::rows::{LEDGER_ID_PREFIX, VerdictRow};
 use super::rows::{TrafficAppend, TrafficRow};
+use crate::utility::reducer::V1Input;
 
 /// What every backend stores and reads. Write methods run inside the transaction opened
 /// by [`LedgerBackend::begin_write`] (which holds the ledger's one write lock until
@@ -111,6 +112,27 @@ pub trait LedgerBackend {
     /// `observation_id` order. A backend may leave `subject_id` and `fingerprint` empty
     /// and `delivery_count` at 1: only the reducer's inputs and `rep_seq` are read.
     fn subject_members(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<ObservationRow>>>;
+    /// For each key, what the `memory_utility_reducer_v1` rules read of its accepted
+    /// observations ([`V1Input`]: label, tier, confidence, the representative's creation
+    /// instant), in `observation_id` order: [`LedgerBackend::subject_members`] without
+    /// what only the v0 reduction and the history read. A backend may read them more
+    /// cheaply than whole aggregates.
+    fn subject_v1_inputs(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<V1Input>>> {
+        let mut out = Vec::with_capacity(keys.len());
+        for mut members in self.subject_members(keys)? {
+            members.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
+            let inputs = members
+                .iter()
+                .map(|m| {
+                    m.v1_input().ok_or_else(|| {
+                        LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
+                    })
+                })
+                .collect::<LedgerResult<Vec<_>>>()?;
+            out.push(inputs);
+        }
+        Ok(out)
+    }
     /// For each key, the stored subject when it exists.
     fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>>;
     /// Inserts or replaces subjects; `digests` are added to the digest index (set and

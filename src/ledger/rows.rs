@@ -381,6 +381,17 @@ pub struct ObservationRow {
 }
 
 impl ObservationRow {
+    /// What the v1 rules read of this observation; `None` when `rep_order` is damaged.
+    pub fn v1_input(&self) -> Option<crate::utility::reducer::V1Input> {
+        let (micros, _) = self.rep_order.split_once('\u{1}')?;
+        Some(crate::utility::reducer::V1Input {
+            utility_label: self.utility_label,
+            evidence_basis: self.evidence_basis,
+            confidence: self.confidence,
+            created_micros: micros.parse().ok()?,
+        })
+    }
+
     /// What the reducer reads of this observation: its id, label, basis, confidence and
     /// the representative's `created_at` (from [`ObservationRow::rep_order`]); the other
     /// fields are left empty. `None` when `rep_order` is damaged.

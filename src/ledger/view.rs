@@ -6,10 +6,13 @@
 //! [`UtilityView::new`], the same constructor a projection feeds. Per digest it reads the
 //! item subject (its id is computed from the digest) and the set and unresolved subjects
 //! of the digest index: what [`super::engine::subjects`] reads for `utility-ledger
-//! subject`, without the history. When the partition's reducer version names
-//! `memory_utility_reducer_v1`, each found subject is reduced by the v1 rules from its
-//! observation aggregates instead ([`engine::reduce_members_v1`], as `subject` and
-//! `project` do). The cost grows with the number of candidates (and a found subject's
+//! subject`, without the history. A partition with no more subjects than there are
+//! digests is read in one pass over its subjects instead, keeping those that mention a
+//! digest: the same rows, for less than one look-up per digest. When the partition's
+//! reducer version names `memory_utility_reducer_v1`, each found subject is reduced by
+//! the v1 rules from its observation aggregates instead ([`engine::upgrade_stored_v1`],
+//! as `subject` and `project` do), the aggregates of every found subject read in one
+//! round. The cost grows with the number of candidates (and a found subject's
 //! observations), never with the ledger's size. The partition is the look-up key, so
 //! utility of another scope or snapshot pair can never enter the view.
 
@@ -26,6 +29,8 @@ use super::rows::{ObservationRow, PartitionKey, SubjectKey, SubjectRow};
 
 /// Item subjects looked up per storage round.
 const ROUND: usize = 512;
+/// Subjects per page of a partition scan.
+const SCAN_PAGE: usize = 1000;
 
 /// The ledger's partition key of a ranking partition (scope and snapshot pair; the
 /// reducer version only names the rules the ledger applies to the partition's rows).
@@ -63,28 +68,77 @@ fn decode_row(row: &SubjectRow) -> LedgerResult<SubjectState> {
         .ok_or_else(|| LedgerError::Storage(format!("subject {} state is damaged", row.subject_id)))
 }
 
-/// What the prior reads of a stored subject; with `attested_only`, a subject with evidence
-/// above `evaluator_inference` is reduced again from its accepted observations without
-/// those above `evaluator_inference` whose representative delivery arrived by import
-/// (`None` when nothing is left of it). Under the v1 rules every subject is reduced
-/// from its accepted observations (after the same filter).
-fn decode(
+/// What the prior reads of stored subjects, by subject id; with `attested_only`, a
+/// subject with evidence above `evaluator_inference` is reduced again from its accepted
+/// observations without those above `evaluator_inference` whose representative delivery
+/// arrived by import (left out when nothing is left of it). Under the v1 rules every
+/// subject is reduced from its accepted observations (after the same filter). The
+/// aggregates of every subject that needs them are read in one round.
+fn decode_all(
     backend: &mut dyn LedgerBackend,
-    row: &SubjectRow,
+    rows: &[SubjectRow],
     attested_only: bool,
     rules: Rules,
-) -> LedgerResult<Option<SubjectUtility>> {
-    let state = decode_row(row)?;
-    let filter = attested_only && state.summary.iter().any(|p| attestable(p.basis));
-    if rules == Rules::V0 && !filter {
-        return Ok(Some(subject_utility(&state)));
+    found: &mut BTreeMap<String, SubjectUtility>,
+) -> LedgerResult<()> {
+    let mut pending: Vec<(SubjectKey, SubjectState, bool)> = Vec::new();
+    for row in rows {
+        let state = decode_row(row)?;
+        let filter = attested_only && state.summary.iter().any(|p| attestable(p.basis));
+        if rules == Rules::V0 && !filter {
+            found.insert(row.subject_id.clone(), subject_utility(&state));
+        } else {
+            pending.push(((row.partition_id, row.subject_id.clone()), state, filter));
+        }
     }
-    let key: SubjectKey = (row.partition_id, row.subject_id.clone());
-    let mut members = backend
-        .subject_members(std::slice::from_ref(&key))?
+    if pending.is_empty() {
+        return Ok(());
+    }
+    let mismatch =
+        || LedgerError::Storage("the storage returned the aggregates of other subjects".to_owned());
+    // Under v1 without the attestation filter only the v1 inputs are read (the stored
+    // state keeps the lineage); otherwise the whole aggregates.
+    let (lean, whole): (Vec<_>, Vec<_>) = pending
         .into_iter()
-        .next()
-        .unwrap_or_default();
+        .partition(|(_, _, filter)| !filter && rules != Rules::V0);
+    if let Rules::V1(params) = rules
+        && !lean.is_empty()
+    {
+        let keys: Vec<SubjectKey> = lean.iter().map(|(key, _, _)| key.clone()).collect();
+        let inputs = backend.subject_v1_inputs(&keys)?;
+        if inputs.len() != keys.len() {
+            return Err(mismatch());
+        }
+        for ((key, state, _), inputs) in lean.into_iter().zip(inputs) {
+            let (v1_state, _) = engine::upgrade_stored_v1_inputs(&state, &inputs, params)?;
+            found.insert(key.1, subject_utility(&v1_state));
+        }
+    }
+    if whole.is_empty() {
+        return Ok(());
+    }
+    let keys: Vec<SubjectKey> = whole.iter().map(|(key, _, _)| key.clone()).collect();
+    let members = backend.subject_members(&keys)?;
+    if members.len() != keys.len() {
+        return Err(mismatch());
+    }
+    for ((key, state, filter), members) in whole.into_iter().zip(members) {
+        if let Some(subject) = decode_members(backend, &key, &state, filter, members, rules)? {
+            found.insert(key.1, subject);
+        }
+    }
+    Ok(())
+}
+
+/// [`decode_all`] of one subject whose aggregates have been read.
+fn decode_members(
+    backend: &mut dyn LedgerBackend,
+    key: &SubjectKey,
+    state: &SubjectState,
+    filter: bool,
+    mut members: Vec<ObservationRow>,
+    rules: Rules,
+) -> LedgerResult<Option<SubjectUtility>> {
     if filter {
         members = attested_members(backend, members)?;
     }
@@ -92,17 +146,17 @@ fn decode(
         // The stored state was reduced from exactly these members: only the v1 utility
         // is computed.
         Rules::V1(params) if !filter => Ok(Some(subject_utility(
-            &engine::upgrade_stored_v1(&state, &members, params)?.0,
+            &engine::upgrade_stored_v1(state, &members, params)?.0,
         ))),
         Rules::V1(params) => {
             Ok(
-                engine::reduce_members_v1(&key, &state.memory_ref_digests, &members, params)?
+                engine::reduce_members_v1(key, &state.memory_ref_digests, &members, params)?
                     .map(|(v1_state, _)| subject_utility(&v1_state)),
             )
         }
         Rules::V0 => {
             let digests = state.memory_ref_digests.join(",");
-            match engine::reduce_members(&key, &digests, &members)? {
+            match engine::reduce_members(key, &digests, &members)? {
                 None => Ok(None),
                 Some(reduced) => Ok(Some(subject_utility(&decode_row(&reduced)?))),
             }
@@ -197,34 +251,111 @@ fn read_subjects(
     let Some(stored) = backend.find_partition(&partition_key(partition))? else {
         return Ok(found);
     };
-    let id = stored.partition_id;
-    for round in digests.chunks(ROUND) {
-        let keys: Vec<SubjectKey> = round
-            .iter()
-            .map(|d| {
-                let one = [(*d).to_owned()];
-                (
-                    id,
-                    reducer::subject_id_for(AttributionLevel::Item, &one, ""),
-                )
-            })
-            .collect();
-        for row in backend.load_subjects(&keys)?.into_iter().flatten() {
-            if let Some(subject) = decode(backend, &row, attested_only, rules)? {
-                found.insert(row.subject_id.clone(), subject);
-            }
-        }
-    }
-    for d in digests {
-        for row in backend.subjects_with_digest(id, d)? {
-            if !found.contains_key(&row.subject_id)
-                && let Some(subject) = decode(backend, &row, attested_only, rules)?
-            {
-                found.insert(row.subject_id.clone(), subject);
-            }
-        }
+    let subjects = usize::try_from(stored.counters.subjects).unwrap_or(usize::MAX);
+    let read = Read {
+        partition_id: stored.partition_id,
+        digests,
+        attested_only,
+        rules,
+    };
+    if subjects <= digests.len() {
+        read.by_scan(backend, &mut found)?;
+    } else {
+        read.by_lookups(backend, &mut found)?;
     }
     Ok(found)
+}
+
+/// One read of a stored partition's subjects for some digests.
+struct Read<'a> {
+    partition_id: i64,
+    digests: &'a [&'a str],
+    attested_only: bool,
+    rules: Rules,
+}
+
+impl Read<'_> {
+    /// One pass over the partition's subjects ([`scan_subjects`]).
+    fn by_scan(
+        &self,
+        backend: &mut dyn LedgerBackend,
+        found: &mut BTreeMap<String, SubjectUtility>,
+    ) -> LedgerResult<()> {
+        let rows = scan_subjects(backend, self.partition_id, self.digests)?;
+        decode_all(backend, &rows, self.attested_only, self.rules, found)
+    }
+
+    /// Per digest: the item subject by its id, then the set and unresolved subjects of
+    /// the digest index.
+    fn by_lookups(
+        &self,
+        backend: &mut dyn LedgerBackend,
+        found: &mut BTreeMap<String, SubjectUtility>,
+    ) -> LedgerResult<()> {
+        let (id, digests) = (self.partition_id, self.digests);
+        let (attested_only, rules) = (self.attested_only, self.rules);
+        for round in digests.chunks(ROUND) {
+            let keys: Vec<SubjectKey> = round
+                .iter()
+                .map(|d| {
+                    let one = [(*d).to_owned()];
+                    (
+                        id,
+                        reducer::subject_id_for(AttributionLevel::Item, &one, ""),
+                    )
+                })
+                .collect();
+            let rows: Vec<SubjectRow> = backend
+                .load_subjects(&keys)?
+                .into_iter()
+                .flatten()
+                .collect();
+            decode_all(backend, &rows, attested_only, rules, found)?;
+        }
+        let mut grouped: Vec<SubjectRow> = Vec::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        for d in digests {
+            for row in backend.subjects_with_digest(id, d)? {
+                if !found.contains_key(&row.subject_id) && seen.insert(row.subject_id.clone()) {
+                    grouped.push(row);
+                }
+            }
+        }
+        decode_all(backend, &grouped, attested_only, rules, found)
+    }
+}
+
+/// Every subject of partition `id` that mentions one of `digests`, in one pass over the
+/// partition's subjects (pages in subject id order): the rows the per-digest look-ups
+/// find. A row's digests are the last field of its stored state.
+fn scan_subjects(
+    backend: &mut dyn LedgerBackend,
+    id: i64,
+    digests: &[&str],
+) -> LedgerResult<Vec<SubjectRow>> {
+    let mut wanted: Vec<&str> = digests.to_vec();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut rows = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = backend.subjects_page(id, after.as_deref(), SCAN_PAGE)?;
+        let Some(last) = page.last() else {
+            break;
+        };
+        after = Some(last.subject_id.clone());
+        let full = page.len() == SCAN_PAGE;
+        rows.extend(page.into_iter().filter(|row| {
+            row.state
+                .rsplit(';')
+                .next()
+                .is_some_and(|tail| tail.split(',').any(|d| wanted.binary_search(&d).is_ok()))
+        }));
+        if !full {
+            break;
+        }
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -376,6 +507,46 @@ mod tests {
                 prop_assert_eq!(from_ledger.item(d), from_projection.item(d));
                 prop_assert_eq!(from_ledger.in_group(d), from_projection.in_group(d));
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        /// Both plans of a read, one pass over the partition's subjects and the
+        /// per-digest look-ups, find the same subjects and read them alike, for any
+        /// stream and any of the digests, under v0 and v1, with and without
+        /// `require_attested_tiers`.
+        #[test]
+        fn a_scan_and_per_digest_look_ups_read_the_same_subjects(
+            stream in deliveries(),
+            take in 0usize..=4,
+            v1 in any::<bool>(),
+            attested_only in any::<bool>(),
+            params in crate::utility::reducer::v1::props::params(),
+        ) {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+            let mut ledger = SqliteLedger::new(dir.path().join("ledger.sqlite3"));
+            append_all(&mut ledger, &stream);
+            let partition = partition_of(&stage2_context());
+            let rules = if v1 { Rules::V1(params) } else { Rules::V0 };
+            let digests = &DIGESTS[..take];
+            let (scanned, looked_up) = with_read(&mut ledger, |backend| {
+                let (mut scanned, mut looked_up) = (BTreeMap::new(), BTreeMap::new());
+                if let Some(stored) = backend.find_partition(&partition_key(&partition))? {
+                    let read = Read {
+                        partition_id: stored.partition_id,
+                        digests,
+                        attested_only,
+                        rules,
+                    };
+                    read.by_scan(backend, &mut scanned)?;
+                    read.by_lookups(backend, &mut looked_up)?;
+                }
+                Ok((scanned, looked_up))
+            })
+            .unwrap_or_else(|e| panic!("read: {e}"));
+            prop_assert_eq!(scanned, looked_up);
         }
     }
 

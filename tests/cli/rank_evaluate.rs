@@ -513,9 +513,14 @@ fn the_packet_reports_tuned_baselines_and_which_arm_wins() {
             "bounded_utility",
             "bounded_utility_without_inference",
             "memrl",
+            "bounded_utility_v1",
             "memrl_on_policy"
         ]
     );
+    assert_eq!(packet["gate"]["arm"], "bounded_utility", "v0 partitions");
+    assert_eq!(packet["reducer_version"], "memory_utility_reducer_v0");
+    assert_eq!(packet["reducer_comparison"]["arm"], "bounded_utility_v1");
+    assert_eq!(packet["reducer_comparison"]["versus"], "bounded_utility");
     for arm in arms {
         let key = arm["arm"].as_str().unwrap_or_default();
         let learned = matches!(key, "semantic_hotness" | "memrl" | "memrl_on_policy");
@@ -532,7 +537,7 @@ fn the_packet_reports_tuned_baselines_and_which_arm_wins() {
         .as_str()
         .expect("best arm");
     assert!(keys.contains(&best));
-    let beating = packet["gate"]["arms_beating_bounded_utility"]
+    let beating = packet["gate"]["arms_beating_gated_arm"]
         .as_array()
         .expect("list");
     let markdown = run(&scratch, &with(SMALL, &[]));
@@ -549,4 +554,94 @@ fn the_packet_reports_tuned_baselines_and_which_arm_wins() {
         "bounded_utility is beaten on nDCG@3"
     };
     assert!(markdown.stdout.contains(plain), "{}", markdown.stdout);
+}
+
+/// Issue 23: an episodes file whose partitions name `memory_utility_reducer_v1` is
+/// evaluated under v1: the gate qualifies `bounded_utility_v1`, the verdict names the v1
+/// identities; one file names one reducer (a second one is refused with its line), and a
+/// malformed v1 name is refused as the rank prior refuses it.
+#[test]
+fn an_episodes_file_of_v1_partitions_gates_the_v1_arm_and_one_file_names_one_reducer() {
+    let path = fixtures_dir().join("rank_evaluate/valid/episodes-only.jsonl");
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let named = |version: &str, only_first: bool| {
+        let mut out = String::new();
+        let mut done = false;
+        for line in text.lines() {
+            let mut v: serde_json::Value = match serde_json::from_str(line) {
+                Ok(v) => v,
+                Err(_) => {
+                    out.push_str(line);
+                    out.push('\n');
+                    continue;
+                }
+            };
+            if v["schema_version"] == "memory_utility_ranking_episode_v0" && !(only_first && done) {
+                v["partition"]["reducer_version"] = serde_json::json!(version);
+                done = true;
+            }
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+        out
+    };
+    let scratch = Scratch::new();
+    scratch.write("v1.jsonl", &named("memory_utility_reducer_v1", false));
+    let v1 = scratch.run(
+        &["rank-evaluate", "--input", "v1.jsonl", "--format", "json"],
+        None,
+    );
+    let packet = v1.json();
+    assert_eq!(packet["reducer_version"], "memory_utility_reducer_v1");
+    assert_eq!(packet["gate"]["arm"], "bounded_utility_v1");
+    let plain = scratch.run(
+        &[
+            "rank-evaluate",
+            "--input",
+            &fixtures_dir()
+                .join("rank_evaluate/valid/episodes-only.jsonl")
+                .to_string_lossy(),
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let v0 = plain.json();
+    assert_eq!(v0["gate"]["arm"], "bounded_utility");
+    assert_ne!(v0["source"]["partitions"], packet["source"]["partitions"]);
+    assert_eq!(v0["arms"], packet["arms"], "the same arms either way");
+
+    scratch.write("mixed.jsonl", &named("memory_utility_reducer_v1", true));
+    let mixed = scratch.run(
+        &[
+            "rank-evaluate",
+            "--input",
+            "mixed.jsonl",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(mixed.code, 2, "{}", mixed.transcript());
+    let error = mixed.json()["error"].as_str().expect("error").to_owned();
+    assert!(
+        error.contains("partition.reducer_version is memory_utility_reducer_v0, but line 1 names memory_utility_reducer_v1: every episode of one file names the same reducer"),
+        "{error}"
+    );
+    scratch.write(
+        "bad.jsonl",
+        &named("memory_utility_reducer_v1:half_life_days:0", false),
+    );
+    let bad = scratch.run(
+        &["rank-evaluate", "--input", "bad.jsonl", "--format", "json"],
+        None,
+    );
+    assert_eq!(bad.code, 2, "{}", bad.transcript());
+    assert!(
+        bad.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is not a memory_utility_reducer_v1 name")),
+        "{}",
+        bad.stdout
+    );
 }

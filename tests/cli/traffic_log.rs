@@ -681,41 +681,57 @@ fn memory(i: usize) -> String {
     format!("{:016x}", 0xb0 + i)
 }
 
-fn minute(i: usize) -> String {
-    format!(
-        "2026-09-{:02}T{:02}:{:02}:00Z",
-        1 + i / 1440,
-        (i / 60) % 24,
-        i % 60
-    )
+/// The log's clock: minute `i` after `start`.
+fn minute_after(start: &chrono::DateTime<chrono::Utc>, i: usize) -> String {
+    (*start + chrono::Duration::minutes(i as i64))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// A verified test tied to the good memory: one helpful deterministic-effect item.
-fn evidence(good: usize) -> Vec<u8> {
-    let at = "2026-08-31T00:00:00Z";
+fn september() -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339("2026-09-01T00:00:00Z")
+        .expect("time")
+        .to_utc()
+}
+
+/// What a built log holds.
+struct LogWorld {
+    partition: TrafficPartition,
+    recalls: usize,
+    epsilon: f64,
+    /// Verified tests tied to the good memory: helpful deterministic-effect items.
+    checks: usize,
+    /// The first recall's time.
+    start: chrono::DateTime<chrono::Utc>,
+}
+
+/// The `i`-th verified test tied to the good memory (before the first recall): one
+/// helpful deterministic-effect item.
+fn evidence(world: &LogWorld, good: usize, i: usize) -> Vec<u8> {
+    let at = minute_after(&(world.start - chrono::Duration::days(1)), i);
+    let p = &world.partition;
     let mut o = Observation {
         observation_id: Default::default(),
         scope: Scope {
-            agent_id: "agent:traffic".into(),
-            project_id: "project:traffic".into(),
-            corpus_id: "traffic-corpus".into(),
-            surface_id: "loopx.issue_fix".into(),
+            agent_id: p.scope.agent_id.as_str().into(),
+            project_id: p.scope.project_id.as_str().into(),
+            corpus_id: p.scope.corpus_id.as_str().into(),
+            surface_id: p.scope.surface_id.as_str().into(),
         },
         application_receipt_id: format!("rma_{}", "cd".repeat(32)).into(),
         memory_ref_digests: vec![memory(good)],
-        retrieval_snapshot_ref: "retrieval:traffic".into(),
-        policy_snapshot_ref: "policy:traffic".into(),
+        retrieval_snapshot_ref: p.retrieval_snapshot_ref.as_str().into(),
+        policy_snapshot_ref: p.policy_snapshot_ref.as_str().into(),
         outcome_ref: "effect:traffic".into(),
         utility_label: UtilityLabel::Helpful,
         attribution_level: AttributionLevel::Item,
         evidence_basis: EvidenceBasis::DeterministicEffect,
         confidence: 0.8,
         reason_codes: vec!["deterministic_check_passed".to_owned()],
-        evidence_refs: vec!["test:ci-1".to_owned()],
+        evidence_refs: vec![format!("test:ci-{}", i + 1)],
         evaluator_ref: "evaluator:deterministic".into(),
         evaluation_version: "memory_utility_attribution_v0".into(),
-        created_at: at.into(),
-        created_instant: parse_aware(at).expect("timestamp"),
+        created_at: at.as_str().into(),
+        created_instant: parse_aware(&at).expect("timestamp"),
     };
     o.observation_id = o.computed_id().into();
     reward_memory::wire::json::dumps(&o.to_value(), engine::COMPACT).into_bytes()
@@ -724,14 +740,34 @@ fn evidence(good: usize) -> Vec<u8> {
 /// `recalls` recalls of five memories in semantic order (the good one third) explored
 /// with probability `epsilon`; the agent applies the shown top; the outcome succeeds 90%
 /// of the time with the good memory first, 30% otherwise. Appended through
-/// `ledger::traffic::append` (and the evidence through the ledger's append engine).
+/// `ledger::traffic::append` (and the evidence, one verified test, through the ledger's
+/// append engine).
 fn build_log(location: &Location, recalls: usize, epsilon: f64) -> Result<(), LedgerError> {
+    // The partition's only verified test is a day before the first recall.
+    let start = september();
+    build_world(
+        location,
+        &LogWorld {
+            partition: partition(),
+            recalls,
+            epsilon,
+            checks: 1,
+            start,
+        },
+    )
+}
+
+/// [`build_log`] of any partition, number of verified tests and start.
+fn build_world(location: &Location, world: &LogWorld) -> Result<(), LedgerError> {
     let good = 2;
+    let (recalls, epsilon) = (world.recalls, world.epsilon);
     let mut backend = reward_memory::ledger::open(location, &Default::default())?;
-    let mut records = std::iter::once(Ok(Record::Item {
-        line: 1,
-        bytes: evidence(good),
-    }));
+    let mut records = (0..world.checks).map(|i| {
+        Ok(Record::Item {
+            line: i as u64 + 1,
+            bytes: evidence(world, good, i),
+        })
+    });
     engine::append(backend.as_mut(), &mut records)?;
     let candidates: Vec<(String, Option<f64>)> = (0..5)
         .map(|i| (memory(i), Some(0.6 - 0.05 * i as f64)))
@@ -756,10 +792,11 @@ fn build_log(location: &Location, recalls: usize, epsilon: f64) -> Result<(), Le
         let receipt = format!("rma_{i:064x}");
         let top = shown_order[0];
         let success = rng.chance(if top == good { 0.9 } else { 0.3 });
+        let minute = |m: usize| minute_after(&world.start, m);
         events.push(recall_event(RecallFacts {
             recall_id: &recall_id,
             observed_at: &minute(3 * i),
-            partition: partition(),
+            partition: world.partition.clone(),
             kind: LoggingPolicyKind::Semantic,
             profile_digest: None,
             explored,
@@ -774,13 +811,13 @@ fn build_log(location: &Location, recalls: usize, epsilon: f64) -> Result<(), Le
             application_receipt_id: receipt.clone(),
             outcome: "applied".into(),
             applied: vec![memory(top)],
-            partition: partition(),
+            partition: world.partition.clone(),
         }));
         events.push(outcome_event(
             &receipt,
             &format!("effect:{i}"),
             if success { "succeeded" } else { "failed" },
-            partition(),
+            world.partition.clone(),
             &minute(3 * i + 2),
         ));
     }
@@ -977,4 +1014,169 @@ fn the_committed_logged_episodes_fixture_is_what_the_export_writes() {
     assert_eq!(again.code, 2, "{}", again.transcript());
     assert_eq!(again.json()["source"]["kind"], "episodes_file");
     assert_eq!(again.json()["traffic"], run.json()["traffic"]);
+}
+
+/// Issue 23: a partition read under `memory_utility_reducer_v1` gets a ledger verdict of
+/// its own. `rank-evaluate --ledger --partition P` with P naming the v1 reducer reads the
+/// same traffic, gates `bounded_utility_v1`, names the partition by its v1 `mur_`
+/// identity and records the verdict; `recall --rank-prior --ledger` applies the prior for
+/// that v1 partition, and the v0 partition (another identity) still has no verdict.
+#[test]
+fn a_v1_partitions_ledger_verdict_gates_its_own_bounded_arm_and_binds_recall_for_it() {
+    let s = loop_setup();
+    ingest_memories(&s);
+    let partition: Value = serde_json::from_str(
+        &std::fs::read_to_string(s.path.join("partition.json")).expect("partition"),
+    )
+    .expect("JSON");
+    let scope = &partition["scope"];
+    let text = |v: &Value| v.as_str().expect("text").to_owned();
+    let world = LogWorld {
+        partition: TrafficPartition {
+            scope: TrafficScope {
+                agent_id: text(&scope["agent_id"]),
+                project_id: text(&scope["project_id"]),
+                corpus_id: text(&scope["corpus_id"]),
+                surface_id: text(&scope["surface_id"]),
+            },
+            retrieval_snapshot_ref: text(&partition["retrieval_snapshot_ref"]),
+            policy_snapshot_ref: text(&partition["policy_snapshot_ref"]),
+        },
+        recalls: 1500,
+        epsilon: 0.5,
+        // Enough consistent evidence for v1's credible bound to promote the good memory
+        // past the semantic top (one check, as in build_log, moves v1 not at all).
+        checks: 10,
+        // Recent traffic, so that the verdict is not stale.
+        start: chrono::Utc::now() - chrono::Duration::days(4),
+    };
+    let ledger = s.path.join("ledger.sqlite3");
+    build_world(&Location::Sqlite(ledger.clone()), &world).expect("log");
+    let ledger = ledger.to_string_lossy().into_owned();
+    let mut v1 = partition.clone();
+    v1["reducer_version"] = json!("memory_utility_reducer_v1");
+    s.write("partition-v1.json", &pretty(&v1));
+    let profile = crate::support::fixtures_dir()
+        .join("recall/loop/evaluation-profile.json")
+        .to_string_lossy()
+        .into_owned();
+    let evaluate = |partition: &str, record: bool| {
+        let mut args = vec![
+            "rank-evaluate",
+            "--ledger",
+            ledger.as_str(),
+            "--partition",
+            partition,
+            "--profile",
+            profile.as_str(),
+            "--format",
+            "json",
+        ];
+        if record {
+            args.extend(["--record", "--export-episodes", "episodes-v1.jsonl"]);
+        }
+        routed(&s, &args)
+    };
+
+    let run = evaluate("partition-v1.json", true);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    conforms(&run);
+    let v = run.json();
+    assert_eq!(v["verdict"], "qualified", "{}", v["reason_codes"]);
+    assert_eq!(v["reducer_version"], "memory_utility_reducer_v1");
+    assert_eq!(v["gate"]["arm"], "bounded_utility_v1");
+    let v1_identity = reward_memory::ranking::prior::Partition::from_value(
+        &reward_memory::wire::json::parse(&v1.to_string()).expect("JSON"),
+    )
+    .expect("partition")
+    .reducer_identity();
+    assert_eq!(v["source"]["partitions"], json!([v1_identity]));
+    assert_eq!(v["reducer_comparison"]["arm"], "bounded_utility_v1");
+    assert!(
+        run.stderr.contains("qualified verdict murv_"),
+        "{}",
+        run.stderr
+    );
+    // The export names the reducer on every episode line and evaluates the same way.
+    let export = std::fs::read_to_string(s.path.join("episodes-v1.jsonl")).expect("export");
+    assert!(
+        export
+            .lines()
+            .filter(|l| l.contains("memory_utility_logged_episode_v0"))
+            .all(|l| l.contains(r#""reducer_version": "memory_utility_reducer_v1""#))
+    );
+    let again = routed(
+        &s,
+        &[
+            "rank-evaluate",
+            "--input",
+            "episodes-v1.jsonl",
+            "--profile",
+            &profile,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(again.code, 0, "{}", again.transcript());
+    let w = again.json();
+    for key in [
+        "verdict",
+        "reducer_version",
+        "arms",
+        "reducer_comparison",
+        "gate",
+    ] {
+        assert_eq!(v[key], w[key], "{key}");
+    }
+    assert_eq!(v["source"]["partitions"], w["source"]["partitions"]);
+    // The same traffic under v0: another identity, arm 3 gated.
+    let v0 = evaluate("partition.json", false).json();
+    assert_eq!(v0["gate"]["arm"], "bounded_utility");
+    assert_ne!(v0["source"]["partitions"], v["source"]["partitions"]);
+    let arm = |packet: &Value, key: &str| -> Value {
+        packet["arms"]
+            .as_array()
+            .expect("arms")
+            .iter()
+            .find(|a| a["arm"] == key)
+            .cloned()
+            .expect("arm")
+    };
+    assert_eq!(
+        arm(&v0, "bounded_utility_v1"),
+        arm(&v, "bounded_utility_v1"),
+        "the same arms on the same logged episodes, whichever reducer is gated"
+    );
+
+    let recall_with = |partition: &str| {
+        let run = recall(
+            &s,
+            &[
+                "--rank-prior",
+                "profile.json",
+                "--partition",
+                partition,
+                "--ledger",
+                &ledger,
+            ],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.json()
+    };
+    let applied = recall_with("partition-v1.json");
+    assert_eq!(
+        applied["rank_prior_applied"], true,
+        "{}",
+        applied["rank_prior_reason_code"]
+    );
+    assert_eq!(
+        applied["rank_prior"]["reducer_version"],
+        "memory_utility_reducer_v1"
+    );
+    let v0_recall = recall_with("partition.json");
+    assert_eq!(v0_recall["rank_prior_applied"], false);
+    assert_eq!(
+        v0_recall["rank_prior_reason_code"],
+        "rank_prior_evaluation_missing"
+    );
 }

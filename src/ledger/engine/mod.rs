@@ -32,6 +32,6 @@ pub use read::{
 };
 pub use state::{
     decode_state, encode_state, member_of_delivery, reduce_members, reduce_members_v1,
-    reduce_stored_subject, subject_level, upgrade_stored_v1,
+    reduce_stored_subject, subject_level, upgrade_stored_v1, upgrade_stored_v1_inputs,
 };
 pub use verify::verify;

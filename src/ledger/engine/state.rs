@@ -3,7 +3,9 @@
 //! into the reducer's [`SubjectState`] for the packets and the rank prior.
 
 use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, UtilityLabel};
-use crate::utility::reducer::{self, Posterior, Review, SubjectState, SummaryPair, V1Params};
+use crate::utility::reducer::{
+    self, Posterior, Review, SubjectState, SummaryPair, V1Input, V1Params,
+};
 use crate::wire::pyfmt::{FloatBuf, float_repr_in};
 
 use super::super::error::{LedgerError, LedgerResult};
@@ -143,23 +145,34 @@ pub fn upgrade_stored_v1(
     members: &[ObservationRow],
     params: V1Params,
 ) -> LedgerResult<(SubjectState, Posterior)> {
-    let mut observations = Vec::with_capacity(members.len());
-    for m in members {
-        observations.push(m.reducer_input(state.level).ok_or_else(|| {
+    let mut sorted: Vec<&ObservationRow> = members.iter().collect();
+    sorted.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
+    let mut inputs = Vec::with_capacity(members.len());
+    for m in sorted {
+        inputs.push(m.v1_input().ok_or_else(|| {
             LedgerError::Storage(format!("observation {} is damaged", m.observation_id))
         })?);
     }
-    if observations.len() != state.observation_count {
+    upgrade_stored_v1_inputs(state, &inputs, params)
+}
+
+/// [`upgrade_stored_v1`] of the stored subject's [`V1Input`]s, in `observation_id` order
+/// ([`super::super::LedgerBackend::subject_v1_inputs`]).
+pub fn upgrade_stored_v1_inputs(
+    state: &SubjectState,
+    inputs: &[V1Input],
+    params: V1Params,
+) -> LedgerResult<(SubjectState, Posterior)> {
+    if inputs.len() != state.observation_count {
         return Err(LedgerError::Storage(format!(
             "subject {} has {} accepted observations but its state counts {}",
             state.subject_id,
-            observations.len(),
+            inputs.len(),
             state.observation_count
         )));
     }
-    let refs: Vec<&Observation> = observations.iter().collect();
     let mut upgraded = state.clone();
-    let posterior = reducer::v1::apply_v1(&mut upgraded, &refs, params);
+    let posterior = reducer::v1::apply_v1_sorted(&mut upgraded, inputs, params);
     Ok((upgraded, posterior))
 }
 

@@ -21,8 +21,8 @@ use super::super::rows::{
 use super::super::rows::{TrafficAppend, TrafficRow};
 use super::codec::{
     basis_index, blob_column, delivery, fingerprint_blob, from_index, hex_of, key_blob, key_text,
-    label_index, level_index, observation, observation_blob, order_blob, order_text, partition,
-    subject, subject_blob, subject_blob_of, subject_text, unstorable,
+    label_index, level_index, observation, observation_blob, order_blob, order_micros, order_text,
+    partition, subject, subject_blob, subject_blob_of, subject_text, unstorable,
 };
 use super::salvage::salvage_rows;
 use super::schema::{
@@ -34,6 +34,7 @@ use super::{
     BUSY_TIMEOUT, SqliteLedger, map_error, quick_check, retry_busy, retry_busy_within, sq,
 };
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
+use crate::utility::reducer::V1Input;
 
 impl LedgerBackend for SqliteLedger {
     fn backend_name(&self) -> &'static str {
@@ -385,6 +386,31 @@ impl LedgerBackend for SqliteLedger {
                     utility_label: from_index(UtilityLabel::ALL, r, 3)?,
                     evidence_basis: from_index(EvidenceBasis::ALL, r, 4)?,
                     confidence: r.get(5)?,
+                })
+            }))?;
+            out.push(rows.map(sq).collect::<LedgerResult<Vec<_>>>()?);
+        }
+        Ok(out)
+    }
+
+    fn subject_v1_inputs(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Vec<V1Input>>> {
+        let conn = self.conn()?;
+        // Four columns, no text: the label, the tier, the confidence and the first eight
+        // bytes of `rep_order` (the creation instant, big-endian). The blob ids sort as
+        // their hex does.
+        let mut stmt = sq(conn.prepare_cached(
+            "SELECT utility_label, evidence_basis, confidence, rep_order FROM observations \
+             WHERE partition_id = ?1 AND subject_id = ?2 AND version_count = 1 \
+             ORDER BY observation_id",
+        ))?;
+        let mut out = Vec::with_capacity(keys.len());
+        for (pid, sid) in keys {
+            let rows = sq(stmt.query_map(params![pid, subject_blob_of(sid)?], |r| {
+                Ok(V1Input {
+                    utility_label: from_index(UtilityLabel::ALL, r, 0)?,
+                    evidence_basis: from_index(EvidenceBasis::ALL, r, 1)?,
+                    confidence: r.get(2)?,
+                    created_micros: blob_column(r, 3, order_micros)?,
                 })
             }))?;
             out.push(rows.map(sq).collect::<LedgerResult<Vec<_>>>()?);

@@ -109,11 +109,33 @@ pub(super) fn order_blob(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The creation instant (microseconds) at the head of an [`order_blob`].
+pub(super) fn order_micros(blob: &[u8]) -> Option<i128> {
+    let (micros, created_at) = blob.split_at_checked(8)?;
+    std::str::from_utf8(created_at).ok()?;
+    Some(i128::from(u64::from_be_bytes(micros.try_into().ok()?)))
+}
+
+/// An [`order_blob`] → its [`super::order_prefix`] text: the instant as 20 decimal
+/// digits, `0x01`, `created_at` (written digit by digit: it is decoded for every member
+/// of every subject a read reduces).
 pub(super) fn order_text(blob: &[u8]) -> Option<String> {
     let (micros, created_at) = blob.split_at_checked(8)?;
-    let micros = u64::from_be_bytes(micros.try_into().ok()?);
+    let mut micros = u64::from_be_bytes(micros.try_into().ok()?);
     let created_at = std::str::from_utf8(created_at).ok()?;
-    Some(format!("{micros:020}\u{1}{created_at}"))
+    let mut digits = [b'0'; 20];
+    for slot in digits.iter_mut().rev() {
+        // `micros % 10` is a single decimal digit.
+        *slot = b'0' + (micros % 10) as u8;
+        micros /= 10;
+    }
+    let mut out = String::with_capacity(21 + created_at.len());
+    for d in digits {
+        out.push(char::from(d));
+    }
+    out.push('\u{1}');
+    out.push_str(created_at);
+    Some(out)
 }
 
 /// An [`super::order_key_text`] → [`order_blob`] of its prefix, `0x01`, the id's bytes.
@@ -237,7 +259,20 @@ pub(super) fn partition(row: &Row<'_>) -> rusqlite::Result<PartitionRow> {
 
 #[cfg(test)]
 mod tests {
-    use super::{hex_of, id_blob, subject_blob, subject_text};
+    use super::{
+        hex_of, id_blob, order_blob, order_micros, order_text, subject_blob, subject_text,
+    };
+
+    #[test]
+    fn order_texts_convert_to_blobs_and_back() {
+        for micros in [0u64, 7, 63_912_345_678_901_234, u64::MAX] {
+            let text = format!("{micros:020}\u{1}2026-08-15T00:00:00+02:00");
+            let blob = order_blob(&text).expect("an order text");
+            assert_eq!(order_text(&blob).as_deref(), Some(text.as_str()));
+            assert_eq!(order_micros(&blob), Some(i128::from(micros)));
+        }
+        assert_eq!(order_text(&[0; 7]), None);
+    }
 
     #[test]
     fn ids_convert_to_bytes_and_back_and_non_canonical_ids_are_refused() {

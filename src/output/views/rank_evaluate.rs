@@ -1,8 +1,8 @@
 //! The view of the held-out ranking evaluation (`rank-evaluate`, docs/rank-evaluate.md):
-//! its body (the evaluation's context, the arms × metrics table with intervals, how the
-//! comparison arms were tuned, the gate's checks and which arm wins), printed in the
-//! default markdown, and its `--detail` report (paired differences, the sweep, and where
-//! the numbers come from).
+//! its body (the evaluation's context, the arms × metrics table with intervals, v1
+//! against v0 on the same resamples, how the comparison arms were tuned, the gate's
+//! checks on the gated arm and which arm wins), printed in the default markdown, and its
+//! `--detail` report (paired differences, the sweep, and where the numbers come from).
 
 use crate::output::notes::Notes;
 use crate::output::report::Report;
@@ -57,6 +57,14 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
                 s(p, "settings.bootstrap_resamples"),
             ),
         ),
+        (
+            "reducer",
+            format!(
+                "{}: the gate qualifies {}",
+                s(p, "reducer_version"),
+                s(p, "gate.arm")
+            ),
+        ),
         ("sweep", sweep),
     ]);
     let metrics = ranking_metrics(&k);
@@ -72,31 +80,46 @@ pub(super) fn ranking_evaluation_body(p: &Map, report: &mut Report) {
         })
         .collect();
     report.section("Arms").table(&header, rows);
+    if let Some(comparison) = at(p, "reducer_comparison").and_then(Value::as_object) {
+        let mut header: Vec<String> = vec!["arm".to_owned(), "versus".to_owned()];
+        header.extend(metrics.iter().map(|(label, _)| format!("Δ{label}")));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut row = vec![s(comparison, "arm"), s(comparison, "versus")];
+        row.extend(
+            metrics
+                .iter()
+                .map(|(_, key)| interval(comparison, &format!("metrics.{key}"), true)),
+        );
+        report
+            .section("Reducer v1 against v0, same episodes and resamples")
+            .table(&header, vec![row]);
+    }
     let tuning: Vec<String> = objects(p, "arms")
         .filter_map(|arm| tuning_line(arm, &k))
         .collect();
     if !tuning.is_empty() {
         report.section("Tuning of the comparison arms").list(tuning);
     }
-    let beating: Vec<String> = objects(p, "gate.arms_beating_bounded_utility")
+    let gated = s(p, "gate.arm");
+    let beating: Vec<String> = objects(p, "gate.arms_beating_gated_arm")
         .map(|b| format!("{} {}", s(b, "arm"), interval(b, "ndcg_difference", true)))
         .collect();
     let winner = if beating.is_empty() {
-        format!("no other arm beats bounded_utility on nDCG@{k} (paired interval above 0)")
+        format!("no other arm beats {gated} on nDCG@{k} (paired interval above 0)")
     } else {
         format!(
-            "bounded_utility is beaten on nDCG@{k} (paired interval above 0) by: {}; the verdict only asks whether it beats semantic without harm",
+            "{gated} is beaten on nDCG@{k} (paired interval above 0) by: {}; the verdict only asks whether it beats semantic without harm",
             beating.join(", ")
         )
     };
     report.section("Gate").list(vec![
         format!(
-            "{} nDCG@{k} gain of bounded_utility over semantic has its interval above 0: {}",
+            "{} nDCG@{k} gain of {gated} over semantic has its interval above 0: {}",
             check(p, "gate.ndcg_gain.passed"),
             interval(p, "gate.ndcg_gain.difference", true)
         ),
         format!(
-            "{} false attenuation of bounded_utility at most {}: {}",
+            "{} false attenuation of {gated} at most {}: {}",
             check(p, "gate.false_attenuation.passed"),
             fixed(number(p, "gate.false_attenuation.threshold"), false),
             fixed(number(p, "gate.false_attenuation.estimate"), false)
@@ -170,6 +193,7 @@ pub(super) fn ranking_evaluation_detail(p: &Map, notes: &Notes, report: &mut Rep
             [
                 "Δ bounded_utility",
                 "Δ bounded_utility_without_inference",
+                "Δ bounded_utility_v1",
                 "false attenuation",
                 "evaluator disagreement",
                 "best arm",
@@ -183,7 +207,11 @@ pub(super) fn ranking_evaluation_detail(p: &Map, notes: &Notes, report: &mut Rep
                 let point_arms: Vec<&Map> = objects(point, "arms").collect();
                 let mut row = vec![s(point, "value")];
                 row.extend(point_arms.iter().map(|a| interval(a, "ndcg_at_k", false)));
-                for key in ["bounded_utility", "bounded_utility_without_inference"] {
+                for key in [
+                    "bounded_utility",
+                    "bounded_utility_without_inference",
+                    "bounded_utility_v1",
+                ] {
                     row.push(
                         point_arms
                             .iter()
@@ -269,6 +297,7 @@ pub(super) fn ranking_evaluation_detail(p: &Map, notes: &Notes, report: &mut Rep
                 "profile_id",
                 "profile_digest",
                 "modifier_version",
+                "reducer_version",
                 "profile.rank_prior.semantic_floor",
                 "profile.rank_prior.candidate_pool",
                 "profile.rank_prior.modifier_bounds",
@@ -341,7 +370,7 @@ mod tests {
     fn a_ranking_evaluation_body_shows_the_gate_checks_and_reference_kinds_have_none() {
         let p = parse(
             r#"{"settings": {"k": 3, "confidence_level": 0.95, "bootstrap_resamples": 10},
-                "arms": [], "gate": {"ndcg_gain": {"passed": true,
+                "arms": [], "gate": {"arm": "bounded_utility", "ndcg_gain": {"passed": true,
                 "difference": {"estimate": 0.5, "lower": 0.25, "upper": 0.75, "n": 2}},
                 "scope_leaks": {"passed": false, "count": 2}}}"#,
         );

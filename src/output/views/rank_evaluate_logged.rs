@@ -1,8 +1,9 @@
 //! The view of a ranking evaluation on logged traffic (`rank-evaluate --ledger`, or
 //! `--input` of exported logged episodes; docs/rank-evaluate.md, "From the deployment's
 //! own traffic"): the evaluation's context, one table of arms by off-policy estimates
-//! with intervals and the gate's checks by default; the differences against semantic,
-//! the traffic counts and the training ledger under `--detail`.
+//! with intervals, v1 against v0 on the same resamples and the gate's checks on the
+//! gated arm by default; the differences against semantic, the traffic counts and the
+//! training ledger under `--detail`.
 
 use crate::output::notes::Notes;
 use crate::output::report::Report;
@@ -62,6 +63,14 @@ pub(super) fn logged_body(p: &Map, report: &mut Report) {
                 s(p, "settings.weight_clip"),
             ),
         ),
+        (
+            "reducer",
+            format!(
+                "{}: the gate qualifies {}",
+                s(p, "reducer_version"),
+                s(p, "gate.arm")
+            ),
+        ),
     ]);
     let rows = objects(p, "arms")
         .map(|a| {
@@ -94,6 +103,29 @@ pub(super) fn logged_body(p: &Map, report: &mut Report) {
         ],
         rows,
     );
+    if let Some(c) = at(p, "reducer_comparison").and_then(Value::as_object) {
+        report
+            .section("Reducer v1 against v0, same episodes and resamples")
+            .table(
+                &[
+                    "arm",
+                    "versus",
+                    "ΔSNIPS",
+                    "ΔIPS",
+                    "Δdoubly robust",
+                    "Δfailure rate",
+                ],
+                vec![vec![
+                    s(c, "arm"),
+                    s(c, "versus"),
+                    interval(c, "snips", true),
+                    interval(c, "ips", true),
+                    interval(c, "doubly_robust", true),
+                    interval(c, "failure_rate", true),
+                ]],
+            );
+    }
+    let gated = s(p, "gate.arm");
     report.section("Gate").list(vec![
         format!(
             "{} held-out episodes with a verified outcome at least {}: {}",
@@ -102,11 +134,11 @@ pub(super) fn logged_body(p: &Map, report: &mut Report) {
             s(p, "gate.held_out_traffic.episodes")
         ),
         format!(
-            "{} off-policy support: effective sample size at least {} (bounded_utility {}, semantic {}), unsupported episodes {}",
+            "{} off-policy support: effective sample size at least {} ({gated} {}, semantic {}), unsupported episodes {}",
             check(p, "gate.off_policy_support.passed"),
             s(p, "gate.off_policy_support.minimum"),
             fixed(
-                number(p, "gate.off_policy_support.bounded_utility_effective_sample_size"),
+                number(p, "gate.off_policy_support.gated_arm_effective_sample_size"),
                 false
             ),
             fixed(
@@ -116,7 +148,7 @@ pub(super) fn logged_body(p: &Map, report: &mut Report) {
             s(p, "gate.off_policy_support.unsupported_episodes")
         ),
         format!(
-            "{} SNIPS gain of bounded_utility over semantic has its interval above 0: {}",
+            "{} SNIPS gain of {gated} over semantic has its interval above 0: {}",
             check(p, "gate.snips_gain.passed"),
             interval(p, "gate.snips_gain.difference", true)
         ),

@@ -12,12 +12,16 @@
 //! 5. `memrl`: MemRL's second phase, `(1 − λ)·z(relevance) + λ·z(Q)` with z-scores inside
 //!    the pool and `Q ← Q + α(r − Q)` from the terminal reward of every applied memory of
 //!    the logged training episodes (off-policy);
-//! 6. `memrl_on_policy` (simulation only): the same ranking, with Q learned on-policy: in
-//!    every training episode it applies its own top choices in the simulated environment
-//!    and learns from their outcomes.
+//! 6. `bounded_utility_v1`: arm 3 with the same ledger's subjects reduced by
+//!    `memory_utility_reducer_v1` (with the evaluated reducer's half-life when it names
+//!    one): the same deliveries, v0 against v1 on the same episodes;
+//! 7. `memrl_on_policy` (simulation only): the same ranking as arm 5, with Q learned
+//!    on-policy: in every training episode it applies its own top choices in the
+//!    simulated environment and learns from their outcomes.
 //!
-//! Each arm also says, per pool member, whether it attenuated it: arms 3 and 4 when the
-//! modifier fell below 1; arms without a modifier when their score fell below the score
+//! The gate qualifies arm 3 or arm 6: the one of the reducer the evaluated partitions
+//! name ([`gated_arm`]). Each arm also says, per pool member, whether it attenuated it:
+//! arms 3, 4 and 6 when the modifier fell below 1; arms without a modifier when their score fell below the score
 //! their own semantic baseline gives (hotness: `hotness < relevance` at α > 0; MemRL:
 //! `z(Q) < z(relevance)` at λ > 0). The learned arms' settings ([`ArmSettings`]) are the
 //! profile's or the tuned ones ([`super::tuning`]). All arm state is kept per partition
@@ -28,6 +32,7 @@ use std::collections::BTreeMap;
 
 use crate::ranking::prior::{Candidate, Partition, Profile, UtilityView, rank};
 use crate::utility::observation::EvidenceBasis;
+use crate::utility::reducer::{Rules, V1Params};
 use crate::wire::json::Value;
 
 use super::dataset::{Dataset, Environment, HeldOutEpisode, TrainingEpisode};
@@ -161,6 +166,10 @@ pub fn q_on_policy(
 pub struct TrainingState {
     /// Every partition's subjects from the ledger that received every delivery.
     pub subjects: BTreeMap<PartitionKey, Vec<SubjectFacts>>,
+    /// The same ledger's subjects under `memory_utility_reducer_v1` (arm 6).
+    pub subjects_v1: BTreeMap<PartitionKey, Vec<SubjectFacts>>,
+    /// The v1 parameters arm 6 reduced them with.
+    pub v1: V1Params,
     /// The same from the ledger that received every delivery except
     /// `evaluator_inference` ones (arm 4).
     pub subjects_without_inference: BTreeMap<PartitionKey, Vec<SubjectFacts>>,
@@ -172,7 +181,7 @@ pub struct TrainingState {
     pub access: Access,
     /// Off-policy Q-values (arm 5).
     pub q: QValues,
-    /// On-policy Q-values (arm 6; empty without an environment).
+    /// On-policy Q-values (arm 7; empty without an environment).
     pub q_on_policy: QValues,
     /// Deliveries left out of arm 4's ledger.
     pub inference_deliveries: usize,
@@ -194,8 +203,9 @@ fn facts(
 
 impl TrainingState {
     /// Replays the dataset's training traffic: every delivery into two fresh ledgers
-    /// (through [`super::ledger::EvaluationLedger::deliver`]), reads their subjects back,
-    /// and replays accesses and Q-updates in training order with `settings`.
+    /// (through [`super::ledger::EvaluationLedger::deliver`]), reads their subjects back
+    /// (the full ledger's under v0 and under v1, [`v1_params`]), and replays accesses and
+    /// Q-updates in training order with `settings`.
     pub fn build(
         dataset: &Dataset,
         settings: &ArmSettings,
@@ -213,10 +223,14 @@ impl TrainingState {
                 without.deliver(observation)?;
             }
         }
+        let v1 = v1_params(dataset)?;
         let (subjects, counters) = ledger.read_back()?;
+        let (subjects_v1, _) = ledger.read_back_under(Rules::V1(v1))?;
         let (subjects_without, _) = without.read_back()?;
         Ok(TrainingState {
             subjects: facts(subjects)?,
+            subjects_v1: facts(subjects_v1)?,
+            v1,
             subjects_without_inference: facts(subjects_without)?,
             counters,
             backend: ledger.backend(),
@@ -232,6 +246,26 @@ impl TrainingState {
         })
     }
 }
+
+/// The parameters of arm 6: the evaluated reducer's when it is a
+/// `memory_utility_reducer_v1` one, else v1 without decay.
+pub fn v1_params(dataset: &Dataset) -> Result<V1Params, RankEvaluateError> {
+    Ok(dataset.reducer_rules()?.v1().unwrap_or_default())
+}
+
+/// The key of the arm the gate qualifies: `bounded_utility_v1` when the evaluated
+/// partitions name a `memory_utility_reducer_v1` version, else `bounded_utility`.
+pub fn gated_arm(rules: Rules) -> &'static str {
+    match rules {
+        Rules::V0 => BOUNDED_UTILITY,
+        Rules::V1(_) => BOUNDED_UTILITY_V1,
+    }
+}
+
+/// Arm 3's key.
+pub const BOUNDED_UTILITY: &str = "bounded_utility";
+/// Arm 6's key.
+pub const BOUNDED_UTILITY_V1: &str = "bounded_utility_v1";
 
 /// The semantic pool of one held-out episode: candidate indices in semantic order.
 #[derive(Debug, Clone, PartialEq)]
@@ -440,13 +474,24 @@ impl Arm for SemanticHotness {
 }
 
 // ---------------------------------------------------------------------------------------
-// Arms 3 and 4
+// Arms 3, 4 and 6
 // ---------------------------------------------------------------------------------------
 
-/// Arm 3 (`without_inference: false`) or arm 4 (`true`): relevance × the bounded
-/// modifier of the real rank prior, with utility read from the ledger.
+/// Which subjects a bounded-utility arm ranks with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UtilitySubjects {
+    /// Arm 3: every delivery, the v0 reducer.
+    All,
+    /// Arm 4: without `evaluator_inference` deliveries, the v0 reducer.
+    WithoutInference,
+    /// Arm 6: every delivery, `memory_utility_reducer_v1`.
+    V1,
+}
+
+/// Arms 3, 4 and 6: relevance × the bounded modifier of the real rank prior, with utility
+/// read from the ledger.
 pub struct BoundedUtility {
-    pub without_inference: bool,
+    pub subjects: UtilitySubjects,
 }
 
 /// A ranker over a prepared utility view (also used by tests' doubles).
@@ -480,24 +525,30 @@ impl Ranker for ViewRanker<'_> {
 
 impl Arm for BoundedUtility {
     fn key(&self) -> &'static str {
-        if self.without_inference {
-            "bounded_utility_without_inference"
-        } else {
-            "bounded_utility"
+        match self.subjects {
+            UtilitySubjects::All => BOUNDED_UTILITY,
+            UtilitySubjects::WithoutInference => "bounded_utility_without_inference",
+            UtilitySubjects::V1 => BOUNDED_UTILITY_V1,
         }
     }
     fn title(&self) -> &'static str {
-        if self.without_inference {
-            "the same with every evaluator_inference observation removed from the ledger"
-        } else {
-            "semantic relevance times the bounded utility modifier (rank prior)"
+        match self.subjects {
+            UtilitySubjects::All => {
+                "semantic relevance times the bounded utility modifier (rank prior, reducer v0)"
+            }
+            UtilitySubjects::WithoutInference => {
+                "the same with every evaluator_inference observation removed from the ledger"
+            }
+            UtilitySubjects::V1 => {
+                "the same ledger reduced by memory_utility_reducer_v1 (per-tier Beta posterior, credible-bound utility)"
+            }
         }
     }
     fn prepare<'a>(&self, ctx: ArmContext<'a>) -> Result<Box<dyn Ranker + 'a>, RankEvaluateError> {
-        let all = if self.without_inference {
-            &ctx.state.subjects_without_inference
-        } else {
-            &ctx.state.subjects
+        let all = match self.subjects {
+            UtilitySubjects::All => &ctx.state.subjects,
+            UtilitySubjects::WithoutInference => &ctx.state.subjects_without_inference,
+            UtilitySubjects::V1 => &ctx.state.subjects_v1,
         };
         let subjects = all
             .get(&key_of(ctx.partition))
@@ -517,13 +568,16 @@ impl Arm for BoundedUtility {
             .iter()
             .copied()
             .filter(|&b| b != EvidenceBasis::Insufficient && profile.admits(b))
-            .filter(|&b| !(self.without_inference && b == EvidenceBasis::EvaluatorInference))
+            .filter(|&b| {
+                !(self.subjects == UtilitySubjects::WithoutInference
+                    && b == EvidenceBasis::EvaluatorInference)
+            })
             .collect()
     }
 }
 
 // ---------------------------------------------------------------------------------------
-// Arms 5 and 6
+// Arms 5 and 7
 // ---------------------------------------------------------------------------------------
 
 /// z-scores of `values` (population standard deviation); all 0 when they do not vary.
@@ -553,10 +607,10 @@ pub fn memrl_scores(relevance: &[f64], q: &[f64], mix_weight: f64) -> Vec<f64> {
 /// Arm 5: MemRL-style Q-values from the terminal rewards of the logged episodes.
 pub struct Memrl;
 
-/// Arm 6: the same ranking with Q-values learned on-policy in the simulated environment.
+/// Arm 7: the same ranking with Q-values learned on-policy in the simulated environment.
 pub struct MemrlOnPolicy;
 
-/// Arms 5 and 6 prepared for one partition (also what tuning scores a grid point with).
+/// Arms 5 and 7 prepared for one partition (also what tuning scores a grid point with).
 pub struct MemrlRanker<'a> {
     pub q: &'a QValues,
     pub settings: &'a MemrlSettings,
@@ -627,22 +681,25 @@ impl Arm for MemrlOnPolicy {
     }
 }
 
-/// The five arms every dataset supports, in their numbered order.
+/// The six arms every dataset supports, in their numbered order.
 pub fn standard_arms() -> Vec<Box<dyn Arm>> {
     vec![
         Box::new(Semantic),
         Box::new(SemanticHotness),
         Box::new(BoundedUtility {
-            without_inference: false,
+            subjects: UtilitySubjects::All,
         }),
         Box::new(BoundedUtility {
-            without_inference: true,
+            subjects: UtilitySubjects::WithoutInference,
         }),
         Box::new(Memrl),
+        Box::new(BoundedUtility {
+            subjects: UtilitySubjects::V1,
+        }),
     ]
 }
 
-/// The arms of `dataset`: the five standard ones, and the on-policy MemRL arm when the
+/// The arms of `dataset`: the six standard ones, and the on-policy MemRL arm when the
 /// dataset has an environment to act in (a simulation).
 pub fn arms_for(dataset: &Dataset) -> Vec<Box<dyn Arm>> {
     let mut arms = standard_arms();

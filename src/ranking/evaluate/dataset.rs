@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 
 use crate::ranking::prior::Partition;
 use crate::utility::observation::Observation;
+use crate::utility::reducer::{DEFAULT_REDUCER_VERSION, Rules};
 
+use super::error::RankEvaluateError;
 use super::ledger::{PartitionKey, key_of};
 
 /// The hidden truth of one held-out candidate.
@@ -168,6 +170,34 @@ impl Dataset {
         }
         self.partitions.push(partition.clone());
         self.partitions.len() - 1
+    }
+
+    /// The reducer version the evaluation is about: the one every partition names
+    /// (`memory_utility_reducer_v0` without a partition). Its bounded-utility arm is the
+    /// one the gate qualifies, and the verdict names the partitions by their `mur_`
+    /// identities under it; partitions that name different versions are refused (evaluate
+    /// each reducer's partitions on their own).
+    pub fn reducer_version(&self) -> Result<&str, RankEvaluateError> {
+        let Some(first) = self.partitions.first() else {
+            return Ok(DEFAULT_REDUCER_VERSION);
+        };
+        match self
+            .partitions
+            .iter()
+            .find(|p| p.reducer_version != first.reducer_version)
+        {
+            None => Ok(&first.reducer_version),
+            Some(other) => Err(RankEvaluateError::Episodes(format!(
+                "the partitions name two reducer versions, {} and {}: evaluate the partitions of each reducer on their own",
+                first.reducer_version, other.reducer_version
+            ))),
+        }
+    }
+
+    /// The subject rules of [`Dataset::reducer_version`].
+    pub fn reducer_rules(&self) -> Result<Rules, RankEvaluateError> {
+        let version = self.reducer_version()?;
+        Rules::of(version).map_err(|e| RankEvaluateError::Episodes(format!("partition.{e}")))
     }
 
     /// The partition key of index `i`.

@@ -238,11 +238,6 @@ fn episode(map: &Map) -> Result<Episode, String> {
     };
     let partition = Partition::from_value(map.get("partition").unwrap_or(&Value::Null))
         .map_err(|e| e.to_string())?;
-    if partition.reducer_version != DEFAULT_REDUCER_VERSION {
-        return Err(format!(
-            "partition.reducer_version must be {DEFAULT_REDUCER_VERSION}, the only reducer of this binary"
-        ));
-    }
     let rows = match map.get("candidates") {
         Some(Value::Array(items)) if !items.is_empty() && items.len() <= MAX_EPISODE_CANDIDATES => {
             items
@@ -308,6 +303,9 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
     let mut observation_lines = 0usize;
     let mut ids: BTreeMap<String, usize> = BTreeMap::new();
     let mut training: Vec<(i128, usize, TrainingEpisode)> = Vec::new();
+    // The reducer version of the first episode line, and its line: every episode names
+    // the same (one evaluation, one reducer).
+    let mut reducer: Option<(String, usize)> = None;
     for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
         let line = index + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -345,8 +343,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
                         scope: observation.scope.clone(),
                         retrieval_snapshot_ref: observation.retrieval_snapshot_ref.to_string(),
                         policy_snapshot_ref: observation.policy_snapshot_ref.to_string(),
-                        reducer_version: crate::utility::reducer::DEFAULT_REDUCER_VERSION
-                            .to_owned(),
+                        reducer_version: DEFAULT_REDUCER_VERSION.to_owned(),
                     };
                     dataset.intern(&partition);
                     dataset.deliveries.push(observation);
@@ -364,6 +361,20 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
                             ),
                         );
                         continue;
+                    }
+                    match &reducer {
+                        Some((version, first)) if *version != ep.partition.reducer_version => {
+                            fail(
+                                line,
+                                format!(
+                                    "partition.reducer_version is {}, but line {first} names {version}: every episode of one file names the same reducer",
+                                    ep.partition.reducer_version
+                                ),
+                            );
+                            continue;
+                        }
+                        Some(_) => {}
+                        None => reducer = Some((ep.partition.reducer_version.clone(), line)),
                     }
                     ids.insert(ep.episode_id.clone(), line);
                     let partition = dataset.intern(&ep.partition);
@@ -437,6 +448,12 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, RankEvaluateError> {
     }
     training.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     dataset.training = training.into_iter().map(|(_, _, e)| e).collect();
+    // Partitions first seen on an observation line are read under the episodes' reducer.
+    if let Some((version, _)) = reducer {
+        for partition in &mut dataset.partitions {
+            partition.reducer_version.clone_from(&version);
+        }
+    }
     Ok(Parsed {
         dataset,
         observation_lines,
@@ -455,11 +472,15 @@ pub fn iso_of_micros(micros: i128) -> String {
 }
 
 fn partition_value(p: &Partition) -> Value {
-    Value::Object(crate::obj! {
+    let mut map = crate::obj! {
         "scope" => p.scope.to_map(),
         "retrieval_snapshot_ref" => p.retrieval_snapshot_ref.as_str(),
         "policy_snapshot_ref" => p.policy_snapshot_ref.as_str(),
-    })
+    };
+    if p.reducer_version != DEFAULT_REDUCER_VERSION {
+        map.insert("reducer_version", p.reducer_version.as_str());
+    }
+    Value::Object(map)
 }
 
 /// Writes a dataset in the `EPISODES.jsonl` format (the inverse of [`parse`]): every

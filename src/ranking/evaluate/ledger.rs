@@ -13,8 +13,11 @@
 //!   [`reduce_subject`] in the reducer's order. Tests use it to cross-check the ledger.
 //!
 //! Both return the projection's 19-key subject objects, so a partition within the v0 caps
-//! reads back exactly the subjects `utility-project` prints (tests compare them). A
-//! partition's subjects never include another partition's deliveries.
+//! reads back exactly the subjects `utility-project` prints (tests compare them); read
+//! back under `memory_utility_reducer_v1` ([`EvaluationLedger::read_back_under`]) they are
+//! the subjects of a `memory_utility_projection_v1` (the 19 keys, then `posterior`), each
+//! reduced by the v1 rules from the same accepted observations. A partition's subjects
+//! never include another partition's deliveries.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -22,12 +25,13 @@ use std::path::PathBuf;
 
 use crate::ledger::engine::{self, Record};
 use crate::ledger::sqlite::SqliteLedger;
-use crate::ledger::{LedgerBackend, LedgerError};
+use crate::ledger::{LedgerBackend, LedgerError, SubjectKey};
 use crate::ranking::prior::{self as rank_prior, Partition, SubjectUtility};
 use crate::utility::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
 };
-use crate::utility::reducer::{reduce_subject, subject_id};
+use crate::utility::reducer::v1::{reduce_subject_v1, subject_value};
+use crate::utility::reducer::{Rules, reduce_subject, subject_id};
 use crate::wire::json::{self, Value};
 
 use super::error::RankEvaluateError;
@@ -251,6 +255,16 @@ impl EvaluationLedger {
     pub fn read_back(
         &mut self,
     ) -> Result<(BTreeMap<PartitionKey, Vec<Value>>, Counters), RankEvaluateError> {
+        self.read_back_under(Rules::V0)
+    }
+
+    /// [`EvaluationLedger::read_back`] with the subjects reduced by `rules`: v0's, or
+    /// `memory_utility_reducer_v1`'s (with its parameters) from the same accepted
+    /// observations. The counters do not depend on the rules.
+    pub fn read_back_under(
+        &mut self,
+        rules: Rules,
+    ) -> Result<(BTreeMap<PartitionKey, Vec<Value>>, Counters), RankEvaluateError> {
         self.flush()?;
         let mut out = BTreeMap::new();
         let mut counters = Counters {
@@ -269,7 +283,7 @@ impl EvaluationLedger {
                             counters.accepted += 1;
                         }
                     }
-                    out.insert(key.clone(), reduce_partition(by_id));
+                    out.insert(key.clone(), reduce_partition(by_id, rules));
                 }
             }
             Store::Backend { backend, .. } => {
@@ -277,7 +291,7 @@ impl EvaluationLedger {
                     return Ok((out, counters));
                 }
                 backend.begin_read().map_err(ledger_error)?;
-                let result = read_backend(backend.as_mut(), &mut out, &mut counters);
+                let result = read_backend(backend.as_mut(), &mut out, &mut counters, rules);
                 let ended = backend.end_read();
                 result?;
                 ended.map_err(ledger_error)?;
@@ -291,6 +305,7 @@ fn read_backend(
     backend: &mut dyn LedgerBackend,
     out: &mut BTreeMap<PartitionKey, Vec<Value>>,
     counters: &mut Counters,
+    rules: Rules,
 ) -> Result<(), RankEvaluateError> {
     let to_usize = |v: i64| usize::try_from(v).unwrap_or(0);
     for row in backend.partitions().map_err(ledger_error)? {
@@ -318,7 +333,18 @@ fn read_backend(
                 break;
             };
             after = Some(last.subject_id.clone());
-            for subject in &page {
+            // Under v1, the accepted observations of the page's subjects, in one round.
+            let members = match rules {
+                Rules::V0 => Vec::new(),
+                Rules::V1(_) => {
+                    let keys: Vec<SubjectKey> = page
+                        .iter()
+                        .map(|s| (row.partition_id, s.subject_id.clone()))
+                        .collect();
+                    backend.subject_members(&keys).map_err(ledger_error)?
+                }
+            };
+            for (i, subject) in page.iter().enumerate() {
                 let state = crate::ledger::engine::decode_state(subject).ok_or_else(|| {
                     RankEvaluateError::Ledger(format!(
                         "the stored state of subject {} is damaged",
@@ -330,7 +356,16 @@ fn read_backend(
                 } else {
                     state.memory_ref_digests.clone()
                 };
-                subjects.push(((subject.attribution_level.clone(), tail), state.to_value()));
+                let value = match rules {
+                    Rules::V0 => state.to_value(),
+                    Rules::V1(params) => {
+                        let own = members.get(i).map_or(&[][..], Vec::as_slice);
+                        let (v1, posterior) =
+                            engine::upgrade_stored_v1(&state, own, params).map_err(ledger_error)?;
+                        subject_value(&v1, &posterior)
+                    }
+                };
+                subjects.push(((subject.attribution_level.clone(), tail), value));
             }
         }
         subjects.sort_by(|a, b| a.0.cmp(&b.0));
@@ -342,8 +377,9 @@ fn read_backend(
 type Groups<'a> = BTreeMap<(&'static str, Vec<String>), (String, Vec<&'a Observation>)>;
 
 /// Accepted observations (ordered by id, conflicts excluded), grouped by subject exactly
-/// as the reducer groups them, each reduced by [`reduce_subject`].
-fn reduce_partition(by_id: &BTreeMap<String, Deliveries>) -> Vec<Value> {
+/// as the reducer groups them, each reduced by [`reduce_subject`] (or, under the v1
+/// rules, [`reduce_subject_v1`]).
+fn reduce_partition(by_id: &BTreeMap<String, Deliveries>, rules: Rules) -> Vec<Value> {
     let mut groups: Groups<'_> = BTreeMap::new();
     for deliveries in by_id.values() {
         if deliveries.versions.len() != 1 {
@@ -369,15 +405,14 @@ fn reduce_partition(by_id: &BTreeMap<String, Deliveries>) -> Vec<Value> {
         .values()
         .filter_map(|(id, members)| {
             let first = members.first()?;
-            Some(
-                reduce_subject(
-                    id,
-                    first.attribution_level,
-                    &first.memory_ref_digests,
-                    members,
-                )
-                .to_value(),
-            )
+            let (level, digests) = (first.attribution_level, &first.memory_ref_digests);
+            Some(match rules {
+                Rules::V0 => reduce_subject(id, level, digests, members).to_value(),
+                Rules::V1(params) => {
+                    let (state, posterior) = reduce_subject_v1(id, level, digests, members, params);
+                    subject_value(&state, &posterior)
+                }
+            })
         })
         .collect()
 }

@@ -1,14 +1,17 @@
 //! `rank-evaluate`: the held-out ranking evaluation of attribution RFC §9 Stage 4 and §10.
 //! Does bounded utility earn its influence on ranking?
 //!
-//! Five arms (six in a simulation) rank the same semantic pool of every held-out episode
-//! (see [`arms`]); the learned comparison arms are first tuned on a validation split of the
-//! training episodes ([`tuning`]); their nDCG@k, success@1, harmful@k, task cost and false
-//! attenuation are measured against ground truth with a seeded, paired bootstrap
-//! ([`metrics`]); every ranking is checked for scope leaks; evaluator disagreement is
-//! measured on the ledger. The verdict packet `memory_utility_ranking_evaluation_v1`
-//! ([`report`], typed in [`packet`]) binds the rank-prior profile's `murp_` digest, the
-//! partitions and the source, is sealed by its `verdict_digest`, and says which arm wins.
+//! Six arms (seven in a simulation) rank the same semantic pool of every held-out episode
+//! (see [`arms`]), among them the bounded prior under reducer v0 and under
+//! `memory_utility_reducer_v1` from the same deliveries; the learned comparison arms are
+//! first tuned on a validation split of the training episodes ([`tuning`]); their nDCG@k,
+//! success@1, harmful@k, task cost and false attenuation are measured against ground truth
+//! with a seeded, paired bootstrap ([`metrics`]); every ranking is checked for scope
+//! leaks; evaluator disagreement is measured on the ledger. The verdict packet
+//! `memory_utility_ranking_evaluation_v1` ([`report`], typed in [`packet`]) gates the
+//! bounded arm of the reducer the partitions name, binds the rank-prior profile's `murp_`
+//! digest, the partitions (their `mur_` identities under that reducer) and the source,
+//! is sealed by its `verdict_digest`, reports v1 against v0, and says which arm wins.
 //!
 //! Episodes come from `--input EPISODES.jsonl` ([`episodes`]) or from the deterministic
 //! simulator ([`simulate`]): a world where memories cause outcomes ([`world`]), evidence

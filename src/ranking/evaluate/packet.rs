@@ -152,14 +152,15 @@ pub struct ArmRow {
     /// 1-based arm number.
     pub number: u64,
     /// `semantic`, `semantic_hotness`, `bounded_utility`,
-    /// `bounded_utility_without_inference`, `memrl` or `memrl_on_policy`.
+    /// `bounded_utility_without_inference`, `memrl`, `bounded_utility_v1` or
+    /// `memrl_on_policy`.
     pub arm: &'static str,
     pub description: &'static str,
     pub metrics: Metrics,
     pub scope_leaks: ScopeLeaks,
     /// Share of item subjects whose evaluator inference disagrees with a stronger tier,
-    /// or, where inference is the only evidence, with the verified outcomes; only on the
-    /// arm that ranks with inference (`bounded_utility`).
+    /// or, where inference is the only evidence, with the verified outcomes (of the
+    /// ledger's v0 subjects); only on `bounded_utility`'s row.
     #[schemars(with = "Nullable<Estimate>")]
     pub evaluator_disagreement: Option<Estimate>,
     /// The evidence cost per task included in `task_cost` (evidence the arm needs).
@@ -269,12 +270,24 @@ pub struct Ledger {
     pub evidence_runs: EvidenceRuns,
 }
 
+/// v1 against v0 on the same episodes: `bounded_utility_v1` minus `bounded_utility`, on
+/// the same resamples.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ReducerComparison {
+    /// `bounded_utility_v1`.
+    pub arm: &'static str,
+    /// `bounded_utility`.
+    pub versus: &'static str,
+    pub metrics: Metrics,
+}
+
 /// The nDCG gate.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct NdcgGate {
     pub passed: bool,
-    /// `bounded_utility` minus `semantic`.
+    /// The gated arm minus `semantic`.
     pub difference: Estimate,
 }
 
@@ -314,12 +327,12 @@ pub struct BestArm {
     pub ndcg_at_k: Estimate,
 }
 
-/// An arm whose nDCG@k beats `bounded_utility`'s (paired interval above 0).
+/// An arm whose nDCG@k beats the gated arm's (paired interval above 0).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct BeatsBounded {
     pub arm: &'static str,
-    /// This arm minus `bounded_utility`, on the same resamples.
+    /// This arm minus the gated arm, on the same resamples.
     pub ndcg_difference: Estimate,
 }
 
@@ -327,15 +340,19 @@ pub struct BeatsBounded {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Gate {
+    /// The arm every check is about: the bounded-utility arm of `reducer_version`
+    /// (`bounded_utility` for `memory_utility_reducer_v0`, `bounded_utility_v1` for a
+    /// `memory_utility_reducer_v1` version).
+    pub arm: &'static str,
     pub ndcg_gain: NdcgGate,
     pub false_attenuation: FalseAttenuationGate,
     pub harmful_at_k: HarmfulGate,
     pub scope_leaks: LeakGate,
     /// Not a check: the arm with the highest nDCG@k.
     pub best_arm: BestArm,
-    /// Not a check: every arm that beats `bounded_utility` on nDCG@k. The verdict asks only
-    /// whether `bounded_utility` beats `semantic` without harm.
-    pub arms_beating_bounded_utility: Vec<BeatsBounded>,
+    /// Not a check: every arm that beats the gated arm on nDCG@k. The verdict asks only
+    /// whether the gated arm beats `semantic` without harm.
+    pub arms_beating_gated_arm: Vec<BeatsBounded>,
 }
 
 /// Evaluator disagreement by what it is measured against (their union is the
@@ -367,7 +384,7 @@ pub struct SweepPoint {
     pub verdict: Verdict,
     pub reason_codes: Vec<HoldReason>,
     pub arms: Vec<SweepArm>,
-    /// Of `bounded_utility`.
+    /// Of the gated arm.
     pub false_attenuation: Estimate,
     pub evaluator_disagreement: Estimate,
     /// The arm with the highest nDCG@k at this point.
@@ -402,6 +419,9 @@ pub struct RankingEvaluationPacket {
     /// is about.
     pub profile_digest: String,
     pub modifier_version: ModifierVersion,
+    /// The reducer version the evaluated partitions name (`source.partitions` are their
+    /// `mur_` identities under it); the gate qualifies its bounded-utility arm.
+    pub reducer_version: String,
     /// `mure_` + 64 hex of the normalized evaluation profile (`profile` below).
     pub evaluation_profile_digest: String,
     pub source: Source,
@@ -411,6 +431,9 @@ pub struct RankingEvaluationPacket {
     pub arms: Vec<ArmRow>,
     /// Arms 2 and up against arm 1.
     pub differences: Vec<DifferenceRow>,
+    /// v1 against v0 on the same episodes (`null` when one of the two arms did not run).
+    #[schemars(with = "Nullable<ReducerComparison>")]
+    pub reducer_comparison: Option<ReducerComparison>,
     pub evaluator_disagreement: Disagreement,
     pub gate: Gate,
     #[schemars(with = "Nullable<Sweep>")]

@@ -67,6 +67,7 @@ fn short(key: &str) -> &str {
         "bounded_utility" => "x bounded utility",
         "bounded_utility_without_inference" => "x utility, no inference",
         "memrl" => "MemRL",
+        "bounded_utility_v1" => "x bounded utility, v1",
         "memrl_on_policy" => "MemRL on-policy",
         other => other,
     }

@@ -131,7 +131,7 @@ params!(
 );
 
 params!(
-    /// Arms 5 and 6: the MemRL-style Q-value arms (off-policy and on-policy).
+    /// Arms 5 and 7: the MemRL-style Q-value arms (off-policy and on-policy).
     MemrlSettings {
         /// Learning rate of `Q <- Q + alpha * (r - Q)` (the value used when tuning is off or impossible).
         alpha: Float = 0.3, [0.0001, 1.0];
@@ -225,6 +225,8 @@ params!(
         stale_snapshot_rate: Float = 0.1, [0.0, 1.0];
         /// Minutes between consecutive episodes (recency for hotness).
         minutes_between_episodes: Float = 5.0, [0.0, 10000.0];
+        /// 1: the simulated partitions name memory_utility_reducer_v1 and the gate qualifies arm 6 (bounded_utility_v1); 0: they name memory_utility_reducer_v0 and the gate qualifies arm 3 (bounded_utility). Both arms run either way.
+        reducer_v1: Int = 0.0, [0.0, 1.0];
     }
 );
 

@@ -2,12 +2,15 @@
 //! `memory_utility_ranking_evaluation_v1` packet (with the sweep, when there is one),
 //! sealed with its `verdict_digest`.
 //!
-//! Gate (`qualified` only when all hold, otherwise `hold` with reason codes): arm 3's nDCG@k
-//! gain over arm 1 has a percentile interval entirely above 0; arm 3's false attenuation
-//! is at most the profile's threshold; arm 3's harmful@k is not above arm 1's; no arm moved
-//! a candidate with another partition's data. Beside the gate, not part of it: the arm with
-//! the best nDCG@k, and every arm that beats arm 3 on nDCG@k with a paired interval above
-//! 0. Pure: no I/O.
+//! The gate is about the gated arm: the bounded-utility arm of the reducer the evaluated
+//! partitions name (arm 3, `bounded_utility`, for `memory_utility_reducer_v0`; arm 6,
+//! `bounded_utility_v1`, for a `memory_utility_reducer_v1` version). `qualified` only when
+//! all hold, otherwise `hold` with reason codes: the gated arm's nDCG@k gain over arm 1 has
+//! a percentile interval entirely above 0; its false attenuation is at most the profile's
+//! threshold; its harmful@k is not above arm 1's; no arm moved a candidate with another
+//! partition's data. Beside the gate, not part of it: the arm with the best nDCG@k, every
+//! arm that beats the gated arm on nDCG@k with a paired interval above 0, and v1 against
+//! v0 (arm 6 minus arm 3) on every metric, same resamples. Pure: no I/O.
 
 use std::collections::BTreeMap;
 
@@ -32,8 +35,7 @@ use super::tuning::{ArmTuning, Method};
 
 /// Arm keys the gate reads.
 pub const SEMANTIC: &str = "semantic";
-/// The arm under evaluation.
-pub const BOUNDED: &str = "bounded_utility";
+pub use super::arms::{BOUNDED_UTILITY, BOUNDED_UTILITY_V1};
 
 /// Every reason a `hold` can carry, in the order they are checked.
 pub mod reason {
@@ -104,10 +106,13 @@ pub struct Gate {
     pub scope_leaks: usize,
     pub leaks_passed: bool,
     pub reasons: Vec<HoldReason>,
+    /// The arm (index) the checks are about.
+    pub arm: usize,
     /// The arm (index) with the highest nDCG@k point estimate (ties: the lower number).
     pub best_arm: usize,
-    /// Arms (index, nDCG@k difference against arm 3) whose paired interval is above 0.
-    pub beating_bounded: Vec<(usize, Estimate)>,
+    /// Arms (index, nDCG@k difference against the gated arm) whose paired interval is
+    /// above 0.
+    pub beating_gated: Vec<(usize, Estimate)>,
 }
 
 impl Gate {
@@ -131,6 +136,8 @@ pub struct Analysis {
     pub disagreement_stronger: Estimate,
     pub disagreement_outcomes: Estimate,
     pub gate: Gate,
+    /// `[metric]`: arm 6 (v1) minus arm 3 (v0) on the same resamples, when both ran.
+    pub v1_versus_v0: Option<[Estimate; 5]>,
 }
 
 fn arm_index(run: &RunResult, key: &str) -> Result<usize, RankEvaluateError> {
@@ -154,7 +161,7 @@ pub fn analyze(
             "arm 1 must be the semantic arm",
         ));
     }
-    let b = arm_index(&run, BOUNDED)?;
+    let b = arm_index(&run, run.gated_arm)?;
     let boot = bootstrap(
         &values,
         b,
@@ -162,6 +169,24 @@ pub fn analyze(
         e.confidence_level,
         &mut Rng::stream(seed, "bootstrap", 0),
     );
+    // v1 against v0: the versus row of the main bootstrap when v0 is the gated arm, else
+    // a bootstrap with v0 as reference (the same stream: the same resamples).
+    let v0 = run.arms.iter().position(|a| a.key == BOUNDED_UTILITY);
+    let v1 = run.arms.iter().position(|a| a.key == BOUNDED_UTILITY_V1);
+    let v1_versus_v0 = match (v0, v1) {
+        (Some(v0), Some(v1)) if v0 == b => Some(boot.versus[v1]),
+        (Some(v0), Some(v1)) => Some(
+            bootstrap(
+                &values,
+                v0,
+                resamples,
+                e.confidence_level,
+                &mut Rng::stream(seed, "bootstrap", 0),
+            )
+            .versus[v1],
+        ),
+        _ => None,
+    };
     let share = |flags: &[bool], stream: &str| {
         bootstrap_share(
             flags,
@@ -213,7 +238,7 @@ pub fn analyze(
             best_arm = i;
         }
     }
-    let beating_bounded = (0..run.arms.len())
+    let beating_gated = (0..run.arms.len())
         .filter(|&i| i != b)
         .map(|i| (i, boot.versus[i][Metric::Ndcg as usize]))
         .filter(|(_, d)| d.lower.is_some_and(|l| l > 0.0))
@@ -224,6 +249,7 @@ pub fn analyze(
         disagreement,
         disagreement_stronger,
         disagreement_outcomes,
+        v1_versus_v0,
         gate: Gate {
             ndcg_gain,
             ndcg_passed,
@@ -234,8 +260,9 @@ pub fn analyze(
             scope_leaks,
             leaks_passed,
             reasons,
+            arm: b,
             best_arm,
-            beating_bounded,
+            beating_gated,
         },
     })
 }
@@ -307,7 +334,7 @@ fn sweep(sweep: &SweepResult) -> Result<wire::Sweep, RankEvaluateError> {
     let mut points = Vec::with_capacity(sweep.points.len());
     for point in &sweep.points {
         let a = &point.analysis;
-        let b = arm_index(&a.run, BOUNDED)?;
+        let b = a.gate.arm;
         let arms = a
             .run
             .arms
@@ -396,7 +423,8 @@ pub fn typed_packet(
         },
     };
     let by_basis = |basis: EvidenceBasis| run.ledger.deliveries_by_basis[basis.index()] as u64;
-    let b = arm_index(run, BOUNDED)?;
+    // Evaluator disagreement is a property of the ledger's v0 subjects: on arm 3's row.
+    let v0 = arm_index(run, BOUNDED_UTILITY)?;
     let arms = run
         .arms
         .iter()
@@ -410,7 +438,7 @@ pub fn typed_packet(
                 count: arm.leaks as u64,
                 episodes: arm.leak_episodes as u64,
             },
-            evaluator_disagreement: (i == b).then(|| estimate(&analysis.disagreement)),
+            evaluator_disagreement: (i == v0).then(|| estimate(&analysis.disagreement)),
             evidence_cost_per_task: round6(arm.evidence_cost_per_task),
             tuning: run.tuned.of(arm.key).map(tuning),
         })
@@ -439,6 +467,7 @@ pub fn typed_packet(
         profile_id: profile.rank_prior.profile_id.clone(),
         profile_digest: profile.rank_prior.digest(),
         modifier_version: ModifierVersion,
+        reducer_version: run.reducer_version.clone(),
         evaluation_profile_digest: profile.digest(),
         source,
         settings: wire::Settings {
@@ -481,11 +510,20 @@ pub fn typed_packet(
         },
         arms,
         differences,
+        reducer_comparison: analysis
+            .v1_versus_v0
+            .as_ref()
+            .map(|row| wire::ReducerComparison {
+                arm: BOUNDED_UTILITY_V1,
+                versus: BOUNDED_UTILITY,
+                metrics: metrics(row),
+            }),
         evaluator_disagreement: wire::Disagreement {
             against_stronger_tier: estimate(&analysis.disagreement_stronger),
             against_outcomes: estimate(&analysis.disagreement_outcomes),
         },
         gate: wire::Gate {
+            arm: run.gated_arm,
             ndcg_gain: wire::NdcgGate {
                 passed: gate.ndcg_passed,
                 difference: estimate(&gate.ndcg_gain),
@@ -507,8 +545,8 @@ pub fn typed_packet(
                 arm: run.arms.get(gate.best_arm).map_or("", |a| a.key),
                 ndcg_at_k: estimate(&analysis.boot.arms[gate.best_arm][Metric::Ndcg as usize]),
             },
-            arms_beating_bounded_utility: gate
-                .beating_bounded
+            arms_beating_gated_arm: gate
+                .beating_gated
                 .iter()
                 .map(|(i, d)| wire::BeatsBounded {
                     arm: run.arms.get(*i).map_or("", |a| a.key),

@@ -82,6 +82,10 @@ pub struct RunResult {
     pub tuned: Tuned,
     /// The evidence runs behind the training deliveries.
     pub evidence_work: EvidenceWork,
+    /// The reducer version the evaluated partitions name.
+    pub reducer_version: String,
+    /// The key of the arm the gate qualifies (that reducer's bounded-utility arm).
+    pub gated_arm: &'static str,
 }
 
 /// Whether the inference of one subject disagrees with its stronger effective tier:
@@ -263,6 +267,7 @@ pub fn run(
     arms: &[Box<dyn Arm>],
     opener: &dyn LedgerOpener,
 ) -> Result<RunResult, RankEvaluateError> {
+    let rules = dataset.reducer_rules()?;
     let tuned = tuning::tune(dataset, profile)?;
     let settings = &tuned.settings;
     let state = TrainingState::build(dataset, settings, profile, opener)?;
@@ -385,5 +390,7 @@ pub fn run(
         outcome_disagreement,
         tuned: tuned.clone(),
         evidence_work: work,
+        reducer_version: dataset.reducer_version()?.to_owned(),
+        gated_arm: super::arms::gated_arm(rules),
     })
 }

@@ -16,7 +16,11 @@ use super::run::{RunResult, run};
 use super::*;
 use crate::ranking::prior::{SubjectUtility, UtilityView};
 use crate::utility::observation::AttributionLevel;
-use crate::utility::reducer::{ProjectionRequest, reduce};
+use crate::utility::observation::{Observation, validate_observation};
+use crate::utility::reducer::v1::REDUCER_V1;
+use crate::utility::reducer::{
+    ProjectionRequest, ReducerContext, Rules, V1Params, project_with, reduce,
+};
 use crate::wire::json::Value;
 
 fn small(edit: impl FnOnce(&mut EvaluationProfile)) -> EvaluationProfile {
@@ -189,15 +193,15 @@ fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
     let p = small(|_| {});
     let data = simulate::simulate(&p).expect("simulation");
     let mut arms = arms_for(&data);
-    assert_eq!(arms.len(), 6, "a simulation adds the on-policy arm");
+    assert_eq!(arms.len(), 7, "a simulation adds the on-policy arm");
     arms.push(Box::new(LeakingDouble));
     let store = sqlite();
     let result = run(&data, &p, &arms, &store.opener).expect("run");
     assert_eq!(result.ledger.backend, "sqlite");
-    for arm in &result.arms[..6] {
+    for arm in &result.arms[..7] {
         assert_eq!(arm.leaks, 0, "{}", arm.key);
     }
-    let double = &result.arms[6];
+    let double = &result.arms[7];
     assert!(
         double.leaks > 0 && double.leak_episodes > 0,
         "the metric must catch the double"
@@ -207,7 +211,7 @@ fn scope_leaks_are_zero_in_every_arm_and_caught_in_the_leaking_double() {
 }
 
 #[test]
-fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints() {
+fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints_under_v0_and_v1() {
     let p = small(|p| {
         let s = &mut p.simulator;
         s.training_episodes = 120.0;
@@ -230,6 +234,14 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
     let (from_sqlite, sqlite_counters) = on_sqlite.read_back().expect("read back");
     let (from_memory, memory_counters) = in_memory.read_back().expect("read back");
     assert_eq!(from_sqlite, from_memory);
+    let v1 = Rules::V1(V1Params::default());
+    let (from_sqlite_v1, _) = on_sqlite.read_back_under(v1).expect("read back");
+    let (from_memory_v1, _) = in_memory.read_back_under(v1).expect("read back");
+    assert_eq!(from_sqlite_v1, from_memory_v1);
+    assert_ne!(
+        from_sqlite_v1, from_sqlite,
+        "v1 subjects carry their posterior"
+    );
     assert_eq!(sqlite_counters, memory_counters);
     assert!(
         sqlite_counters.duplicate > 0,
@@ -276,6 +288,24 @@ fn the_sqlite_ledger_and_the_reducer_seam_read_back_what_utility_project_prints(
             .collect();
         let from_ledger = UtilityView::new(partition.clone(), facts).expect("view");
         assert_eq!(from_projection, from_ledger);
+        // Under v1: the subjects of the `memory_utility_projection_v1` of the same stream.
+        let v1 = Rules::V1(V1Params::default());
+        let context = ReducerContext::strict(
+            &Value::Object(partition.scope.to_sorted_map()),
+            &Value::from(partition.retrieval_snapshot_ref.as_str()),
+            &Value::from(partition.policy_snapshot_ref.as_str()),
+            &Value::from(REDUCER_V1),
+        )
+        .expect("context");
+        let observations: Vec<Observation> = stream
+            .iter()
+            .map(|v| validate_observation(v).expect("observation"))
+            .collect();
+        let projection = project_with(&context, &observations, v1)
+            .expect("v1 projection")
+            .to_value();
+        let ours = from_sqlite_v1.get(&key).cloned().unwrap_or_default();
+        assert_eq!(Some(&Value::from(ours)), projection.get("subjects"));
         compared += 1;
     }
     assert!(compared >= 2, "{compared}");
@@ -291,8 +321,8 @@ fn the_episodes_file_path_agrees_with_the_simulator() {
     // A file carries neither the simulated environment (validation ground truth, the
     // on-policy arm) nor the evidence runs and outcomes behind its deliveries: compare
     // with the simulation without them.
-    assert_eq!(arms_for(&data).len(), 6);
-    assert_eq!(arms_for(&parsed.dataset).len(), 5);
+    assert_eq!(arms_for(&data).len(), 7);
+    assert_eq!(arms_for(&parsed.dataset).len(), 6);
     data.environment.clear();
     data.evidence_work = None;
     data.outcomes.clear();
@@ -525,7 +555,7 @@ fn tuning_never_sees_the_held_out_episodes() {
 }
 
 #[test]
-fn the_gate_names_the_best_arm_and_every_arm_that_beats_bounded_utility() {
+fn the_gate_names_the_best_arm_and_every_arm_that_beats_the_gated_arm() {
     let p = small(|_| {});
     let (_, result) = simulate_and_run(&p);
     let analysis = analyze(result, &p, p.seed).expect("analysis");
@@ -534,7 +564,7 @@ fn the_gate_names_the_best_arm_and_every_arm_that_beats_bounded_utility() {
     for i in 0..analysis.run.arms.len() {
         assert!(ndcg(i) <= ndcg(best), "arm {i}");
     }
-    for (i, d) in &analysis.gate.beating_bounded {
+    for (i, d) in &analysis.gate.beating_gated {
         assert_ne!(analysis.run.arms[*i].key, "bounded_utility");
         assert!(d.lower.is_some_and(|l| l > 0.0));
         assert!(ndcg(*i) > ndcg(2));
@@ -619,4 +649,165 @@ fn a_sweep_of_a_tuned_value_is_refused_while_tuning_is_on() {
         err.to_string().contains("evaluation.tune_baselines"),
         "{err}"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 23: the noisy harmful memory, v0 against v1 on the same episodes
+// ---------------------------------------------------------------------------------------
+
+/// The noisy harmful memory of issue 23: the best text match for a common query, whose
+/// application succeeds with probability 0.1. Training applies it `harmful + helpful`
+/// times; the judge labels each application by its verified outcome (`harmful` failures,
+/// `helpful` lucky successes, one in eight). Every held-out episode asks the common query:
+/// the harmful memory is the best match (0.80), a truly helpful one and a neutral one
+/// follow closely (0.78, 0.76).
+fn noisy_harmful_world(harmful: usize, helpful: usize, reducer_version: &str) -> Dataset {
+    use super::dataset::{HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
+    use crate::ranking::prior::Partition;
+    use crate::utility::testkit::{DIGEST_A, Spec};
+
+    let mut data = Dataset::default();
+    let (mut bad, mut good) = (0, 0);
+    for i in 0..harmful + helpful {
+        // The lucky successes fall on the 4th, 12th, ... application.
+        let lucky = i % 8 == 3 && good < helpful || bad == harmful;
+        let label = if lucky { "helpful" } else { "harmful" };
+        if lucky {
+            good += 1;
+        } else {
+            bad += 1;
+        }
+        let at = format!("2026-09-01T{:02}:{:02}:00Z", i / 60, i % 60);
+        let spec = Spec::item(label, "evaluator_inference", 0.9, &format!("noisy-{i}")).at(&at);
+        let observation = spec.build();
+        let partition = data.intern(&Partition {
+            scope: observation.scope.clone(),
+            retrieval_snapshot_ref: observation.retrieval_snapshot_ref.to_string(),
+            policy_snapshot_ref: observation.policy_snapshot_ref.to_string(),
+            reducer_version: reducer_version.to_owned(),
+        });
+        data.training.push(TrainingEpisode {
+            partition,
+            at: crate::wire::timestamp::parse_aware(&at)
+                .expect("time")
+                .micros,
+            recalled: vec![DIGEST_A.to_owned(), NOISY_HELPFUL.to_owned()],
+            used: vec![DIGEST_A.to_owned()],
+            reward: if lucky { 1.0 } else { 0.0 },
+        });
+        data.deliveries.push(observation);
+    }
+    assert_eq!((bad, good), (harmful, helpful));
+    for e in 0..20 {
+        data.held_out.push(HeldOutEpisode {
+            partition: 0,
+            at: crate::wire::timestamp::parse_aware("2026-09-02T00:00:00Z")
+                .expect("time")
+                .micros
+                + e,
+            candidates: vec![
+                HeldOutCandidate {
+                    digest: DIGEST_A.to_owned(),
+                    relevance: 0.80,
+                    truth: Truth::Harmful,
+                },
+                HeldOutCandidate {
+                    digest: NOISY_HELPFUL.to_owned(),
+                    relevance: 0.78,
+                    truth: Truth::Helpful(1.0),
+                },
+                HeldOutCandidate {
+                    digest: NOISY_NEUTRAL.to_owned(),
+                    relevance: 0.76,
+                    truth: Truth::Neutral,
+                },
+            ],
+        });
+    }
+    data
+}
+
+const NOISY_HELPFUL: &str = "1111222233334444";
+const NOISY_NEUTRAL: &str = "fedcba9876543210";
+
+/// Issue 23, part 4: one lucky success undoes v0's attenuation (7 harmful + 1 helpful of
+/// one tier are a same-tier conflict: `unknown`, modifier 1.0, ranked first again), and
+/// 14 + 2 never demote it; under v1 the same deliveries keep it attenuated, below rank 1,
+/// in every held-out episode, and the bounded-utility arm of v1 is the one the gate
+/// qualifies when the partition names `memory_utility_reducer_v1`.
+#[test]
+fn v1_keeps_the_noisy_harmful_memory_below_rank_1_where_v0_flips_it_back_to_first() {
+    use super::arms::{ArmSettings, TrainingState};
+    use crate::ranking::prior::{self as rank_prior, Reason};
+    use crate::utility::testkit::DIGEST_A;
+
+    for (harmful, helpful) in [(7, 1), (14, 2)] {
+        for version in ["memory_utility_reducer_v0", REDUCER_V1] {
+            let case = format!("{harmful} harmful + {helpful} helpful, partitions of {version}");
+            let data = noisy_harmful_world(harmful, helpful, version);
+            let p = small(|p| p.evaluation.k = 1.0);
+            let partition = &data.partitions[0];
+
+            // What each arm's utility makes of the memory.
+            let state =
+                TrainingState::build(&data, &ArmSettings::of_profile(&p), &p, &ReducerOpener)
+                    .expect("state");
+            let modifier = |subjects: &[super::ledger::SubjectFacts]| {
+                let view = UtilityView::new(
+                    partition.clone(),
+                    subjects.iter().map(|s| s.utility.clone()),
+                )
+                .expect("view");
+                rank_prior::modifier(&view, DIGEST_A, &p.rank_prior)
+            };
+            let key = key_of(partition);
+            let v0 = modifier(&state.subjects[&key]);
+            assert_eq!(v0.value, 1.0, "{case}: v0 flips it to unknown");
+            assert_eq!(v0.reasons, [Reason::UtilityUnknown], "{case}");
+            let v1 = modifier(&state.subjects_v1[&key]);
+            assert!(v1.value < 1.0, "{case}: v1 keeps it attenuated: {v1:?}");
+            assert_eq!(v1.reasons[0], Reason::NegativeUtilityAttenuation, "{case}");
+
+            // Ranked on the same held-out episodes.
+            let result = run(&data, &p, &arms_for(&data), &ReducerOpener).expect("run");
+            let arm = |key: &str| {
+                result
+                    .arms
+                    .iter()
+                    .find(|a| a.key == key)
+                    .unwrap_or_else(|| panic!("arm {key}"))
+            };
+            for order in &arm("bounded_utility").orders {
+                assert_eq!(order[0], 0, "{case}: v0 ranks the harmful memory first");
+            }
+            for order in &arm("bounded_utility_v1").orders {
+                assert_ne!(order[0], 0, "{case}: v1 ranks it below rank 1");
+            }
+            let expected_gate = if version == REDUCER_V1 {
+                "bounded_utility_v1"
+            } else {
+                "bounded_utility"
+            };
+            assert_eq!(result.gated_arm, expected_gate, "{case}");
+            let analysis = analyze(result, &p, p.seed).expect("analysis");
+            let harmful_at_1 = |a: usize| analysis.boot.arms[a][2].estimate;
+            let (a0, a1) = (
+                analysis
+                    .run
+                    .arms
+                    .iter()
+                    .position(|a| a.key == "bounded_utility"),
+                analysis
+                    .run
+                    .arms
+                    .iter()
+                    .position(|a| a.key == "bounded_utility_v1"),
+            );
+            assert_eq!(harmful_at_1(a0.expect("v0")), Some(1.0), "{case}");
+            assert_eq!(harmful_at_1(a1.expect("v1")), Some(0.0), "{case}");
+            let v1_minus_v0 = analysis.v1_versus_v0.expect("both arms ran");
+            assert_eq!(v1_minus_v0[2].estimate, Some(-1.0), "{case}: harmful@1");
+            assert_eq!(v1_minus_v0[1].estimate, Some(1.0), "{case}: success@1");
+        }
+    }
 }

@@ -9,6 +9,7 @@
 use crate::ranking::prior::Partition;
 use crate::utility::observation::Scope;
 use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
+use crate::utility::reducer::v1::REDUCER_V1;
 use crate::wire::digest::short16;
 use crate::wire::json::Text;
 use crate::wire::pyfmt::round6;
@@ -162,7 +163,12 @@ pub fn build(p: &SimulatorParams, seed: u64, dataset: &mut Dataset) -> World {
                 scope: scope.clone(),
                 retrieval_snapshot_ref: format!("retrieval:sim-corpus-{c}"),
                 policy_snapshot_ref: format!("policy:sim-c{c}-a{a}-{version}"),
-                reducer_version: DEFAULT_REDUCER_VERSION.to_owned(),
+                reducer_version: if p.reducer_v1 >= 0.5 {
+                    REDUCER_V1
+                } else {
+                    DEFAULT_REDUCER_VERSION
+                }
+                .to_owned(),
             };
             let current = dataset.intern(&partition("v2"));
             let stale = dataset.intern(&partition("v1"));

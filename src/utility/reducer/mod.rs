@@ -43,7 +43,7 @@ pub use subject::{
     Review, SubjectState, SummaryPair, combined_confidence, latest, reduce_subject, subject_id,
     subject_id_for,
 };
-pub use v1::{Posterior, Rules, RulesError, V1Params};
+pub use v1::{Posterior, Rules, RulesError, V1Input, V1Params};
 
 /// One reduction request: the complete stream plus the caller's context.
 #[derive(Debug, Clone, Copy)]

@@ -23,6 +23,7 @@ use crate::recall::traffic::{
     parse_partition,
 };
 use crate::utility::observation::{OBSERVATION_SCHEMA_VERSION, Observation, validate_observation};
+use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::schema::Nullable;
 use crate::wire::timestamp::parse_aware;
@@ -99,6 +100,12 @@ pub struct LoggedEpisode {
     /// training episode: none was logged before the split).
     #[schemars(with = "Nullable<LoggedOutcome>")]
     pub outcome_status: Option<LoggedOutcome>,
+    /// The reducer version the partition was evaluated under (`--partition`'s), written
+    /// only when it is not `memory_utility_reducer_v0`: an export read back by
+    /// `rank-evaluate --input` is evaluated under the same reducer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String", default)]
+    pub reducer_version: Option<String>,
 }
 
 impl LoggedEpisode {
@@ -132,6 +139,39 @@ pub struct LoggedData {
     pub episodes: Vec<LoggedEpisode>,
     /// The training deliveries (sequence at most the split), in sequence order.
     pub deliveries: Vec<Observation>,
+}
+
+impl LoggedData {
+    /// The reducer version the episodes are evaluated under: the one every episode names
+    /// (`memory_utility_reducer_v0` when none names one); episodes that name different
+    /// versions are refused.
+    pub fn reducer_version(&self) -> Result<&str, RankEvaluateError> {
+        fn of(e: &LoggedEpisode) -> &str {
+            e.reducer_version
+                .as_deref()
+                .unwrap_or(DEFAULT_REDUCER_VERSION)
+        }
+        let Some(first) = self.episodes.first().map(of) else {
+            return Ok(DEFAULT_REDUCER_VERSION);
+        };
+        match self.episodes.iter().map(of).find(|v| *v != first) {
+            None => Ok(first),
+            Some(other) => Err(RankEvaluateError::Episodes(format!(
+                "the logged episodes name two reducer versions, {first} and {other}: evaluate the partitions of each reducer on their own"
+            ))),
+        }
+    }
+
+    /// Marks every episode as evaluated under `reducer_version` (nothing is written for
+    /// `memory_utility_reducer_v0`).
+    pub fn under_reducer(mut self, reducer_version: &str) -> LoggedData {
+        let named =
+            (reducer_version != DEFAULT_REDUCER_VERSION).then(|| reducer_version.to_owned());
+        for episode in &mut self.episodes {
+            episode.reducer_version.clone_from(&named);
+        }
+        self
+    }
 }
 
 /// The episodes of a log and where its split fell.
@@ -246,6 +286,7 @@ impl Builder {
                 shadow: r.event.shadow.clone(),
                 applied: f.as_ref().map(|(_, a, _)| a.clone()),
                 outcome_status: f.as_ref().and_then(|(_, _, o)| o.map(|(_, s)| s)),
+                reducer_version: None,
             })
             .collect();
         let usable: Vec<usize> = (0..episodes.len())
@@ -355,9 +396,33 @@ fn episode_line(map: &Map) -> Result<LoggedEpisode, String> {
         "applied",
         "outcome_status",
     ];
-    if let Some(extra) = map.keys().find(|k| !FIELDS.contains(k)) {
+    if let Some(extra) = map
+        .keys()
+        .find(|k| !FIELDS.contains(k) && *k != "reducer_version")
+    {
         return Err(format!("unknown field {extra:?}"));
     }
+    let reducer_version = match map.get("reducer_version") {
+        None => None,
+        Some(v) => {
+            // Checked as the rank prior's partition reader checks it.
+            let mut named = map
+                .get("partition")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            named.insert("reducer_version", v.clone());
+            let version = crate::ranking::prior::Partition::from_value(&Value::Object(named))
+                .map_err(|e| e.to_string())?
+                .reducer_version;
+            if version == DEFAULT_REDUCER_VERSION {
+                return Err(format!(
+                    "reducer_version is written only for a reducer other than {DEFAULT_REDUCER_VERSION}: leave it out"
+                ));
+            }
+            Some(version)
+        }
+    };
     if let Some(missing) = FIELDS.iter().find(|k| !map.contains_key(k)) {
         return Err(format!("{missing} is missing"));
     }
@@ -424,6 +489,7 @@ fn episode_line(map: &Map) -> Result<LoggedEpisode, String> {
         shadow: event.shadow,
         applied,
         outcome_status,
+        reducer_version,
     })
 }
 
@@ -500,19 +566,25 @@ pub fn parse_jsonl(bytes: &[u8]) -> Result<ParsedLog, RankEvaluateError> {
 }
 
 /// The partition of a `--partition` file (`{scope, retrieval_snapshot_ref,
-/// policy_snapshot_ref, [reducer_version]}`).
-pub fn partition_of_value(value: &Value) -> Result<TrafficPartition, RankEvaluateError> {
+/// policy_snapshot_ref, [reducer_version]}`) and the reducer version it names
+/// (`memory_utility_reducer_v0` by default): the traffic log is keyed by the partition,
+/// the evaluation reads it under that reducer.
+pub fn partition_of_value(value: &Value) -> Result<(TrafficPartition, String), RankEvaluateError> {
     let mut copy = value.as_object().cloned().unwrap_or_default();
-    if let Some(v) = copy.remove("reducer_version")
-        && v.as_str() != Some(crate::utility::reducer::DEFAULT_REDUCER_VERSION)
-    {
-        return Err(RankEvaluateError::Profile(format!(
-            "--partition reducer_version must be {}, the only reducer of this binary",
-            crate::utility::reducer::DEFAULT_REDUCER_VERSION
-        )));
-    }
-    parse_partition(&Value::Object(copy), "partition")
-        .map_err(|e| RankEvaluateError::Profile(format!("--partition: {e}")))
+    let reducer_version = match copy.remove("reducer_version") {
+        None => DEFAULT_REDUCER_VERSION.to_owned(),
+        Some(v) => {
+            // The rank prior's partition reader checks the version as recall does.
+            let mut named = copy.clone();
+            named.insert("reducer_version", v);
+            crate::ranking::prior::Partition::from_value(&Value::Object(named))
+                .map_err(|e| RankEvaluateError::Profile(format!("--partition: {e}")))?
+                .reducer_version
+        }
+    };
+    let partition = parse_partition(&Value::Object(copy), "partition")
+        .map_err(|e| RankEvaluateError::Profile(format!("--partition: {e}")))?;
+    Ok((partition, reducer_version))
 }
 
 /// The latest `observed_at` among `texts`, as RFC 3339 in UTC (`Z`).

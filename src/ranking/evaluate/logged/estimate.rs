@@ -19,6 +19,10 @@
 //!   ε·[a in pool]/pool_size = 0`): no unbiased estimate exists there;
 //! * the failure rate: SNIPS of `[outcome failed]`.
 //!
+//! Every partition is read under the reducer the episodes name
+//! ([`LoggedData::reducer_version`]); the gated arm is its bounded-utility arm, and v1
+//! against v0 (arm 6 minus arm 3) is reported on the same resamples.
+//!
 //! Unbiased (IPS, and DR for any reward model) when every episode is supported and no
 //! weight reaches the clip `C` ([`WEIGHT_CLIP`]); SNIPS is consistent. Pure apart from the
 //! training ledgers the arms read, which the [`LedgerOpener`] makes.
@@ -27,10 +31,13 @@ use std::collections::BTreeMap;
 
 use crate::ranking::prior::Partition;
 use crate::utility::observation::Scope;
-use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
+use crate::utility::reducer::Rules;
 use crate::wire::timestamp::parse_aware;
 
-use super::super::arms::{ArmContext, ArmSettings, Pool, Ranker, TrainingState, standard_arms};
+use super::super::arms::{
+    ArmContext, ArmSettings, BOUNDED_UTILITY, BOUNDED_UTILITY_V1, Pool, Ranker, TrainingState,
+    gated_arm, standard_arms,
+};
 use super::super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
 use super::super::error::RankEvaluateError;
 use super::super::ledger::{Counters, LedgerOpener};
@@ -127,13 +134,19 @@ pub struct Estimates {
     pub ledger: TrainingLedger,
     /// A reward model existed (at least one training reward).
     pub reward_model: bool,
+    /// The reducer version the partitions were read under.
+    pub reducer_version: String,
+    /// The key of the arm the gate qualifies (that reducer's bounded-utility arm).
+    pub gated_arm: &'static str,
+    /// Arm 6 (v1) minus arm 3 (v0), on the same resamples.
+    pub v1_versus_v0: Option<ArmDifference>,
 }
 
 fn micros(text: &str) -> i128 {
     parse_aware(text).map_or(0, |i| i.micros)
 }
 
-fn ranking_partition(episode: &LoggedEpisode) -> Partition {
+fn ranking_partition(episode: &LoggedEpisode, reducer_version: &str) -> Partition {
     let s = &episode.partition.scope;
     Partition {
         scope: Scope {
@@ -144,7 +157,7 @@ fn ranking_partition(episode: &LoggedEpisode) -> Partition {
         },
         retrieval_snapshot_ref: episode.partition.retrieval_snapshot_ref.clone(),
         policy_snapshot_ref: episode.partition.policy_snapshot_ref.clone(),
-        reducer_version: DEFAULT_REDUCER_VERSION.to_owned(),
+        reducer_version: reducer_version.to_owned(),
     }
 }
 
@@ -192,6 +205,9 @@ pub fn estimate(
     seed: u64,
     opener: &dyn LedgerOpener,
 ) -> Result<Estimates, RankEvaluateError> {
+    let reducer_version = data.reducer_version()?;
+    let rules = Rules::of(reducer_version)
+        .map_err(|e| RankEvaluateError::Episodes(format!("partition.{e}")))?;
     let mut counts = Counts {
         recalls: data.episodes.len(),
         ..Counts::default()
@@ -205,7 +221,7 @@ pub fn estimate(
             scope: o.scope.clone(),
             retrieval_snapshot_ref: o.retrieval_snapshot_ref.to_string(),
             policy_snapshot_ref: o.policy_snapshot_ref.to_string(),
-            reducer_version: DEFAULT_REDUCER_VERSION.to_owned(),
+            reducer_version: reducer_version.to_owned(),
         });
     }
     let mut model = RewardModel {
@@ -216,7 +232,7 @@ pub fn estimate(
     // (logged episode index, held-out episode)
     let mut held: Vec<(usize, HeldOutEpisode)> = Vec::new();
     for (i, e) in data.episodes.iter().enumerate() {
-        let partition = dataset.intern(&ranking_partition(e));
+        let partition = dataset.intern(&ranking_partition(e, reducer_version));
         if e.logging_policy.explored {
             counts.explored_recalls += 1;
         }
@@ -445,7 +461,9 @@ pub fn estimate(
         });
     }
     let reward_model = model.global.1 > 0;
-    let boot = bootstrap(&rows, arms.len(), profile, seed, reward_model);
+    let find = |key: &str| arms.iter().position(|a| a.key() == key);
+    let v0 = find(BOUNDED_UTILITY);
+    let boot = bootstrap(&rows, arms.len(), v0, profile, seed, reward_model);
     for (a, r) in results.iter_mut().enumerate() {
         let (sw, sw2) = rows.iter().fold((0.0, 0.0), |(s, s2), row| {
             let w = row.arms[a].0;
@@ -469,6 +487,16 @@ pub fn estimate(
             failure_rate: boot.differences[a].failure,
         })
         .collect();
+    let v1_versus_v0 = match (v0, find(BOUNDED_UTILITY_V1)) {
+        (Some(_), Some(v1)) => boot.versus.get(v1).map(|b| ArmDifference {
+            key: BOUNDED_UTILITY_V1,
+            ips: b.ips,
+            snips: b.snips,
+            doubly_robust: b.dr,
+            failure_rate: b.failure,
+        }),
+        _ => None,
+    };
     Ok(Estimates {
         counts,
         episodes: rows.len(),
@@ -483,6 +511,9 @@ pub fn estimate(
             inference_deliveries_removed: state.inference_deliveries,
         },
         reward_model,
+        reducer_version: reducer_version.to_owned(),
+        gated_arm: gated_arm(rules),
+        v1_versus_v0,
     })
 }
 
@@ -542,6 +573,8 @@ struct Boot {
 struct Booted {
     arms: Vec<Boot>,
     differences: Vec<Boot>,
+    /// Against the reference arm (empty without one).
+    versus: Vec<Boot>,
     logged: Interval,
     logged_failure: Interval,
 }
@@ -570,10 +603,11 @@ fn interval(estimate: Option<f64>, mut samples: Vec<f64>, level: f64, n: usize) 
 
 /// Point estimates on every episode; intervals from `evaluation.bootstrap_resamples`
 /// resamples of the held-out episodes with replacement (one stream of `seed`), shared by
-/// every arm, so the differences are paired.
+/// every arm, so the differences (against arm 1, and against `reference`) are paired.
 fn bootstrap(
     rows: &[Row],
     arms: usize,
+    reference: Option<usize>,
     profile: &EvaluationProfile,
     seed: u64,
     reward_model: bool,
@@ -592,6 +626,7 @@ fn bootstrap(
     // samples[arm][estimator], diffs[arm][estimator]
     let mut samples = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new()]; arms];
     let mut diffs = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new()]; arms];
+    let mut versus = vec![[Vec::new(), Vec::new(), Vec::new(), Vec::new()]; arms];
     let (mut logged, mut logged_failed) = (Vec::new(), Vec::new());
     let mut rng = Rng::stream(seed, "logged-bootstrap", 0);
     let mut picks = vec![0usize; n];
@@ -606,11 +641,15 @@ fn bootstrap(
         for a in 0..arms {
             let of = |x: &Values| [x.ips, x.snips, x.dr, x.failure];
             let (mine, base) = (of(&v[a]), of(&v[0]));
+            let against = reference.and_then(|r| v.get(r)).map(of);
             for k in 0..4 {
                 if let Some(x) = mine[k] {
                     samples[a][k].push(x);
                     if let Some(b) = base[k] {
                         diffs[a][k].push(x - b);
+                    }
+                    if let Some(r) = against.and_then(|r| r[k]) {
+                        versus[a][k].push(x - r);
                     }
                 }
             }
@@ -631,10 +670,10 @@ fn bootstrap(
             boot(a, [p.ips, p.snips, p.dr, p.failure], &mut samples)
         })
         .collect();
+    let d = |x: Option<f64>, y: Option<f64>| Some(x? - y?);
     let diff_out: Vec<Boot> = (0..arms)
         .map(|a| {
             let (p, b) = (point[a], point[0]);
-            let d = |x: Option<f64>, y: Option<f64>| Some(x? - y?);
             boot(
                 a,
                 [
@@ -647,9 +686,28 @@ fn bootstrap(
             )
         })
         .collect();
+    let versus_out: Vec<Boot> = match reference.and_then(|r| point.get(r)) {
+        None => Vec::new(),
+        Some(&r) => (0..arms)
+            .map(|a| {
+                let p = point[a];
+                boot(
+                    a,
+                    [
+                        d(p.ips, r.ips),
+                        d(p.snips, r.snips),
+                        d(p.dr, r.dr),
+                        d(p.failure, r.failure),
+                    ],
+                    &mut versus,
+                )
+            })
+            .collect(),
+    };
     Booted {
         arms: arms_out,
         differences: diff_out,
+        versus: versus_out,
         logged: interval(logged_point, logged, level, n),
         logged_failure: interval(failed_point, logged_failed, level, n),
     }

@@ -8,9 +8,13 @@
 //!
 //! The arms are the standard ones ([`super::arms::standard_arms`]), fed from the log:
 //! semantic relevance, hotness from the training recalls' accesses, the bounded prior
-//! with the training-time utility (with and without evaluator inference), MemRL's Q from
-//! the training rewards. `--export-episodes` writes what was built ([`episodes::write_jsonl`])
-//! and `rank-evaluate --input` of that file gives the same figures. Reads the ledger
+//! with the training-time utility (with and without evaluator inference, and under
+//! `memory_utility_reducer_v1`), MemRL's Q from the training rewards. The partitions are
+//! read under the reducer `--partition` names (v0 by default): the verdict names them by
+//! their `mur_` identities under it and gates that reducer's bounded-utility arm, so a
+//! v1 partition's verdict binds `recall --rank-prior` for that v1 partition.
+//! `--export-episodes` writes what was built ([`episodes::write_jsonl`]) and
+//! `rank-evaluate --input` of that file gives the same figures. Reads the ledger
 //! through [`LedgerBackend`]; otherwise pure.
 
 pub mod episodes;
@@ -21,6 +25,8 @@ use crate::ledger::traffic::{self as log, Selection};
 use crate::ledger::{LedgerBackend, LedgerError, PartitionKey};
 use crate::ranking::prior::verdict::{VERDICT_DIGEST_KEY, verdict_digest};
 use crate::recall::traffic::TrafficPartition;
+use crate::utility::observation::Scope;
+use crate::utility::reducer::context::reducer_identity;
 use crate::wire::json::Value;
 
 use super::error::RankEvaluateError;
@@ -45,11 +51,30 @@ pub struct LedgerRead {
     pub partitions: Vec<TrafficPartition>,
 }
 
+/// The `mur_` identity of a traffic partition read under `reducer_version`.
+pub fn partition_identity(partition: &TrafficPartition, reducer_version: &str) -> String {
+    let s = &partition.scope;
+    let scope = Scope {
+        agent_id: s.agent_id.as_str().into(),
+        project_id: s.project_id.as_str().into(),
+        corpus_id: s.corpus_id.as_str().into(),
+        surface_id: s.surface_id.as_str().into(),
+    };
+    reducer_identity(
+        &scope,
+        &partition.retrieval_snapshot_ref,
+        &partition.policy_snapshot_ref,
+        reducer_version,
+    )
+}
+
 /// Reads the traffic log of `selection` and the training deliveries of its partitions
-/// (sequence at most the split) from `backend`.
+/// (sequence at most the split) from `backend`; the episodes are marked as evaluated under
+/// `reducer_version`.
 pub fn read_ledger(
     backend: &mut dyn LedgerBackend,
     selection: &Selection,
+    reducer_version: &str,
 ) -> Result<LedgerRead, RankEvaluateError> {
     // Events are parsed as they are read: the log's text is never held whole.
     let mut builder = episodes::Builder::default();
@@ -112,7 +137,8 @@ pub fn read_ledger(
         data: LoggedData {
             episodes: built.episodes,
             deliveries: deliveries.into_iter().map(|(_, o)| o).collect(),
-        },
+        }
+        .under_reducer(reducer_version),
         backend: snapshot.backend,
         high_water_seq: snapshot.delivery_high_water,
         traffic_high_water_seq: snapshot.traffic_high_water,
@@ -145,6 +171,7 @@ pub fn evaluate(
     origin: &Origin,
     opener: &dyn LedgerOpener,
 ) -> Result<Value, RankEvaluateError> {
+    let reducer_version = data.reducer_version()?;
     let estimates = estimate::estimate(data, profile, profile.seed, opener)?;
     let u64_of = |v: i64| u64::try_from(v).unwrap_or(0);
     let held: Vec<&episodes::LoggedEpisode> = data
@@ -192,7 +219,7 @@ pub fn evaluate(
     };
     let mut partitions: Vec<String> = partitions
         .iter()
-        .map(TrafficPartition::reducer_identity)
+        .map(|p| partition_identity(p, reducer_version))
         .collect();
     partitions.sort();
     partitions.dedup();

@@ -3,15 +3,16 @@
 //! off-policy estimates in place of the ground-truth metrics, as typed data
 //! ([`LedgerEvaluationPacket`], also its JSON Schema), and the gate that decides it.
 //!
-//! The gate ([`gate`]): `qualified` only when there are at least
-//! [`MIN_HELD_OUT_EPISODES`] held-out episodes with a verified outcome (else `hold` with
-//! `insufficient_held_out_traffic`, and nothing else is judged), the bounded prior and
-//! semantic both have an effective sample size of at least
-//! [`MIN_EFFECTIVE_SAMPLE_SIZE`] and no unsupported episode
-//! (`insufficient_off_policy_support`), the lower end of the bounded prior's SNIPS gain
-//! over semantic is above 0 (`snips_gain_interval_not_above_zero`), its failure rate is
-//! not above semantic's (`failure_rate_worse_than_semantic`), and no arm moved a
-//! candidate with another partition's data (`scope_leak_detected`). Pure.
+//! The gate ([`gate`]) is about the gated arm: the bounded prior of the reducer the
+//! partitions are read under (`bounded_utility` for v0, `bounded_utility_v1` for v1).
+//! `qualified` only when there are at least [`MIN_HELD_OUT_EPISODES`] held-out episodes
+//! with a verified outcome (else `hold` with `insufficient_held_out_traffic`, and nothing
+//! else is judged), the gated arm and semantic both have an effective sample size of at
+//! least [`MIN_EFFECTIVE_SAMPLE_SIZE`] and no unsupported episode
+//! (`insufficient_off_policy_support`), the lower end of the gated arm's SNIPS gain over
+//! semantic is above 0 (`snips_gain_interval_not_above_zero`), its failure rate is not
+//! above semantic's (`failure_rate_worse_than_semantic`), and no arm moved a candidate
+//! with another partition's data (`scope_leak_detected`). Pure.
 
 use schemars::JsonSchema;
 
@@ -21,7 +22,7 @@ use crate::wire::schema::{AlwaysFalse, AlwaysTrue, Nullable};
 
 use super::super::packet::{Estimate, EvaluationVersion, RankingEvaluationPacket, Verdict};
 use super::super::profile::EvaluationProfile;
-use super::super::report::{BOUNDED, SEMANTIC};
+use super::super::report::{BOUNDED_UTILITY, BOUNDED_UTILITY_V1, SEMANTIC};
 use super::episodes::HELD_OUT_SHARE;
 use super::estimate::{Estimates, Interval, WEIGHT_CLIP};
 
@@ -220,7 +221,8 @@ pub struct TrafficGate {
 #[schemars(deny_unknown_fields)]
 pub struct SupportGate {
     pub passed: bool,
-    pub bounded_utility_effective_sample_size: f64,
+    /// Of the gated arm (`gate.arm`).
+    pub gated_arm_effective_sample_size: f64,
     pub semantic_effective_sample_size: f64,
     pub minimum: f64,
     /// Held-out episodes unsupported for either arm.
@@ -232,7 +234,7 @@ pub struct SupportGate {
 #[schemars(deny_unknown_fields)]
 pub struct GainGate {
     pub passed: bool,
-    /// `bounded_utility` minus `semantic`.
+    /// The gated arm minus `semantic`.
     pub difference: Estimate,
 }
 
@@ -241,7 +243,7 @@ pub struct GainGate {
 #[schemars(deny_unknown_fields)]
 pub struct HarmGate {
     pub passed: bool,
-    /// `bounded_utility`'s failure rate minus `semantic`'s (point estimate).
+    /// The gated arm's failure rate minus `semantic`'s (point estimate).
     #[schemars(with = "Nullable<f64>")]
     pub difference: Option<f64>,
 }
@@ -258,6 +260,10 @@ pub struct LeakGate {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct LoggedGate {
+    /// The arm every check is about: the bounded-utility arm of `reducer_version`
+    /// (`bounded_utility` for `memory_utility_reducer_v0`, `bounded_utility_v1` for a
+    /// `memory_utility_reducer_v1` version).
+    pub arm: &'static str,
     pub held_out_traffic: TrafficGate,
     pub off_policy_support: SupportGate,
     pub snips_gain: GainGate,
@@ -266,6 +272,22 @@ pub struct LoggedGate {
     /// The arm with the highest SNIPS estimate (ties: the lower number), when any.
     #[schemars(with = "Nullable<String>")]
     pub best_arm_by_snips: Option<&'static str>,
+}
+
+/// v1 against v0 on the same logged episodes: `bounded_utility_v1` minus
+/// `bounded_utility`, on the same resamples.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct LoggedReducerComparison {
+    /// `bounded_utility_v1`.
+    pub arm: &'static str,
+    /// `bounded_utility`.
+    pub versus: &'static str,
+    pub snips: Estimate,
+    pub ips: Estimate,
+    #[schemars(with = "Nullable<Estimate>")]
+    pub doubly_robust: Option<Estimate>,
+    pub failure_rate: Estimate,
 }
 
 /// `memory_utility_ranking_evaluation_v1` from logged traffic: does bounded utility earn
@@ -282,6 +304,9 @@ pub struct LedgerEvaluationPacket {
     pub profile_id: String,
     pub profile_digest: String,
     pub modifier_version: ModifierVersion,
+    /// The reducer version the partitions were read under (`source.partitions` are their
+    /// `mur_` identities under it); the gate qualifies its bounded-utility arm.
+    pub reducer_version: String,
     pub evaluation_profile_digest: String,
     pub source: LoggedSource,
     pub settings: LoggedSettings,
@@ -289,8 +314,11 @@ pub struct LedgerEvaluationPacket {
     pub held_out: LoggedHeldOut,
     pub ledger: TrainingLedger,
     pub arms: Vec<LoggedArm>,
-    /// Arms 2 to 5 against arm 1.
+    /// Arms 2 to 6 against arm 1.
     pub differences: Vec<LoggedDifference>,
+    /// v1 against v0 on the same episodes (`null` when one of the two arms did not run).
+    #[schemars(with = "Nullable<LoggedReducerComparison>")]
+    pub reducer_comparison: Option<LoggedReducerComparison>,
     pub gate: LoggedGate,
     pub profile: EvaluationProfile,
     pub read_only: AlwaysTrue,
@@ -324,7 +352,7 @@ fn wire(i: &Interval) -> Estimate {
 /// The gate's checks and reasons.
 pub fn gate(e: &Estimates) -> (LoggedGate, Vec<LedgerHoldReason>) {
     let find = |key: &str| e.arms.iter().position(|a| a.key == key);
-    let (s, b) = (find(SEMANTIC).unwrap_or(0), find(BOUNDED).unwrap_or(0));
+    let (s, b) = (find(SEMANTIC).unwrap_or(0), find(e.gated_arm).unwrap_or(0));
     let mut reasons = Vec::new();
     let enough = e.episodes as u64 >= MIN_HELD_OUT_EPISODES;
     if !enough {
@@ -342,14 +370,14 @@ pub fn gate(e: &Estimates) -> (LoggedGate, Vec<LedgerHoldReason>) {
     let gain = e
         .differences
         .iter()
-        .find(|d| d.key == BOUNDED)
+        .find(|d| d.key == e.gated_arm)
         .map(|d| d.snips)
         .unwrap_or_default();
     let gain_passed = gain.lower.is_some_and(|l| l > 0.0);
     let harm = e
         .differences
         .iter()
-        .find(|d| d.key == BOUNDED)
+        .find(|d| d.key == e.gated_arm)
         .and_then(|d| d.failure_rate.estimate);
     let harm_passed = harm.is_some_and(|d| d <= 0.0);
     if enough {
@@ -378,6 +406,7 @@ pub fn gate(e: &Estimates) -> (LoggedGate, Vec<LedgerHoldReason>) {
         .map(|(k, _)| k);
     (
         LoggedGate {
+            arm: e.gated_arm,
             held_out_traffic: TrafficGate {
                 passed: enough,
                 episodes: e.episodes as u64,
@@ -385,7 +414,7 @@ pub fn gate(e: &Estimates) -> (LoggedGate, Vec<LedgerHoldReason>) {
             },
             off_policy_support: SupportGate {
                 passed: supported,
-                bounded_utility_effective_sample_size: round6(ess_b),
+                gated_arm_effective_sample_size: round6(ess_b),
                 semantic_effective_sample_size: round6(ess_s),
                 minimum: MIN_EFFECTIVE_SAMPLE_SIZE,
                 unsupported_episodes: unsupported,
@@ -431,6 +460,7 @@ pub fn packet(
         profile_id: profile.rank_prior.profile_id.clone(),
         profile_digest: profile.rank_prior.digest(),
         modifier_version: ModifierVersion,
+        reducer_version: e.reducer_version.clone(),
         evaluation_profile_digest: profile.digest(),
         source,
         settings: LoggedSettings {
@@ -510,6 +540,14 @@ pub fn packet(
                 failure_rate: wire(&d.failure_rate),
             })
             .collect(),
+        reducer_comparison: e.v1_versus_v0.as_ref().map(|d| LoggedReducerComparison {
+            arm: BOUNDED_UTILITY_V1,
+            versus: BOUNDED_UTILITY,
+            snips: wire(&d.snips),
+            ips: wire(&d.ips),
+            doubly_robust: d.doubly_robust.as_ref().map(wire),
+            failure_rate: wire(&d.failure_rate),
+        }),
         gate,
         profile: profile.clone(),
         read_only: AlwaysTrue,

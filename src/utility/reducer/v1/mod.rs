@@ -234,6 +234,31 @@ impl Posterior {
     }
 }
 
+/// What the v1 rules read of one accepted observation: its label, tier, confidence and
+/// creation instant (for the half-life). [`apply_v1_sorted`] takes them in
+/// `observation_id` order, so a reader that has them in that order (a ledger's stored
+/// aggregates) needs no observation at all.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct V1Input {
+    pub utility_label: UtilityLabel,
+    pub evidence_basis: EvidenceBasis,
+    pub confidence: f64,
+    /// `created_instant` in microseconds.
+    pub created_micros: i128,
+}
+
+impl V1Input {
+    /// What the v1 rules read of `observation`.
+    pub fn of(observation: &Observation) -> V1Input {
+        V1Input {
+            utility_label: observation.utility_label,
+            evidence_basis: observation.evidence_basis,
+            confidence: observation.confidence,
+            created_micros: observation.created_instant.micros,
+        }
+    }
+}
+
 /// How many observations one observation of `tier` weighs at full confidence.
 pub fn tier_scale(tier: EvidenceBasis) -> f64 {
     if tier == EvidenceBasis::OwnerCorrection {
@@ -245,14 +270,14 @@ pub fn tier_scale(tier: EvidenceBasis) -> f64 {
 
 /// The weight of one observation: its confidence (clamped to [0, 1]) times its tier's
 /// scale, halved for every `half_life_days` it is older than `newest`.
-fn weight(observation: &Observation, newest_micros: i128, params: V1Params) -> f64 {
+fn weight(observation: &V1Input, newest_micros: i128, params: V1Params) -> f64 {
     let c = observation.confidence;
     let c = if c > 0.0 { c.min(1.0) } else { 0.0 };
     let c = c * tier_scale(observation.evidence_basis);
     match params.half_life_days {
         None => c,
         Some(days) => {
-            let age = (newest_micros - observation.created_instant.micros) as f64 / MICROS_PER_DAY;
+            let age = (newest_micros - observation.created_micros) as f64 / MICROS_PER_DAY;
             c * (-age / f64::from(days)).exp2()
         }
     }
@@ -261,6 +286,15 @@ fn weight(observation: &Observation, newest_micros: i128, params: V1Params) -> f
 /// The strongest tier holding directional evidence among `observations`.
 pub fn directional_tier(observations: &[&Observation]) -> Option<EvidenceBasis> {
     observations
+        .iter()
+        .filter(|o| o.utility_label.direction().is_some())
+        .map(|o| o.evidence_basis)
+        .max()
+}
+
+/// [`directional_tier`] of inputs.
+fn directional_tier_of(inputs: &[V1Input]) -> Option<EvidenceBasis> {
+    inputs
         .iter()
         .filter(|o| o.utility_label.direction().is_some())
         .map(|o| o.evidence_basis)
@@ -312,22 +346,33 @@ pub fn apply_v1(
     observations: &[&Observation],
     params: V1Params,
 ) -> Posterior {
+    // A fixed summation order, whatever order the caller passes.
+    let mut sorted: Vec<&Observation> = observations.to_vec();
+    sorted.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
+    let inputs: Vec<V1Input> = sorted.into_iter().map(V1Input::of).collect();
+    apply_v1_sorted(state, &inputs, params)
+}
+
+/// [`apply_v1`] of the subject's accepted observations given as [`V1Input`]s in
+/// `observation_id` order (the order the sums are taken in).
+pub fn apply_v1_sorted(
+    state: &mut SubjectState,
+    inputs: &[V1Input],
+    params: V1Params,
+) -> Posterior {
     if state.level == AttributionLevel::None {
         return Posterior::PRIOR;
     }
-    let Some(tier) = directional_tier(observations) else {
+    let Some(tier) = directional_tier_of(inputs) else {
         return Posterior::PRIOR;
     };
-    let mut directional: Vec<&Observation> = observations
+    let directional: Vec<&V1Input> = inputs
         .iter()
-        .copied()
         .filter(|o| o.evidence_basis == tier && o.utility_label.direction().is_some())
         .collect();
-    // A fixed summation order, whatever order the caller passes.
-    directional.sort_by(|a, b| a.observation_id.cmp(&b.observation_id));
     let newest = directional
         .iter()
-        .map(|o| o.created_instant.micros)
+        .map(|o| o.created_micros)
         .max()
         .unwrap_or_default();
     let (mut helpful, mut harmful, mut neutral) = (0.0, 0.0, 0.0);
