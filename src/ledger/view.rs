@@ -31,6 +31,9 @@ use super::rows::{ObservationRow, PartitionKey, SubjectKey, SubjectRow};
 const ROUND: usize = 512;
 /// Subjects per page of a partition scan.
 const SCAN_PAGE: usize = 1000;
+/// The `;` separators of a stored subject state (its twelve fields, see
+/// `engine::encode_state`).
+const STATE_SEPARATORS: usize = 11;
 
 /// The ledger's partition key of a ranking partition (scope and snapshot pair; the
 /// reducer version only names the rules the ledger applies to the partition's rows).
@@ -345,11 +348,16 @@ fn scan_subjects(
         };
         after = Some(last.subject_id.clone());
         let full = page.len() == SCAN_PAGE;
+        // A row whose state does not have the stored fields is kept: decoding it then
+        // reports the damage, as the per-digest look-ups would, instead of the scan
+        // passing over it in silence.
         rows.extend(page.into_iter().filter(|row| {
-            row.state
-                .rsplit(';')
-                .next()
-                .is_some_and(|tail| tail.split(',').any(|d| wanted.binary_search(&d).is_ok()))
+            row.state.matches(';').count() != STATE_SEPARATORS
+                || row
+                    .state
+                    .rsplit(';')
+                    .next()
+                    .is_some_and(|tail| tail.split(',').any(|d| wanted.binary_search(&d).is_ok()))
         }));
         if !full {
             break;
