@@ -8,8 +8,12 @@ use crate::wire::json::{Map, Value};
 
 use super::fields::{at, objects, s};
 
-/// The three commands, as a shell block under the summary.
+/// The three commands, as a shell block under the summary (nothing for a packet without
+/// them).
 pub(super) fn init_body(p: &Map, report: &mut Report) {
+    if at(p, "commands").and_then(Value::as_object).is_none() {
+        return;
+    }
     let commands: Vec<String> = ["ingest", "recall", "apply"]
         .iter()
         .map(|k| s(p, &format!("commands.{k}")))
