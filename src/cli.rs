@@ -390,9 +390,16 @@ pub enum Command {
 // `init DIR`.
 #[derive(Debug, Clone, Args)]
 pub struct InitArgs {
-    /// Directory to write the setup into (created when missing)
-    #[arg(value_name = "DIR")]
-    pub directory: PathBuf,
+    /// Directory to write the setup into (created when missing); optional with --demo
+    #[arg(value_name = "DIR", required_unless_present = "demo")]
+    pub directory: Option<PathBuf>,
+    /// Run the whole loop once on the setup (in a temporary directory unless DIR is
+    /// given): ingest three lessons, recall, apply, attribute a verified test, read the
+    /// ledger, evaluate the prior in the simulator, recall with and without the prior;
+    /// prints reward_memory_demo_v0 with each step and what it proved (exit 2 if a step
+    /// failed)
+    #[arg(long)]
+    pub demo: bool,
     /// Goal id of the new registry entry
     #[arg(long, value_name = "ID", default_value = "my-goal")]
     pub goal_id: String,

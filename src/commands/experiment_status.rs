@@ -38,6 +38,11 @@ pub fn run(request: &ExperimentStatusRequest, ctx: &Context) -> Result<Outcome, 
         ..Notes::default()
     };
     let resolution = resolve::experiment(ctx, &request.goal_id, &request.agent_id)?;
+    // The packet stays the reference's; stderr names the file and what is wrong in it.
+    let notes = Notes {
+        warnings: resolution.problem.into_iter().collect(),
+        ..notes
+    };
     Ok(Outcome::success(Value::Object(resolution.status)).with_notes(notes))
 }
 

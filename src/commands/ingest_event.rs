@@ -66,7 +66,12 @@ pub fn run(request: &IngestEventRequest, ctx: &Context) -> Result<Outcome, Error
     )?;
     let resolution = match form {
         Form::Configured { goal_id, agent_id } => {
-            Some(resolve::experiment(ctx, goal_id, agent_id)?)
+            let resolution = resolve::experiment(ctx, goal_id, agent_id)?;
+            // The refusal keeps the reference's text; stderr names the file and the field.
+            if let Some(problem) = &resolution.problem {
+                io::write_stderr_line(&format!("reward-memory: warning: {problem}"));
+            }
+            Some(resolution)
         }
         Form::Full => None,
     };

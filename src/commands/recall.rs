@@ -269,8 +269,12 @@ fn route_for(
     let resolution = resolve::experiment(ctx, goal, agent)?;
     let Some(config) = resolution.config else {
         let status = pystr(resolution.status.get("status"));
+        let why = resolution
+            .problem
+            .map(|p| format!(" ({p})"))
+            .unwrap_or_default();
         return Err(request_error(format!(
-            "Reward Memory experiment is unavailable for this agent: {}",
+            "Reward Memory experiment is unavailable for this agent: {}{why}",
             if status.is_empty() {
                 "unavailable"
             } else {

@@ -74,11 +74,11 @@ pub fn experiment(
         agent_id,
         // A missing or relative repo resolves against the working directory.
         |repo| ctx.env.expand_user(repo),
-        // An unreadable config and one that is not JSON are the same `config_invalid`.
+        // An unreadable config and one that is not JSON are the same `config_invalid`;
+        // the reason goes to stderr.
         |path| {
-            io::read_path(path)
-                .ok()
-                .and_then(|bytes| io::parse_document(&bytes).ok())
+            let bytes = io::read_path(path).map_err(|e| format!("cannot read it: {e}"))?;
+            io::parse_document(&bytes).map_err(|e| format!("it is not JSON: {e}"))
         },
     )
 }

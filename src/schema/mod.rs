@@ -63,6 +63,7 @@ pub fn all() -> Vec<SchemaFile> {
         file::<stage45::OperatorControlPacket>("reward_memory_operator_control_v0"),
         file::<ingest::ExperimentStatusPacket>("reward_memory_experiment_status_v1"),
         file::<crate::contract::experiment::starter::InitPacket>("reward_memory_init_v0"),
+        file::<crate::contract::experiment::starter::DemoPacket>("reward_memory_demo_v0"),
         file::<ingest::IngestReceiptPacket>("reward_memory_ingest_receipt_v0"),
         file::<utility::ObservationPacket>("memory_utility_observation_v0"),
         file::<utility::ProjectionPacket>("memory_utility_projection_v0"),

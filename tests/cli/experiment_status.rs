@@ -214,3 +214,58 @@ fn numeric_enabled_agents_is_a_request_error() {
         s.run(STATUS, None)
     );
 }
+
+#[test]
+fn config_invalid_keeps_the_packet_and_names_the_file_and_the_field_on_stderr() {
+    let mut config = fixture("valid/experiment.json");
+    config["surfaces"][0]["adapter"] = json!("bogus");
+    let s = setup(|_| {}, Some(config));
+    let out = s.run(STATUS, None);
+    assert_eq!(out.code, 0);
+    let packet = out.json();
+    assert_eq!(packet["status"], "config_invalid");
+    assert_eq!(packet["reason_code"], "config_unavailable_or_invalid");
+    conforms("reward_memory_experiment_status_v1", &out);
+    assert!(
+        out.stderr.contains(
+            "reward-memory: warning: the experiment config project/.loopx/config/reward-memory/experiment.json is not valid: reward-memory experiment adapter must be one of"
+        ),
+        "{}",
+        out.stderr
+    );
+    // An absent file says so.
+    let s = setup(|_| {}, None);
+    let out = s.run(STATUS, None);
+    assert_eq!(out.json()["status"], "config_invalid");
+    assert!(
+        out.stderr
+            .contains("is not valid: cannot read it: [Errno 2] No such file or directory"),
+        "{}",
+        out.stderr
+    );
+    // The configured recall's refusal names them too.
+    let mut config = fixture("valid/experiment.json");
+    config["surfaces"][0]["adapter"] = json!("bogus");
+    let s = setup(|_| {}, Some(config));
+    let mut args = STATUS[..3].to_vec();
+    args[2] = "recall";
+    args.extend([
+        "--goal-id",
+        "reward-memory-goal",
+        "--agent-id",
+        "pilot",
+        "--query",
+        "q",
+        "--query-summary",
+        "s",
+        "--format",
+        "json",
+    ]);
+    let out = s.run(&args, None);
+    assert_eq!(out.code, 2);
+    let error = out.json()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        error.contains("config_invalid (the experiment config ") && error.contains("adapter"),
+        "{error}"
+    );
+}

@@ -199,3 +199,43 @@ fn markdown_prints_the_commands_in_a_shell_block() {
     assert!(block[1].contains(" recall ") && block[1].contains("--deliver-content"));
     assert!(block[2].contains(" apply --recall-session "));
 }
+
+#[test]
+fn the_demo_runs_the_whole_loop_once_and_every_step_passes() {
+    let s = Scratch::new();
+    let run = init(&s, &["--demo", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    conforms("reward_memory_demo_v0", &run);
+    let packet = run.json();
+    assert_eq!(packet["status"], "completed");
+    let steps: Vec<&str> = packet["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|step| {
+            assert_eq!(step["passed"], true, "{step}");
+            step["step"].as_str().expect("step")
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "ingest",
+            "recall",
+            "apply",
+            "attribute",
+            "ledger",
+            "evaluate",
+            "recall_with_prior",
+            "recall_without_prior"
+        ]
+    );
+    // A temporary setup is removed afterwards; a given directory is kept.
+    assert_eq!(packet["kept"], false);
+    let temporary = packet["directory"].as_str().expect("directory");
+    assert!(!std::path::Path::new(temporary).exists(), "{temporary}");
+    let kept = init(&s, &["--demo", "kept", "--format", "json"]).json();
+    assert_eq!(kept["status"], "completed", "{kept}");
+    assert!(s.path.join("kept/ledger.sqlite3").is_file());
+    assert!(s.path.join("kept/evaluation.json").is_file());
+}

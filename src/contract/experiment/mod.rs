@@ -176,6 +176,9 @@ fn goal_id_of(v: Option<&Value>) -> Option<String> {
 pub struct Resolution {
     pub status: Map,
     pub config: Option<ExperimentConfig>,
+    /// Why the status is `config_invalid`: the config file and what is wrong in it (the
+    /// packet keeps the reference's bare status; the shell says this on stderr).
+    pub problem: Option<String>,
 }
 
 impl Resolution {
@@ -186,15 +189,15 @@ impl Resolution {
 }
 
 /// Builds the status packet for an already found goal. `read_config` reads and parses
-/// the config file at a resolved path (the only I/O, injected; `None` when it cannot be
-/// read or is not JSON).
+/// the config file at a resolved path (the only I/O, injected; the reason when it cannot
+/// be read or is not JSON).
 pub fn resolve_for_goal(
     registry: &Map,
     goal: &Map,
     goal_id: &str,
     agent: &str,
     config_location: impl Fn(&str) -> PathBuf,
-    read_config: impl Fn(&Path) -> Option<Value>,
+    read_config: impl Fn(&Path) -> Result<Value, String>,
 ) -> Result<Resolution, ExperimentError> {
     let policy = goal_policy(goal)?;
     let registry_role = pyfmt::py_strip(&{
@@ -237,6 +240,7 @@ pub fn resolve_for_goal(
             .clone()
             .merged(&obj! {"status" => status, "available" => false}),
         config: None,
+        problem: None,
     };
     if !policy.enabled {
         return Ok(unavailable("disabled"));
@@ -249,12 +253,16 @@ pub fn resolve_for_goal(
     }
     let path = config_location(&policy.config_path);
     let config = read_config(&path)
-        .ok_or_else(|| FieldError::new("reward-memory experiment config is unavailable"))
+        .map_err(FieldError::new)
         .and_then(|document| config_from_document(&document));
     let config = match config {
         Ok(config) => config,
-        Err(_) => {
+        Err(err) => {
             return Ok(Resolution {
+                problem: Some(format!(
+                    "the experiment config {} is not valid: {err}",
+                    path.display()
+                )),
                 status: base.merged(&obj! {
                     "status" => "config_invalid",
                     "available" => false,
@@ -307,6 +315,7 @@ pub fn resolve_for_goal(
     Ok(Resolution {
         status,
         config: Some(config),
+        problem: None,
     })
 }
 
@@ -326,7 +335,7 @@ pub fn resolve(
     goal_id: &str,
     agent_id: &str,
     repo_dir: impl Fn(&str) -> PathBuf,
-    read_config: impl Fn(&Path) -> Option<Value>,
+    read_config: impl Fn(&Path) -> Result<Value, String>,
 ) -> Result<Resolution, ExperimentError> {
     let registry = registry.as_object().ok_or_else(|| {
         ExperimentError::RegistryInvalid("JSON root must be an object".to_owned())
@@ -437,7 +446,7 @@ mod tests {
             "g",
             "pilot",
             |repo: &str| PathBuf::from(repo),
-            |_: &Path| None,
+            |_: &Path| Err("absent".to_owned()),
         )
         .err()
         .expect("refused");

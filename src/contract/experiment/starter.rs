@@ -156,6 +156,41 @@ pub fn declared_corpora() -> Vec<InitCorpus> {
     ]
 }
 
+const_string!(DemoVersion, "reward_memory_demo_v0");
+
+/// One step of `init --demo`: what ran, how it ended and what that shows.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DemoStep {
+    /// `ingest`, `recall`, `apply`, `attribute`, `ledger`, `evaluate`, `recall_with_prior`,
+    /// `recall_without_prior`.
+    pub step: String,
+    /// The subcommand line it ran (the route's `--registry`/`--runtime-root` left out).
+    pub command: String,
+    /// The packet's `status` (or the error).
+    pub status: String,
+    /// Whether the step came out as the loop expects.
+    pub passed: bool,
+    /// What the step shows, in one sentence.
+    pub proved: String,
+}
+
+/// `reward-memory init --demo`: `reward_memory_demo_v0`, the whole loop run once.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct DemoPacket {
+    /// True when every step passed.
+    pub ok: bool,
+    pub schema_version: DemoVersion,
+    /// `completed` (every step passed) or `failed` (the first failed step ends the run).
+    pub status: String,
+    /// Where the setup, the store and the ledger were (removed afterwards unless a
+    /// directory was given).
+    pub directory: String,
+    pub kept: bool,
+    pub steps: Vec<DemoStep>,
+}
+
 /// The three documents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Starter {
@@ -356,6 +391,55 @@ fn lesson(setup: &StarterSetup) -> Map {
         },
         "observed_at" => setup.observed_at.as_str(),
     }
+}
+
+/// The demo's three lessons (`init --demo`): the example lesson's event with another
+/// summary each. A query for `tests commits` finds the first two.
+pub fn demo_lessons(setup: &StarterSetup) -> Vec<Value> {
+    [
+        (
+            "tests",
+            "Run the focused tests of the changed module before committing.",
+        ),
+        (
+            "commits",
+            "Prefer small reversible commits over sweeping rewrites.",
+        ),
+        ("help", "Document every new command flag in its help text."),
+    ]
+    .iter()
+    .map(|(name, summary)| {
+        let mut lesson = lesson(setup);
+        if let Some(Value::Object(event)) = lesson.get_mut("event") {
+            event.insert("content_summary", *summary);
+            event.insert(
+                "feedback_ref",
+                format!("agent:{}:lesson:{name}", setup.agent_id),
+            );
+        }
+        Value::Object(lesson)
+    })
+    .collect()
+}
+
+/// The demo's rank-prior profile (`memory_utility_rank_prior_profile_v0`) and the
+/// evaluation profile that wraps it for `rank-evaluate`.
+pub fn demo_profiles() -> (Value, Value) {
+    let profile = obj! {
+        "schema_version" => "memory_utility_rank_prior_profile_v0",
+        "profile_id" => "profile:demo",
+        "semantic_floor" => 0.0,
+        "candidate_pool" => 8,
+        "modifier_bounds" => Value::Array(vec![Value::Float(0.5), Value::Float(2.0)].into()),
+        "min_evidence_basis" => "deterministic_effect",
+        "allow_evaluator_inference" => false,
+        "min_support" => 1,
+    };
+    let evaluation = obj! {
+        "schema_version" => "memory_utility_ranking_evaluation_profile_v0",
+        "rank_prior" => profile.clone(),
+    };
+    (Value::Object(profile), Value::Object(evaluation))
 }
 
 #[cfg(test)]

@@ -222,6 +222,7 @@ mod tests {
         let resolution = Resolution {
             status: obj! {"status" => "agent_not_enabled"},
             config: None,
+            problem: None,
         };
         assert_eq!(
             message(plan(&Map::new(), Some(resolution))),
@@ -230,6 +231,7 @@ mod tests {
         let resolution = Resolution {
             status: Map::new(),
             config: None,
+            problem: None,
         };
         assert_eq!(
             message(plan(&Map::new(), Some(resolution))),

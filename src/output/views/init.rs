@@ -70,3 +70,34 @@ pub(super) fn init_detail(p: &Map, _: &Notes, report: &mut Report) {
         rows,
     );
 }
+
+/// `init --demo`: each step, whether it passed and what it proved.
+pub(super) fn demo_body(p: &Map, report: &mut Report) {
+    let steps: Vec<String> = objects(p, "steps")
+        .map(|step| {
+            let mark = if at(step, "passed") == Some(&Value::Bool(true)) {
+                "[x]"
+            } else {
+                "[ ]"
+            };
+            format!(
+                "{mark} {} (`{}`): {}",
+                s(step, "step"),
+                s(step, "status"),
+                s(step, "proved")
+            )
+        })
+        .collect();
+    report.section("The loop, once").numbered(steps);
+}
+
+/// `init --demo --detail`: the command of each step.
+pub(super) fn demo_detail(p: &Map, _: &Notes, report: &mut Report) {
+    let rows = objects(p, "steps")
+        .map(|step| vec![s(step, "step"), s(step, "command")])
+        .collect();
+    report.section("Commands").table(&["step", "command"], rows);
+    report
+        .section("Setup")
+        .fields([("directory", s(p, "directory")), ("kept", s(p, "kept"))]);
+}

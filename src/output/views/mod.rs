@@ -83,6 +83,12 @@ pub const VIEWS: &[PacketView] = &[
         detail: contracts::route_detail,
     },
     PacketView {
+        schema_version: "reward_memory_demo_v0",
+        summary: none,
+        body: init::demo_body,
+        detail: init::demo_detail,
+    },
+    PacketView {
         schema_version: "reward_memory_init_v0",
         summary: none,
         body: init::init_body,
