@@ -256,7 +256,15 @@ fn invalid_experiment_config_shows_its_reason_code() {
         "{}",
         out.stdout
     );
-    assert!(out.stderr.is_empty());
+    // Issue 26: one stderr line says which file and what is wrong in it.
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(
+            "reward-memory: warning: the experiment config project/.loopx/config/reward-memory/experiment.json is not valid: "
+        ) && out.stderr.contains("reward_memory_experiment_config_v1"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
