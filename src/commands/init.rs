@@ -157,7 +157,7 @@ fn write(path: &Path, value: &json::Value) -> Result<(), StarterError> {
 }
 
 /// Runs `init`: the files written and the packet that names them and the commands; with
-/// `demo`, the whole loop once on that setup ([`demo`]).
+/// `demo`, the whole loop once on that setup (`demo`).
 pub fn run(request: &InitRequest, ctx: &Context) -> Result<Outcome, Error> {
     if request.demo {
         return demo(request, ctx);
