@@ -639,15 +639,18 @@ pub struct RecallArgs {
     /// declares several surfaces)
     #[arg(long, value_name = "SURFACE")]
     pub surface_id: Option<String>,
-    /// Configured form: query text (never printed, only its digest); repeat it for a
-    /// bounded_agentic_search surface (at most the profile's max_queries)
+    /// Configured form: query text (never printed, only its digest; at most 500
+    /// characters); repeat it for a bounded_agentic_search surface (at most the profile's
+    /// max_queries)
     #[arg(long, value_name = "TEXT")]
     pub query: Vec<String>,
-    /// Configured form: public-safe summary of each --query, in the same order
+    /// Configured form: public-safe summary of each --query, in the same order (at most
+    /// 220 characters)
     #[arg(long, value_name = "TEXT")]
     pub query_summary: Vec<String>,
-    /// Configured form: most results to return (1-8; default and maximum: the surface's
-    /// recall profile limit)
+    /// Configured form: most results to return (1-50; default: the surface's recall
+    /// profile limit). Above 8, the §10.2 request keeps its limit of 8 and the results
+    /// beyond it are fetched as a pool (the packet's candidate_fetch says so)
     #[arg(long, value_name = "N")]
     pub limit: Option<i64>,
     /// Configured form: aware ISO timestamp of the recall (default: now, UTC); record

@@ -38,6 +38,7 @@ use crate::ranking::prior::{Candidate, UtilityView, Verdict};
 use crate::recall::command::{
     CandidateFetch, CommandFields, RecallCommandError, RecallInput, configured_limit,
     configured_queries, configured_request, finish_packet, has_results, opaque_refs,
+    request_limit_for,
 };
 use crate::recall::delivery;
 use crate::recall::prior::{
@@ -72,13 +73,15 @@ pub struct RecallRequest {
     pub agent_id: Option<String>,
     /// Configured form: the surface (needed when the config declares several).
     pub surface_id: Option<String>,
-    /// Configured form: the query texts (never printed).
+    /// Configured form: the query texts (never printed; at most 500 characters each).
     #[serde(default)]
     pub query: Vec<String>,
-    /// Configured form: a public-safe summary of each query, in the same order.
+    /// Configured form: a public-safe summary of each query, in the same order (at most
+    /// 220 characters each).
     #[serde(default)]
     pub query_summary: Vec<String>,
-    /// Configured form: the most results to return.
+    /// Configured form: the most results to return (1-50; default: the surface's recall
+    /// profile limit).
     pub limit: Option<i64>,
     /// Configured form: the aware ISO timestamp of the recall (default: now).
     pub observed_at: Option<String>,
@@ -297,8 +300,11 @@ fn route_for(
 /// A finished recall with what its receipt's scope and policy snapshot are made of.
 struct Answered {
     session: RecallSession,
-    /// The request's `limit`: the most results shown.
+    /// The most results shown: `--limit` in the configured form (up to
+    /// [`crate::recall::command::MAX_RECALL_LIMIT`]), else the request's `limit`.
     limit: usize,
+    /// The §10.2 request's own `limit` (at most 8).
+    request_limit: usize,
     /// The recall's `observed_at`.
     observed_at: String,
     /// The route's agent and the answering corpus's project (the configured form).
@@ -348,11 +354,13 @@ fn route_settings(route: &SurfaceRoute) -> Map {
 
 /// What a recall asks of the provider: with `--rank-prior` the profile's semantic pool
 /// (whether the gate then lets the prior apply or not, so that the printed recall never
-/// depends on the ledger, and the shadow ranking sees the pool the applied prior would),
+/// depends on the ledger, and the shadow ranking sees the pool the applied prior would);
+/// a `limit` beyond the request's own (`recall --limit` above 8) as a pool of that size;
 /// else the request's limit.
-fn fetch_for(prior: Option<&PriorSetup>, packet: &Map) -> Fetch {
+fn fetch_for(prior: Option<&PriorSetup>, limit: usize, packet: &Map) -> Fetch {
     match prior {
-        Some(prior) => Fetch::Pool(prior.fetch_count(request_limit(packet))),
+        Some(prior) => Fetch::Pool(prior.fetch_count(limit)),
+        None if limit > request_limit(packet) => Fetch::Pool(limit),
         None => Fetch::Limit,
     }
 }
@@ -374,6 +382,8 @@ fn recall_configured(
     let route = route_for(request, ctx, goal, agent)?;
     let queries = configured_queries(&request.query, &request.query_summary, &route)?;
     let limit = configured_limit(request.limit, &route)?;
+    // The results shown: `--limit`, which may exceed the request's own limit.
+    let shown = usize::try_from(limit).unwrap_or(1);
     let observed_at = match &request.observed_at {
         Some(t) => t.clone(),
         None => io::utc_now_iso(),
@@ -393,18 +403,18 @@ fn recall_configured(
             &route.surface_id,
             &route.recall_profile.mode,
             &queries,
-            limit,
+            request_limit_for(limit),
             &observed_at,
         )?;
         let session = fetch_recall(
             &packet,
             &entry.provider_binding,
             ProviderSource::Factory(&factory),
-            fetch_for(prior, &packet),
+            fetch_for(prior, shown, &packet),
         )?;
         warn_of_store(&factory, &entry.provider_binding, warnings);
         let empty = session.packet.get("status").and_then(Value::as_str) == Some("empty");
-        last = Some((session, request_limit(&packet), entry));
+        last = Some((session, shown, entry));
         if !empty {
             break;
         }
@@ -414,6 +424,8 @@ fn recall_configured(
     Ok(Answered {
         session,
         limit,
+        request_limit: usize::try_from(request_limit_for(i64::try_from(limit).unwrap_or(1)))
+            .unwrap_or(1),
         observed_at,
         agent_id: Some(agent.to_owned()),
         project_id: entry
@@ -447,7 +459,7 @@ fn recall_explicit(
         &packet,
         &input.provider_binding,
         ProviderSource::Factory(&factory),
-        fetch_for(prior, &packet),
+        fetch_for(prior, request_limit(&packet), &packet),
     )?;
     warn_of_store(&factory, &input.provider_binding, warnings);
     let request = packet.get("request").and_then(Value::as_object);
@@ -463,6 +475,7 @@ fn recall_explicit(
             .to_owned(),
         session,
         limit: request_limit(&packet),
+        request_limit: request_limit(&packet),
         agent_id: None,
         project_id: None,
         surface,
@@ -753,17 +766,21 @@ pub fn run(request: &RecallRequest, ctx: &Context) -> Result<Outcome, Error> {
         epsilon,
         &mut warnings,
     );
-    // With --rank-prior the pool was fetched: --limit is what is shown, in the final
-    // order (the prior's, or the provider's when it stayed off; after exploration).
-    let candidate_fetch = prior.as_ref().map(|prior| {
-        let limit = answered.limit;
-        CandidateFetch {
-            candidate_pool: prior.profile.candidate_pool,
-            limit,
-            requested_count: prior.fetch_count(limit),
-            fetched_count: provider.len(),
-            cut_count: cut_to_limit(&mut answered.session, &mut opaque, limit),
-        }
+    // With --rank-prior (or a --limit above the request's) a pool was fetched: --limit
+    // is what is shown, in the final order (the prior's, or the provider's when it stayed
+    // off; after exploration).
+    let limit = answered.limit;
+    let requested_count = match prior.as_ref() {
+        Some(prior) => Some(prior.fetch_count(limit)),
+        None => (limit > answered.request_limit).then_some(limit),
+    };
+    let candidate_fetch = requested_count.map(|requested_count| CandidateFetch {
+        candidate_pool: prior.as_ref().map(|p| p.profile.candidate_pool),
+        limit,
+        request_limit: answered.request_limit,
+        requested_count,
+        fetched_count: provider.len(),
+        cut_count: cut_to_limit(&mut answered.session, &mut opaque, limit),
     });
     let draft = TrafficDraft {
         shown: traffic::Shown {

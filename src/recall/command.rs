@@ -17,10 +17,11 @@ use crate::contract::ingest::policy::IDENTITY_SCOPE_FIELDS;
 use crate::obj;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt::collapse_ws;
 use crate::wire::text::{self, FieldError};
 
 use super::execute::RecallSession;
-use super::request::{build_recall_request, credential_free};
+use super::request::{MAX_RESULTS, build_recall_request, credential_free};
 
 /// Why the `recall` command cannot run its request; each message says what to fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -124,6 +125,20 @@ pub fn configured_queries(
             "the surface's recall profile allows at most {max} queries"
         )));
     }
+    for (flag, items, bound) in [
+        ("--query", queries, MAX_QUERY_CHARS),
+        ("--query-summary", summaries, MAX_QUERY_SUMMARY_CHARS),
+    ] {
+        for (i, item) in items.iter().enumerate() {
+            let length = collapse_ws(item).chars().count();
+            if length > bound {
+                return Err(request_error(format!(
+                    "{flag} #{} is {length} characters (whitespace collapsed); the most is {bound}: shorten it",
+                    i + 1
+                )));
+            }
+        }
+    }
     Ok(queries
         .iter()
         .zip(summaries)
@@ -131,20 +146,37 @@ pub fn configured_queries(
         .collect())
 }
 
-/// The configured form's limit: `--limit`, at most (and by default) the surface's
-/// recall profile limit.
+/// The most results the configured form shows (`recall --limit`). The §10.2 request's
+/// own `limit` keeps LoopX's bound ([`MAX_RESULTS`]); a larger `--limit` is fetched
+/// beyond it (the packet's `candidate_fetch` says how many were asked and cut).
+pub const MAX_RECALL_LIMIT: i64 = 50;
+
+/// The longest query (and query summary) the configured form takes, in characters after
+/// collapsing whitespace: the §10.2 request's own bounds, which would otherwise shorten
+/// the text silently.
+pub const MAX_QUERY_CHARS: usize = 500;
+/// See [`MAX_QUERY_CHARS`].
+pub const MAX_QUERY_SUMMARY_CHARS: usize = 220;
+
+/// The configured form's limit: `--limit` (1 to [`MAX_RECALL_LIMIT`]), by default the
+/// surface's recall profile limit.
 pub fn configured_limit(
     limit: Option<i64>,
     route: &SurfaceRoute,
 ) -> Result<i64, RecallCommandError> {
-    let profile_limit = route.recall_profile.limit;
-    let limit = limit.unwrap_or(profile_limit);
-    if limit > profile_limit {
+    let limit = limit.unwrap_or(route.recall_profile.limit);
+    if !(1..=MAX_RECALL_LIMIT).contains(&limit) {
         return Err(request_error(format!(
-            "--limit must not exceed the surface's recall profile limit ({profile_limit})"
+            "--limit must be between 1 and {MAX_RECALL_LIMIT} (got {limit})"
         )));
     }
     Ok(limit)
+}
+
+/// The `limit` a configured §10.2 request carries: the shown limit within the request's
+/// own bound.
+pub fn request_limit_for(limit: i64) -> i64 {
+    limit.min(MAX_RESULTS)
 }
 
 /// The §10.2 request and checkpoint for one configured corpus: the corpus's own scope,
@@ -233,20 +265,25 @@ pub fn has_results(session: &RecallSession) -> bool {
         && !session.items.is_empty()
 }
 
-/// `candidate_fetch` (`recall --rank-prior` only): what the recall asked the provider for
-/// (the profile's semantic pool) and what `--limit` cut after the prior. A recall without
-/// `--rank-prior` fetches its limit and has no such member.
+/// `candidate_fetch`: what the recall asked the provider for and what `--limit` cut
+/// after it. Present when the recall fetched more than the §10.2 request's own `limit`:
+/// with `--rank-prior` (the profile's semantic pool) or with a configured `--limit`
+/// above 8. A recall within the request's limit fetches its limit and
+/// has no such member.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CandidateFetch {
-    /// The profile's `candidate_pool`.
-    #[schemars(with = "u32")]
-    pub candidate_pool: usize,
-    /// The request's `limit` (`--limit`): the most results shown.
+    /// The profile's `candidate_pool` (`null` without `--rank-prior`).
+    #[schemars(with = "Option<u32>", required)]
+    pub candidate_pool: Option<usize>,
+    /// `--limit`: the most results shown.
     #[schemars(with = "u32")]
     pub limit: usize,
+    /// The §10.2 request's `limit` (`--limit` within its bound of 8).
+    #[schemars(with = "u32")]
+    pub request_limit: usize,
     /// The results asked of each provider call: the larger of `candidate_pool` and
-    /// `limit`.
+    /// `limit` with `--rank-prior`, else `limit`.
     #[schemars(with = "u32")]
     pub requested_count: usize,
     /// The active, exact-corpus results the provider returned, over the recall's queries

@@ -770,6 +770,16 @@ fn an_unqualified_evaluation_keeps_the_prior_off() {
     );
 }
 
+/// 501 characters: one past the configured form's query bound.
+const LONG_QUERY: &str = concat!(
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "a"
+);
+
 #[test]
 fn configured_recall_request_errors_are_clear() {
     let s = loop_setup();
@@ -797,7 +807,7 @@ fn configured_recall_request_errors_are_clear() {
             ],
         ),
         (
-            "recall_configured_limit_above_profile",
+            "recall_configured_limit_above_fifty",
             &[
                 "recall",
                 "--goal-id",
@@ -809,7 +819,21 @@ fn configured_recall_request_errors_are_clear() {
                 "--query-summary",
                 "a",
                 "--limit",
-                "8",
+                "51",
+            ],
+        ),
+        (
+            "recall_configured_query_too_long",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                LONG_QUERY,
+                "--query-summary",
+                "a",
             ],
         ),
         (
@@ -1573,6 +1597,20 @@ fn the_prior_ranks_the_fetched_pool_and_then_cuts_to_the_limit() {
         digests(&recall_of(&s, &all, &[]).json()),
         memory[..5].to_vec()
     );
+    // A --limit above the request's own 8 (issue 24 part 3): every memory, in the
+    // provider's order, the request keeping its limit of 8 and the packet saying what was
+    // fetched beyond it.
+    let wide = recall_of(&s, &all, &["--limit", "20"]).json();
+    assert_eq!(digests(&wide), memory, "{wide}");
+    assert_eq!(wide["result_count"], POOL_WORDS.len());
+    assert_eq!(
+        wide["candidate_fetch"],
+        json!({"candidate_pool": null, "limit": 20, "request_limit": 8, "requested_count": 20,
+               "fetched_count": POOL_WORDS.len(), "cut_count": 0})
+    );
+    let narrow = recall_of(&s, &all, &["--limit", "8"]).json();
+    assert_eq!(digests(&narrow), memory[..8].to_vec());
+    assert!(narrow.get("candidate_fetch").is_none(), "{narrow}");
 
     // With the qualified prior: the pool of 8 is fetched, ranked, cut to 3.
     let prior = [
@@ -1599,7 +1637,7 @@ fn the_prior_ranks_the_fetched_pool_and_then_cuts_to_the_limit() {
     assert_eq!(packet["result_count"], 3);
     assert_eq!(
         packet["candidate_fetch"],
-        json!({"candidate_pool": 8, "limit": 3, "requested_count": 8, "fetched_count": 8, "cut_count": 5})
+        json!({"candidate_pool": 8, "limit": 3, "request_limit": 3, "requested_count": 8, "fetched_count": 8, "cut_count": 5})
     );
     let stage = &packet["rank_prior"]["semantic_stage"];
     assert_eq!(
