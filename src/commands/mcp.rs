@@ -490,6 +490,8 @@ pub enum McpError {
 
 /// Serves the tools over stdin/stdout until the client closes the connection.
 pub fn serve(ctx: &Context) -> Result<(), McpError> {
+    // The server's stderr is its client's log: no progress lines in it.
+    crate::io::progress::suppress();
     let mut ctx = ctx.clone();
     // `-` never reads the protocol stream.
     ctx.env.stdin = Some(Arc::from(Vec::new()));

@@ -90,6 +90,11 @@ impl From<&RankEvaluateArgs> for RankEvaluateRequest {
 /// `rank-evaluate`: reads the profile and the episodes (or simulates them), evaluates,
 /// optionally writes the chart, and prints the verdict (exit 0 `qualified`, 2 `hold`).
 pub fn run(request: &RankEvaluateRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let _progress = io::progress::Progress::spinner(if request.ledger.is_some() {
+        "rank-evaluate: reading the traffic log and running the held-out evaluation"
+    } else {
+        "rank-evaluate: running the held-out evaluation"
+    });
     if request.simulate && request.record.is_some() {
         return Err(RankEvaluateError::Record(
             "--record stores verdicts of real episodes (--input, or the ledger's traffic): a simulation says nothing about a deployment; give its verdict to recall with --evaluation FILE --allow-simulated-evaluation instead".to_owned(),

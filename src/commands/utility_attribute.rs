@@ -616,7 +616,9 @@ pub fn run(request: &UtilityAttributeRequest, ctx: &Context) -> Result<Outcome, 
         iso: io::utc_now_iso(),
         unix: chrono::Utc::now().timestamp(),
     };
+    let progress = io::progress::Progress::spinner("utility-attribute: evaluating outcomes");
     let (jobs, settled_ids, summary) = if request.pending {
+        progress.set_message("utility-attribute --pending: reading the queued receipts");
         pending_jobs(request, ctx, &root, &clock.iso)?
     } else {
         if !request.verified {
@@ -658,7 +660,12 @@ pub fn run(request: &UtilityAttributeRequest, ctx: &Context) -> Result<Outcome, 
         root: &root,
         clock,
     };
+    progress.set_message(&format!(
+        "utility-attribute: running the evaluators on {} outcome(s)",
+        jobs.len()
+    ));
     let columns = runner.evaluate(&jobs)?;
+    progress.set_message("utility-attribute: appending the observations to the ledger");
     let mut per_job: Vec<Vec<EvaluatorResult>> = vec![Vec::new(); jobs.len()];
     for (id, batch, parts) in columns {
         for (i, result) in append_column(opened.backend.as_mut(), &id, batch, parts)?

@@ -19,6 +19,7 @@
 //!
 //! Our own files: [`trust`] decides which files under the runtime root are ours to
 //! trust, [`stat_record`] records a SQLite file's stat as our last writer left it.
+//! [`progress`] draws progress for long work on a terminal's stderr.
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use crate::wire::json::{self, Value};
 use crate::wire::pyfmt;
 
 pub mod evaluator;
+pub mod progress;
 pub mod stat_record;
 pub mod trust;
 
