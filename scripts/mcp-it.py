@@ -95,7 +95,8 @@ async def loop(binary, work):
             check(init.server_info.name == "reward-memory", "server name")
             tools = {t.name: t for t in (await session.list_tools()).tools}
             for name in ["recall", "apply", "attribute", "correct", "ingest",
-                         "ledger_subject", "rank_evaluate", "experiment_status"]:
+                         "ledger_subject", "ledger_review", "rank_evaluate",
+                         "experiment_status"]:
                 check(name in tools, f"tool {name} listed")
                 check(tools[name].input_schema.get("type") == "object", f"{name} schema")
             print(f"[mcp-it] tools/list: {', '.join(tools)}", flush=True)

@@ -792,6 +792,18 @@ pub enum LedgerCommand {
     /// first difference (also on stderr in markdown).
     #[command(after_help = LEDGER_HELP)]
     Verify(LedgerVerifyArgs),
+    /// The review queue: subjects whose state proposes attenuation, quarantine (a
+    /// conflict) or more attribution, with the commands that resolve each
+    ///
+    /// Prints memory_utility_ledger_review_v0 (exit 0, also when the queue is empty): per
+    /// open proposal its partition, subject, memory digests, review state and reason
+    /// codes, support per label, strongest evidence tier, and the resolutions (an owner
+    /// correction through utility-correct, a retirement through operator-control
+    /// --execute). A proposal leaves the queue once the subject's state proposes nothing
+    /// (an owner correction decided it). Without a partition every partition is read;
+    /// at most 1000 proposals are listed (open_count counts them all).
+    #[command(after_help = LEDGER_HELP)]
+    Review(LedgerReviewArgs),
 }
 
 // `utility-correct` (help text on [`Command::UtilityCorrect`]).
@@ -1167,6 +1179,17 @@ pub struct RankEvaluateArgs {
     pub record: Option<String>,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
+    #[command(flatten)]
+    pub format: FormatArg,
+}
+
+// `utility-ledger review`.
+#[derive(Debug, Clone, Args)]
+pub struct LedgerReviewArgs {
+    #[command(flatten)]
+    pub partition: PartitionArgs,
+    #[command(flatten)]
+    pub location: LedgerLocationArg,
     #[command(flatten)]
     pub format: FormatArg,
 }

@@ -39,7 +39,7 @@ use super::rank_evaluate::{self, RankEvaluateRequest};
 use super::recall::{self, RecallRequest};
 use super::utility_attribute::{self, UtilityAttributeRequest};
 use super::utility_correct::{self, UtilityCorrectRequest};
-use super::utility_ledger::{self, LedgerRequest, LedgerSubjectRequest};
+use super::utility_ledger::{self, LedgerRequest, LedgerReviewRequest, LedgerSubjectRequest};
 use super::{Context, Outcome, error_packet};
 
 /// What the server tells a client about itself at `initialize`.
@@ -52,7 +52,8 @@ application_id, artifact_ref, outcome applied|ignored|refuted, memory_ref, reaso
 current_artifact_verified); `attribute` attributes a verified outcome to the receipt \
 (receipt_id from apply, outcome_ref, outcome_status, verified, evidence) and appends the \
 observations to the utility ledger; `ingest` stores new memories (one event or a batch); \
-`ledger_subject` shows what the ledger learned about memories; `rank_evaluate` decides whether \
+`ledger_subject` shows what the ledger learned about memories and `ledger_review` what \
+awaits an owner's decision; `rank_evaluate` decides whether \
 the utility prior has earned its influence on ranking; `experiment_status` says whether the \
 goal's route is available. Every tool answers the packet of the matching reward-memory \
 subcommand as JSON text; a refusal is a tool error carrying a reward_memory_error_v0 packet.";
@@ -131,6 +132,17 @@ const TOOLS: &[ToolSpec] = &[
         read_only: true,
         schema: schema_of::<LedgerSubjectRequest>,
         call: call_ledger_subject,
+    },
+    ToolSpec {
+        name: "ledger_review",
+        description: "The utility ledger's review queue (the utility-ledger review \
+            subcommand): subjects whose state proposes attenuation (found harmful), \
+            quarantine (a conflict) or more attribution, each with its partition, memory \
+            digests, support, strongest evidence tier and the commands that resolve it. \
+            Give a partition to read one, or nothing to read every partition.",
+        read_only: true,
+        schema: schema_of::<LedgerReviewRequest>,
+        call: call_ledger_review,
     },
     ToolSpec {
         name: "rank_evaluate",
@@ -399,6 +411,13 @@ fn call_ingest(ctx: &Context, mut args: JsonObject) -> Reply {
 fn call_ledger_subject(ctx: &Context, args: JsonObject) -> Reply {
     match parse::<LedgerSubjectRequest>("ledger_subject", args) {
         Ok(request) => Reply::of(utility_ledger::run(&LedgerRequest::Subject(request), ctx)),
+        Err(reply) => reply,
+    }
+}
+
+fn call_ledger_review(ctx: &Context, args: JsonObject) -> Reply {
+    match parse::<LedgerReviewRequest>("ledger_review", args) {
+        Ok(request) => Reply::of(utility_ledger::run(&LedgerRequest::Review(request), ctx)),
         Err(reply) => reply,
     }
 }

@@ -121,6 +121,7 @@ fn subcommand_format(command: &Command) -> Option<Format> {
             cli::LedgerCommand::Subject(a) => a.format.format,
             cli::LedgerCommand::Export(a) => a.format.format,
             cli::LedgerCommand::Verify(a) => a.format.format,
+            cli::LedgerCommand::Review(a) => a.format.format,
         },
         Command::Completions(_) | Command::Man(_) | Command::Mcp(_) => None,
     }

@@ -153,6 +153,16 @@ pub struct LedgerVerifyRequest {
     pub location: LedgerLocation,
 }
 
+/// `review`: the open review proposals of one partition, or of every partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerReviewRequest {
+    #[serde(default)]
+    pub partition: PartitionRequest,
+    #[serde(default)]
+    pub location: LedgerLocation,
+}
+
 /// One `utility-ledger` request.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
@@ -162,6 +172,7 @@ pub enum LedgerRequest {
     Subject(LedgerSubjectRequest),
     Export(LedgerExportRequest),
     Verify(LedgerVerifyRequest),
+    Review(LedgerReviewRequest),
 }
 
 impl LedgerRequest {
@@ -173,6 +184,7 @@ impl LedgerRequest {
             LedgerRequest::Subject(r) => &r.location,
             LedgerRequest::Export(r) => &r.location,
             LedgerRequest::Verify(r) => &r.location,
+            LedgerRequest::Review(r) => &r.location,
         }
     }
 }
@@ -260,6 +272,10 @@ impl From<&UtilityLedgerArgs> for LedgerRequest {
             LedgerCommand::Subject(a) => LedgerRequest::Subject(a.into()),
             LedgerCommand::Export(a) => LedgerRequest::Export(a.into()),
             LedgerCommand::Verify(a) => LedgerRequest::Verify(a.into()),
+            LedgerCommand::Review(a) => LedgerRequest::Review(LedgerReviewRequest {
+                partition: (&a.partition).into(),
+                location: (&a.location).into(),
+            }),
         }
     }
 }
@@ -277,6 +293,7 @@ pub fn run(request: &LedgerRequest, ctx: &Context) -> Result<Outcome, Error> {
         LedgerRequest::Subject(r) => subject(r, ctx),
         LedgerRequest::Export(r) => export(r, ctx),
         LedgerRequest::Verify(r) => verify(r, ctx),
+        LedgerRequest::Review(r) => review(r, ctx),
     }
 }
 
@@ -415,6 +432,23 @@ fn subject(r: &LedgerSubjectRequest, ctx: &Context) -> Result<Outcome, Error> {
     let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let packet = engine::subjects(opened.backend.as_mut(), &context, &digests)?;
     Ok(Outcome::success(packet.into_value()?).with_notes(opened.notes))
+}
+
+fn review(r: &LedgerReviewRequest, ctx: &Context) -> Result<Outcome, Error> {
+    let partition = match partition(&r.partition, ctx)? {
+        None => None,
+        Some(input) => Some(PartitionKey::of_context(
+            &input.context().map_err(|e| request(e.0))?,
+        )),
+    };
+    let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
+    let queue = engine::review::review_queue(
+        opened.backend.as_mut(),
+        partition.as_ref(),
+        packets::MAX_REVIEW_PROPOSALS,
+    )?;
+    let packet = packets::LedgerReviewPacket::new(opened.backend.backend_name(), &queue);
+    Ok(Outcome::success(packets::to_value(&packet)?).with_notes(opened.notes))
 }
 
 fn export(r: &LedgerExportRequest, ctx: &Context) -> Result<Outcome, Error> {

@@ -19,7 +19,9 @@ use crate::ledger::{Provenance, packets};
 use crate::wire::schema::{AlwaysFalse, AlwaysTrue};
 
 pub use crate::ledger::PartitionInput;
-pub use crate::ledger::packets::{AppendReceipt, CorrectionReceipt, LedgerVerifyPacket};
+pub use crate::ledger::packets::{
+    AppendReceipt, CorrectionReceipt, LedgerReviewPacket, LedgerVerifyPacket,
+};
 
 /// `memory_utility_ledger_projection_v0` as described: its subjects, conflict records and
 /// review proposals are LoopX's.

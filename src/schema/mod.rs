@@ -94,6 +94,7 @@ pub fn all() -> Vec<SchemaFile> {
         file::<ledger::LedgerProjectionPacketV1>("memory_utility_ledger_projection_v1"),
         file::<ledger::LedgerSubjectPacketV1>("memory_utility_ledger_subject_v1"),
         file::<ledger::LedgerVerifyPacket>("memory_utility_ledger_verify_v0"),
+        file::<ledger::LedgerReviewPacket>("memory_utility_ledger_review_v0"),
         file::<ledger::PartitionInput>("memory_utility_ledger_partition_input"),
         file::<crate::attribution::AttributionReceipt>("memory_utility_attribution_receipt_v0"),
         file::<crate::attribution::Profile>("memory_utility_attribution_profile_v0"),

@@ -131,6 +131,7 @@ fn answers_initialize_and_lists_the_loop_tools() {
             "correct",
             "ingest",
             "ledger_subject",
+            "ledger_review",
             "rank_evaluate",
             "experiment_status"
         ]

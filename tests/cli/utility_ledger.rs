@@ -456,6 +456,7 @@ fn a_ledger_request_from_json_runs_as_its_command_line() {
             LedgerRequest::Subject(r) => &mut r.location,
             LedgerRequest::Export(r) => &mut r.location,
             LedgerRequest::Verify(r) => &mut r.location,
+            LedgerRequest::Review(r) => &mut r.location,
         };
         location.ledger = Some(ledger.to_owned());
     }
@@ -2797,6 +2798,115 @@ fn the_ledger_serves_reducer_v1_from_the_same_deliveries() {
                 .contains("is not a memory_utility_reducer_v1 name: use memory_utility_reducer_v1"),
             "{}",
             bad.stdout
+        );
+    }
+}
+
+/// Issue 25 part 3: `utility-ledger review` lists a same-tier conflict (quarantine
+/// proposed, owner correction first) and a harmful memory (attenuation, retirement
+/// first) with their partition, support and strongest tier; an owner correction at
+/// the strongest tier decides the conflict and it leaves the queue; a partition file
+/// restricts the queue to its partition.
+#[test]
+fn the_review_queue_lists_open_proposals_until_an_owner_correction_decides_them() {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/utility_ledger/golden");
+    let observations = |case: &str| {
+        let text = std::fs::read_to_string(golden.join(case).join("input.json")).expect("input");
+        jsonl(&observations_of(
+            &json::parse(&text).expect("golden input is JSON"),
+        ))
+    };
+    use serde_json::json;
+    for backend in backends() {
+        let scratch = Scratch::new();
+        let ledger = fresh_ledger(&scratch, &backend, "review");
+        // Like every read, a ledger that does not exist yet is an error that says so.
+        let missing = ledger_cmd(&scratch, "review", &ledger, &[]);
+        if matches!(backend, Backend::Sqlite) {
+            assert_eq!(missing.code, 2, "{}", missing.transcript());
+            assert!(
+                missing.stdout.contains("does not exist yet"),
+                "{}",
+                missing.stdout
+            );
+        }
+
+        scratch.write("conflict.jsonl", &observations("same-tier-conflict"));
+        assert_eq!(append(&scratch, &ledger, "conflict.jsonl", None).code, 0);
+        let queue = ledger_cmd(&scratch, "review", &ledger, &[]);
+        crate::ingest_event::conforms("memory_utility_ledger_review_v0", &queue);
+        let packet = queue.json();
+        assert_eq!(packet["open_count"], 1, "{packet}");
+        let proposal = &packet["proposals"][0];
+        assert_eq!(proposal["review_state"], "conflict");
+        assert_eq!(proposal["quarantine_proposed"], true);
+        assert_eq!(
+            proposal["reason_codes"],
+            json!(["same_evidence_tier_conflict"])
+        );
+        assert_eq!(proposal["memory_ref_digests"], json!(["0123456789abcdef"]));
+        assert_eq!(
+            proposal["support"],
+            json!({"helpful": 1, "harmful": 1, "neutral": 0, "unknown": 0})
+        );
+        assert_eq!(proposal["strongest_tier"], "controlled_replay");
+        assert_eq!(proposal["resolve"][0]["action"], "owner_correction");
+        assert_eq!(proposal["partition"]["scope"]["agent_id"], "agent:stage2");
+
+        // The proposal's partition is a partition file: it selects the same queue.
+        scratch.write(
+            "partition.json",
+            &serde_json::to_string_pretty(&proposal["partition"]).expect("partition"),
+        );
+        let one = ledger_cmd(&scratch, "review", &ledger, &["--input", "partition.json"]);
+        assert_eq!(
+            one.json()["proposals"],
+            packet["proposals"],
+            "{}",
+            one.transcript()
+        );
+
+        // An owner correction decides the conflict: the queue is empty.
+        scratch.write("owner.jsonl", &observations("basis-owner-correction"));
+        assert_eq!(append(&scratch, &ledger, "owner.jsonl", None).code, 0);
+        let after = ledger_cmd(&scratch, "review", &ledger, &[]).json();
+        assert_eq!(
+            (&after["open_count"], &after["partition_count"]),
+            (&json!(0), &json!(1)),
+            "{after}"
+        );
+
+        // A harmful memory proposes attenuation, its retirement first.
+        let harmful = fresh_ledger(&scratch, &backend, "harmful");
+        scratch.write("harmful.jsonl", &observations("harmful-item"));
+        assert_eq!(append(&scratch, &harmful, "harmful.jsonl", None).code, 0);
+        let queue = run_in(
+            &scratch,
+            &[
+                "utility-ledger",
+                "review",
+                "--ledger",
+                &harmful,
+                "--format",
+                "markdown",
+            ],
+            None,
+        );
+        assert_eq!(queue.code, 0, "{}", queue.transcript());
+        assert!(
+            queue.stdout.contains("attenuation_proposed"),
+            "{}",
+            queue.stdout
+        );
+        let packet = ledger_cmd(&scratch, "review", &harmful, &[]).json();
+        assert_eq!(
+            packet["proposals"][0]["review_state"],
+            "attenuation_proposed"
+        );
+        assert_eq!(packet["proposals"][0]["resolve"][0]["action"], "retire");
+        assert_eq!(
+            packet["proposals"][0]["strongest_tier"],
+            "deterministic_effect"
         );
     }
 }

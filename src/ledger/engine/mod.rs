@@ -13,14 +13,15 @@
 //! the write transaction) over `intake.rs` (records validated into deliveries) and
 //! `aggregate.rs` (classification, aggregates, touched subjects); `state.rs` is a subject
 //! as stored; `read.rs` projects and looks up, `export.rs` writes deliveries out (and
-//! salvages a damaged file), `verify.rs` recomputes everything and compares. What they
-//! report is typed beside the packets ([`super::packets`]).
+//! salvages a damaged file), `review.rs` lists the open review proposals, `verify.rs`
+//! recomputes everything and compares. What they report is typed beside the packets ([`super::packets`]).
 
 mod aggregate;
 mod append;
 mod export;
 mod intake;
 mod read;
+pub mod review;
 mod state;
 mod verify;
 

@@ -20,6 +20,7 @@ mod base;
 mod correction;
 mod export;
 mod projection;
+mod review;
 mod verify;
 
 pub use append::{AppendReceipt, AppendReport, AppendStatus, Refusal, append_status};
@@ -34,6 +35,7 @@ pub use projection::{
     LedgerProjectionPacket, LedgerProjectionPacketV1, LedgerProjectionStatus, LedgerSubjectPacket,
     LedgerSubjectPacketV1, Page, StoredSubject, SubjectStatus, SubjectWithHistory,
 };
+pub use review::{LedgerReviewPacket, MAX_REVIEW_PROPOSALS};
 pub use verify::{LedgerVerifyPacket, VerifyReport, VerifyStatus};
 
 /// Schema version of the paged projection printed beyond the v0 caps.

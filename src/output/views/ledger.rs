@@ -249,6 +249,87 @@ pub(super) fn ledger_subject_detail(p: &Map, notes: &Notes, report: &mut Report)
 }
 
 /// On a mismatch the first difference, then what was checked.
+pub(super) fn ledger_review_summary(p: &Map) -> Vec<Line> {
+    let mut lines = fields_of(p, &["open_count", "partition_count"]);
+    if at(p, "truncated") == Some(&Value::Bool(true)) {
+        lines.push((
+            "listed".to_owned(),
+            format!(
+                "the first {} in (partition, subject) order",
+                items(p, "proposals").len()
+            ),
+        ));
+    }
+    lines
+}
+
+/// The open proposals: what awaits a decision and how to make it.
+pub(super) fn ledger_review_body(p: &Map, report: &mut Report) {
+    let rows: Vec<Vec<String>> = objects(p, "proposals")
+        .map(|q| {
+            let support = at(q, "support").and_then(Value::as_object);
+            let count = |k: &str| support.map_or_else(String::new, |m| s(m, k));
+            vec![
+                s(q, "memory_ref_digests"),
+                s(q, "review_state"),
+                s(q, "reason_codes"),
+                format!(
+                    "+{} -{} ={} ?{}",
+                    count("helpful"),
+                    count("harmful"),
+                    count("neutral"),
+                    count("unknown")
+                ),
+                s(q, "strongest_tier"),
+                objects(q, "resolve")
+                    .map(|r| s(r, "action"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        report.section("Open proposals").table(
+            &[
+                "memories",
+                "state",
+                "reasons",
+                "support",
+                "strongest tier",
+                "resolve by",
+            ],
+            rows,
+        );
+    }
+}
+
+pub(super) fn ledger_review_detail(p: &Map, notes: &Notes, report: &mut Report) {
+    report.section("Ledger").fields(ledger_and_fields(
+        notes,
+        p,
+        &[
+            "ledger_backend",
+            "partition_count",
+            "open_count",
+            "truncated",
+        ],
+    ));
+    for q in objects(p, "proposals") {
+        let section = report.section(&format!(
+            "{} ({})",
+            s(q, "subject_id"),
+            s(q, "review_state")
+        ));
+        let partition = at(q, "partition").and_then(Value::as_object);
+        if let Some(partition) = partition {
+            section.fields(fields_of(partition, &PARTITION_FIELDS));
+        }
+        for r in objects(q, "resolve") {
+            section.text(&format!("{}: `{}`", s(r, "action"), s(r, "command")));
+        }
+    }
+}
+
 pub(super) fn ledger_verify_summary(p: &Map) -> Vec<Line> {
     let mut lines = Vec::new();
     if let Some(Value::Str(difference)) = at(p, "first_difference") {

@@ -215,6 +215,12 @@ pub const VIEWS: &[PacketView] = &[
         detail: ledger::ledger_subject_detail,
     },
     PacketView {
+        schema_version: "memory_utility_ledger_review_v0",
+        summary: ledger::ledger_review_summary,
+        body: ledger::ledger_review_body,
+        detail: ledger::ledger_review_detail,
+    },
+    PacketView {
         schema_version: "memory_utility_ledger_verify_v0",
         summary: ledger::ledger_verify_summary,
         body: no_body,
