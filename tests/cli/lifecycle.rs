@@ -111,6 +111,7 @@ fn control(s: &Scratch, input: &str, action: &str, control_ref: &str, extra: &[&
     ];
     args.extend_from_slice(extra);
     let run = routed(s, &args);
+    crate::ingest_event::conforms("reward_memory_lifecycle_receipt_v0", &run);
     let packet = run.json();
     let ok = packet["ok"] == json!(true);
     assert_eq!(run.code, if ok { 0 } else { 2 }, "{}", run.stdout);
