@@ -412,3 +412,30 @@ fn a_sigkill_during_a_supersession_leaves_the_old_or_the_new_state() {
         "sigkill runs: {old_seen} left the old state, {new_seen} the new one"
     ));
 }
+
+#[test]
+fn on_openviking_the_lifecycle_contract_is_absent_and_nothing_is_written() {
+    use sha2::Digest as _;
+    let s = loop_setup();
+    let config_rel = "project/.loopx/config/reward-memory/experiment.json";
+    let mut config = read_json(&s.path.join(config_rel));
+    let scope = "viking://resources/reward-memory/issue-fix";
+    config["project_provider_binding"]["provider_id"] = json!("openviking");
+    config["project_provider_binding"]["corpus_scopes"][0]["scope_ref"] = json!(scope);
+    config["corpora"][0]["corpus"]["provider_id"] = json!("openviking");
+    config["corpora"][0]["corpus"]["provider_scope_ref_digest"] =
+        json!(hex::encode(sha2::Sha256::digest(scope.as_bytes()))[..16].to_owned());
+    s.write(config_rel, &pretty(&config));
+    s.write(
+        "retire-b.json",
+        &pretty(&read_json(
+            &fixtures_dir().join("operator_control/loop/retire-event-b.json"),
+        )),
+    );
+    let receipt = control(&s, "retire-b.json", "retire", "control:loop:retire", &[]);
+    assert_eq!(receipt["status"], "provider_unavailable", "{receipt}");
+    assert_eq!(receipt["reason_code"], "provider_lifecycle_contract_absent");
+    assert_eq!(receipt["provider_id"], "openviking");
+    assert_eq!(receipt["provider_write_performed"], false);
+    assert!(!s.path.join("rt").exists(), "nothing is written");
+}
