@@ -12,7 +12,7 @@
 //! store's generation, so a recall's snapshot names the lifecycle it saw. Every change is
 //! read back on a fresh read-only connection and compared field for field.
 //!
-//! Recall ([`visible`]) drops a retired, revoked or superseded record and one whose
+//! Recall (`visible`, called by the store's search) drops a retired, revoked or superseded record and one whose
 //! envelope's `lifecycle.expires_at` is not after the recall's `observed_at`, counts them,
 //! and puts the active successor of a superseded record in its place (unless the
 //! successor is already among the hits).
@@ -524,6 +524,9 @@ fn active_successor(
     Ok(None)
 }
 
+/// One search hit: the resource ref, its exact bytes and its FTS rank.
+pub(super) type Hit = (String, Vec<u8>, f64);
+
 /// A search's hits as recall may see them, at most `limit`: without retired, revoked,
 /// superseded or expired records, a superseded record's active successor in its place
 /// (once, and only when the search did not hit it itself), and how many hits were
@@ -531,13 +534,13 @@ fn active_successor(
 pub(super) fn visible(
     conn: &Connection,
     namespace: &str,
-    rows: Vec<(String, Vec<u8>, f64)>,
+    rows: Vec<Hit>,
     limit: usize,
     observed_at: &str,
-) -> rusqlite::Result<(Vec<(String, Vec<u8>, f64)>, usize)> {
+) -> rusqlite::Result<(Vec<Hit>, usize)> {
     let tracked = table_present(conn)?;
     let hit_refs: Vec<String> = rows.iter().map(|(r, _, _)| r.clone()).collect();
-    let mut kept: Vec<(String, Vec<u8>, f64)> = Vec::new();
+    let mut kept: Vec<Hit> = Vec::new();
     let mut skipped = 0usize;
     for (resource_ref, content, rank) in rows {
         let row = if tracked {

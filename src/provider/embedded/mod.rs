@@ -517,7 +517,7 @@ impl EmbeddedStore {
             // The generation and the search read one snapshot of the store.
             let tx = Transaction::new_unchecked(&opened.conn, TransactionBehavior::Deferred)?;
             let generation = generation(&tx)?;
-            // Hits the lifecycle drops must not shorten the answer ([`lifecycle::visible`]).
+            // Hits the lifecycle drops must not shorten the answer (`lifecycle::visible`).
             let fetch = limit + lifecycle::inactive_count(&tx, namespace)?;
             let mut stmt = tx.prepare(
                 "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
