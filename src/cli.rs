@@ -490,8 +490,19 @@ pub struct HealthCheckArgs {
     /// Health fixture to classify
     #[arg(long = "case", value_parser = choice::<HealthCase>(), default_value = "retrieval-verified")]
     pub case: HealthCase,
+    /// Probe the goal's configured corpus instead of a fixture (needs --agent-id)
+    #[arg(long, requires = "agent_id", conflicts_with = "case")]
+    pub goal_id: Option<String>,
+    /// Allowlisted agent id of that goal
+    #[arg(long, requires = "goal_id")]
+    pub agent_id: Option<String>,
+    /// Surface to probe (needed when the config declares several)
+    #[arg(long, requires = "goal_id")]
+    pub surface_id: Option<String>,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -54,7 +54,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
     match command {
         Command::Architecture(args) => architecture::run(&(&args).into(), ctx),
         Command::CorpusRegistry(args) => corpus_registry::run(&(&args).into(), ctx),
-        Command::HealthCheck(args) => health_check::run(&(&args).into(), ctx),
+        Command::HealthCheck(args) => {
+            health_check::run(&(&args).into(), &ctx.with_route(&args.route))
+        }
         Command::CandidateReview(args) => candidate_review::run(&(&args).into(), ctx),
         Command::RouteCheck(args) => route_check::run(&(&args).into(), ctx),
         Command::ExperimentStatus(args) => {

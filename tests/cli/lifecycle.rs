@@ -439,3 +439,101 @@ fn on_openviking_the_lifecycle_contract_is_absent_and_nothing_is_written() {
     assert_eq!(receipt["provider_write_performed"], false);
     assert!(!s.path.join("rt").exists(), "nothing is written");
 }
+
+/// `health-check --goal-id embedded-demo --agent-id pilot`: state and pipeline.
+fn live_health(s: &Scratch) -> Value {
+    let run = routed(
+        s,
+        &[
+            "health-check",
+            "--goal-id",
+            "embedded-demo",
+            "--agent-id",
+            "pilot",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    crate::ingest_event::conforms("reward_memory_corpus_health_v0", &run);
+    run.json()
+}
+
+#[test]
+fn live_health_measures_each_state_in_the_store() {
+    let s = loop_setup();
+    let empty = live_health(&s);
+    assert_eq!(empty["health_state"], "unavailable");
+    assert_eq!(empty["reason_codes"], json!(["corpus_missing"]));
+    assert_eq!(empty["pipeline"]["provider_available"], true);
+    assert_eq!(empty["pipeline"]["corpus_present"], false);
+
+    ingest(&s);
+    let verified = live_health(&s);
+    assert_eq!(verified["health_state"], "retrieval_verified", "{verified}");
+    let pipeline = &verified["pipeline"];
+    for key in [
+        "corpus_present",
+        "index_present",
+        "retrieval_query_succeeded",
+        "result_readback_verified",
+    ] {
+        assert_eq!(pipeline[key], true, "{key}");
+    }
+    assert_eq!(pipeline["memory_applied_with_receipt"], false);
+    assert_eq!(pipeline["record_count"], 3);
+
+    // An `apply` receipt naming one of the corpus's memories.
+    let recalled = routed(
+        &s,
+        &[
+            "recall",
+            "--goal-id",
+            "embedded-demo",
+            "--agent-id",
+            "pilot",
+            "--query",
+            "test-commits",
+            "--query-summary",
+            "review-habits",
+            "--format",
+            "json",
+        ],
+    )
+    .json();
+    let applied = routed(
+        &s,
+        &[
+            "apply",
+            "--recall-session",
+            recalled["recall_session_ref"].as_str().expect("session"),
+            "--application-id",
+            "application:health-1",
+            "--artifact-ref",
+            "pr:health-1",
+            "--outcome",
+            "applied",
+            "--memory-ref",
+            recalled["results"][0]["memory_ref"].as_str().expect("ref"),
+            "--reasoning-summary",
+            "Kept the change small.",
+            "--current-artifact-verified",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(applied.code, 0, "{}{}", applied.stdout, applied.stderr);
+    let with_receipt = live_health(&s);
+    assert_eq!(
+        with_receipt["health_state"], "applied_verified",
+        "{with_receipt}"
+    );
+    assert_eq!(
+        with_receipt["pipeline"]["memory_applied_with_receipt"],
+        true
+    );
+
+    // Retired records are not counted as recallable.
+    retire_b(&s);
+    assert_eq!(live_health(&s)["pipeline"]["record_count"], 2);
+}

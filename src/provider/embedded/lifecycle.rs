@@ -571,3 +571,54 @@ pub(super) fn visible(
     }
     Ok((kept, skipped))
 }
+
+/// What a corpus's scope holds, for a live health probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inventory {
+    /// Every record stored under the scope (any state).
+    pub records: usize,
+    /// The records recall may return (active, not expired), in write order: ref and bytes.
+    pub active: Vec<(String, Vec<u8>)>,
+}
+
+/// The records under `scope_ref` and which of them are active at `observed_at`
+/// (`None` when the store does not exist yet), on a read-only connection.
+pub fn inventory(
+    store: &EmbeddedStore,
+    namespace: &str,
+    scope_ref: &str,
+    observed_at: &str,
+    timeout: Duration,
+) -> Result<Option<Inventory>, StoreCause> {
+    let Some(opened) = file::open_for_read(store.path(), store.root(), timeout)? else {
+        return Ok(None);
+    };
+    let conn = &opened.conn;
+    let read = || -> rusqlite::Result<Inventory> {
+        let tracked = table_present(conn)?;
+        let mut stmt = conn.prepare(
+            "SELECT resource_ref, content FROM resources WHERE namespace = ?1 ORDER BY id",
+        )?;
+        let rows = stmt
+            .query_map(params![namespace], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, Vec<u8>>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut out = Inventory {
+            records: 0,
+            active: Vec::new(),
+        };
+        for (resource_ref, content) in rows {
+            if !in_scope(&resource_ref, scope_ref) {
+                continue;
+            }
+            out.records += 1;
+            let inactive = tracked && latest_row(conn, namespace, &resource_ref)?.is_some();
+            if !inactive && !expired(&content, observed_at) {
+                out.active.push((resource_ref, content));
+            }
+        }
+        Ok(out)
+    };
+    read().map(Some).map_err(|err| opened.cause_of(&err))
+}
