@@ -490,8 +490,19 @@ pub struct HealthCheckArgs {
     /// Health fixture to classify
     #[arg(long = "case", value_parser = choice::<HealthCase>(), default_value = "retrieval-verified")]
     pub case: HealthCase,
+    /// Probe the goal's configured corpus instead of a fixture (needs --agent-id)
+    #[arg(long, requires = "agent_id", conflicts_with = "case")]
+    pub goal_id: Option<String>,
+    /// Allowlisted agent id of that goal
+    #[arg(long, requires = "goal_id")]
+    pub agent_id: Option<String>,
+    /// Surface to probe (needed when the config declares several)
+    #[arg(long, requires = "goal_id")]
+    pub surface_id: Option<String>,
     #[command(flatten)]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub route: RouteArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -614,6 +625,21 @@ pub struct OperatorControlArgs {
     /// Replacement content summary for an edit
     #[arg(long)]
     pub edited_content_summary: Option<String>,
+    /// Goal id of the configured experiment route whose corpus the control changes
+    #[arg(long, requires = "agent_id")]
+    pub goal_id: Option<String>,
+    /// Allowlisted agent id of that goal
+    #[arg(long, requires = "goal_id")]
+    pub agent_id: Option<String>,
+    /// Perform the control on the configured store (retire, revoke, or supersede with the
+    /// edited record) in one transaction and read it back (needs --goal-id and --agent-id)
+    #[arg(long, requires = "goal_id")]
+    pub execute: bool,
+    /// Aware ISO timestamp of the change (default: now)
+    #[arg(long, requires = "execute")]
+    pub observed_at: Option<String>,
+    #[command(flatten)]
+    pub route: RouteArgs,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]

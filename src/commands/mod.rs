@@ -54,7 +54,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
     match command {
         Command::Architecture(args) => architecture::run(&(&args).into(), ctx),
         Command::CorpusRegistry(args) => corpus_registry::run(&(&args).into(), ctx),
-        Command::HealthCheck(args) => health_check::run(&(&args).into(), ctx),
+        Command::HealthCheck(args) => {
+            health_check::run(&(&args).into(), &ctx.with_route(&args.route))
+        }
         Command::CandidateReview(args) => candidate_review::run(&(&args).into(), ctx),
         Command::RouteCheck(args) => route_check::run(&(&args).into(), ctx),
         Command::ExperimentStatus(args) => {
@@ -65,7 +67,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         }
         Command::Evaluate(args) => evaluate::run(&(&args).into(), ctx),
         Command::DogfoodEvaluate(args) => dogfood_evaluate::run(&(&args).into(), ctx),
-        Command::OperatorControl(args) => operator_control::run(&(&args).into(), ctx),
+        Command::OperatorControl(args) => {
+            operator_control::run(&(&args).into(), &ctx.with_route(&args.route))
+        }
         Command::UtilityProject(args) => utility_project::run(&(&args).into(), ctx),
         Command::UtilityObserve(args) => utility_observe::run(&(&args).into(), ctx),
         Command::UtilityValidate(args) => utility_validate::run(&(&args).into(), ctx),

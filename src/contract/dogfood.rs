@@ -8,7 +8,7 @@
 //! limits, double-count checks and readiness. Operator control receipts are validated by
 //! [`crate::contract::operator`]; the Stage-4 gate comes from [`crate::contract::evaluation`]. Writes nothing.
 
-use crate::contract::operator::{self, OperatorAction};
+use crate::contract::operator;
 use crate::obj;
 use crate::utility::observation::{self as utility_observation, Observation};
 use crate::wire::digest;
@@ -584,7 +584,7 @@ pub fn build_batch(
     for d in DISPOSITIONS.into_iter().filter(|d| !present(d)) {
         reasons.push(format!("application_disposition_missing:{d}"));
     }
-    for a in OperatorAction::ALL.iter().map(|a| a.as_str()) {
+    for a in operator::PREPARED_ACTIONS.iter().map(|a| a.as_str()) {
         if !control_actions.contains(&a) {
             reasons.push(format!("operator_control_missing:{a}"));
         }

@@ -28,6 +28,7 @@ pub mod evaluation;
 pub mod experiment;
 pub mod health;
 pub mod ingest;
+pub mod lifecycle;
 pub mod operator;
 pub mod registry;
 pub mod route;

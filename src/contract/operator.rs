@@ -24,14 +24,23 @@ pub const OPERATOR_CONTROL_SCHEMA_VERSION: &str = "reward_memory_operator_contro
 pub const EDIT_NEXT_STEP: &str = "review_replacement_then_owner_write_and_exact_readback";
 /// `receipt.next_step` of a retirement.
 pub const RETIRE_NEXT_STEP: &str = "owner_write_retirement_then_exact_readback";
+/// Why `--action revoke` is refused without `--execute`.
+pub const REVOKE_NEEDS_EXECUTE: &str =
+    "--action revoke is performed on the store only: add --execute with --goal-id and --agent-id";
 
 crate::choice! {
-    /// The two operator controls.
+    /// The operator controls: LoopX's `edit` and `retire`, and this port's `revoke`
+    /// (performed only by `operator-control --execute`, [`crate::contract::lifecycle`]).
     pub enum OperatorAction {
         Edit => "edit",
         Retire => "retire",
+        Revoke => "revoke",
     }
 }
+
+/// The controls `operator-control` prepares without `--execute` (LoopX's), the ones a
+/// Stage-5 dogfood batch counts.
+pub const PREPARED_ACTIONS: [OperatorAction; 2] = [OperatorAction::Edit, OperatorAction::Retire];
 
 impl OperatorAction {
     /// The lifecycle state of the decision record after this control.
@@ -39,6 +48,7 @@ impl OperatorAction {
         match self {
             OperatorAction::Edit => "candidate",
             OperatorAction::Retire => "retired",
+            OperatorAction::Revoke => "revoked",
         }
     }
 }
@@ -89,6 +99,26 @@ fn surfaces_within(record_surfaces: Option<&Value>, corpus_surfaces: &[Value]) -
         }),
         Some(_) => false,
     }
+}
+
+/// The checks of a revocation, which only `operator-control --execute` performs: the
+/// corpus active and writable, the reviewed record active and bound to it (as for the
+/// other controls), and a checkpoint for `revoke` naming the corpus owner. Returns the
+/// reviewed record's inner `record` and the authority.
+pub(crate) fn revoke_checks<'a>(
+    reviewed_record: &'a Map,
+    corpus: &Map,
+    checkpoint: &Map,
+) -> FieldResult<(&'a Map, OperatorAuthority)> {
+    if corpus_str(corpus, &["lifecycle", "state"]) != "active" {
+        return Err(fail("operator control corpus must be active"));
+    }
+    if corpus_str(corpus, &["write_authority"]) == "read_only" {
+        return Err(fail("operator control corpus is read-only"));
+    }
+    let record = active_record(reviewed_record, corpus)?;
+    let authority = operator_authority(checkpoint, corpus, OperatorAction::Revoke)?;
+    Ok((record, authority))
 }
 
 /// The record scope is inside the corpus scope (and at its revision when revision-bound).
@@ -168,7 +198,7 @@ fn operator_authority(
     action: OperatorAction,
 ) -> FieldResult<OperatorAuthority> {
     let expected = match action {
-        OperatorAction::Edit => corpus_str(corpus, &["owner_ref"]),
+        OperatorAction::Edit | OperatorAction::Revoke => corpus_str(corpus, &["owner_ref"]),
         OperatorAction::Retire => corpus_str(corpus, &["maintenance", "retirement_authority"]),
     };
     checkpoint_authority(checkpoint, corpus, action.as_str(), expected)
@@ -246,6 +276,9 @@ pub fn build_operator_control(
 ) -> Result<Map, OperatorError> {
     let corpus = registry::normalize_corpus(corpus)?;
     let action = request.action;
+    if action == OperatorAction::Revoke {
+        return Err(fail(REVOKE_NEEDS_EXECUTE).into());
+    }
     if corpus_str(&corpus, &["lifecycle", "state"]) != "active" {
         return Err(fail("operator control corpus must be active").into());
     }
@@ -317,7 +350,7 @@ pub fn build_operator_control(
         "readback_verified" => false,
         "next_step" => match action {
             OperatorAction::Edit => EDIT_NEXT_STEP,
-            OperatorAction::Retire => RETIRE_NEXT_STEP,
+            OperatorAction::Retire | OperatorAction::Revoke => RETIRE_NEXT_STEP,
         },
         "grants_new_action_authority" => false,
         "raw_content_captured" => false,
@@ -340,6 +373,7 @@ pub fn validate_control_receipt(raw: &Map) -> FieldResult<OperatorAction> {
         return Err(fail("operator control receipt schema is invalid"));
     }
     let action = OperatorAction::from_name(&pystr_strip(raw.get("action")))
+        .filter(|a| PREPARED_ACTIONS.contains(a))
         .ok_or_else(|| fail("operator control receipt action is invalid"))?;
     if !strict_bool(raw.get("authority_verified"), "authority_verified")? {
         return Err(fail("operator control authority must be verified"));

@@ -161,6 +161,10 @@ pub struct Retrieval {
     /// generation digest, or the digest of what OpenViking returned. `None` when the
     /// provider cannot say (a double, a failed call).
     pub snapshot: Option<String>,
+    /// Hits the provider left out for their lifecycle (retired, revoked, superseded or
+    /// expired; the embedded store's [`embedded::lifecycle`]); 0 for a provider without
+    /// lifecycle rows. Never part of a LoopX packet.
+    pub lifecycle_skipped: usize,
 }
 
 /// A memory provider. Implementations never panic and never return errors for
@@ -344,6 +348,7 @@ impl Retrieval {
             latency_ms: 0,
             requested_limit,
             snapshot: None,
+            lifecycle_skipped: 0,
         }
     }
 }

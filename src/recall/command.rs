@@ -320,8 +320,10 @@ pub struct CommandFields {
 
 /// The printed `recall` packet: the §10.4 packet whose results carry their
 /// `memory_ref_digest`, `relevance_score` and `rank`, then the command's fields
-/// (`candidate_fetch` after `rank_prior`, only when there is one).
+/// (`candidate_fetch` after `rank_prior`, only when there is one), last
+/// `lifecycle_skipped_count`.
 pub fn finish_packet(session: RecallSession, fields: CommandFields) -> Value {
+    let lifecycle_skipped = session.lifecycle_skipped;
     let results: Vec<Value> = session
         .packet
         .get("results")
@@ -360,5 +362,6 @@ pub fn finish_packet(session: RecallSession, fields: CommandFields) -> Value {
     Value::Object(packet.merged(&obj! {
         "retrieval_snapshot_ref" => fields.retrieval_snapshot_ref,
         "policy_snapshot_ref" => fields.policy_snapshot_ref,
+        "lifecycle_skipped_count" => lifecycle_skipped,
     }))
 }

@@ -42,6 +42,9 @@ pub struct RecallSession {
     /// `retrieval:<provider>:<hex>` ([`super::snapshot::retrieval_snapshot_ref`]) when the
     /// provider answered every call with its snapshot token; never part of the packet.
     pub retrieval_snapshot_ref: Option<String>,
+    /// Hits the provider left out for their lifecycle (retired, revoked, superseded or
+    /// expired), summed over the calls; never part of the §10.4 packet.
+    pub lifecycle_skipped: usize,
 }
 
 /// Where recall gets its provider: an already built one (ingest readback reuses its
@@ -211,6 +214,7 @@ pub fn fetch_recall(
             }),
             items: Vec::new(),
             retrieval_snapshot_ref: None,
+            lifecycle_skipped: 0,
         });
     }
     let built;
@@ -237,6 +241,7 @@ pub fn fetch_recall(
     let mut calls = 0usize;
     let mut unavailable: Option<String> = None;
     let mut snapshots: Vec<Option<String>> = Vec::new();
+    let mut lifecycle_skipped = 0usize;
     for query in queries {
         calls += 1;
         let retrieve = RetrieveRequest {
@@ -277,6 +282,7 @@ pub fn fetch_recall(
             break;
         }
         snapshots.push(retrieval.snapshot.clone());
+        lifecycle_skipped += retrieval.lifecycle_skipped;
         for item in &retrieval.items {
             if results.iter().any(|r| r.memory_ref == item.resource_ref) {
                 continue;
@@ -303,6 +309,7 @@ pub fn fetch_recall(
             }),
             items: Vec::new(),
             retrieval_snapshot_ref: None,
+            lifecycle_skipped: 0,
         });
     }
     let expose = corpus
@@ -340,5 +347,6 @@ pub fn fetch_recall(
             scope_ref,
             &snapshots,
         ),
+        lifecycle_skipped,
     })
 }

@@ -396,6 +396,7 @@ pub fn decode(
             packet,
             items,
             retrieval_snapshot_ref: context.retrieval_snapshot_ref.clone(),
+            lifecycle_skipped: 0,
         },
         context,
         opaque_refs,
@@ -459,6 +460,7 @@ mod tests {
                 relevance: Some(0.25),
             }],
             retrieval_snapshot_ref: None,
+            lifecycle_skipped: 0,
         }
     }
 

@@ -59,6 +59,7 @@ impl ContextProvider for Double {
             latency_ms: 0,
             requested_limit: 3,
             snapshot: None,
+            lifecycle_skipped: 0,
         }
     }
     fn sync(&self, request: &SyncRequest) -> Sync {

@@ -16,6 +16,7 @@ mod check;
 pub mod core;
 pub mod ingest;
 pub mod ledger;
+pub mod lifecycle;
 pub mod recall;
 pub mod stage45;
 pub mod utility;
@@ -61,6 +62,7 @@ pub fn all() -> Vec<SchemaFile> {
         file::<stage45::DogfoodBatchPacket>("reward_memory_dogfood_batch_v1"),
         file::<stage45::OperatorControlInput>("reward_memory_operator_control_input"),
         file::<stage45::OperatorControlPacket>("reward_memory_operator_control_v0"),
+        file::<lifecycle::LifecycleReceipt>("reward_memory_lifecycle_receipt_v0"),
         file::<ingest::ExperimentStatusPacket>("reward_memory_experiment_status_v1"),
         file::<crate::contract::experiment::starter::InitPacket>("reward_memory_init_v0"),
         file::<crate::contract::experiment::starter::DemoPacket>("reward_memory_demo_v0"),

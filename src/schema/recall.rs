@@ -131,6 +131,12 @@ pub struct RecallPacket {
     /// corpus, its binding and standing policy and, when it was applied, the rank-prior
     /// profile. Null without a completed recall.
     pub policy_snapshot_ref: Nullable<String>,
+    /// Hits the provider left out because their record is retired, revoked, superseded
+    /// or expired (a superseded record's active successor is recalled in its place);
+    /// 0 for a provider without lifecycle rows (OpenViking) or a recall that did not
+    /// reach the provider.
+    #[schemars(with = "u32")]
+    pub lifecycle_skipped_count: usize,
 }
 
 /// The receipt `apply` prints: `reward_memory_application_receipt_v0` (§10.5) with this

@@ -55,8 +55,8 @@ fn a_global_option_after_a_subcommand_that_does_not_read_it_gets_a_hint() {
     assert!(
         line.contains(
             "tip: --registry is a global option: give it before the subcommand \
-             (only experiment-status, ingest-event, recall, apply, rank-prior and mcp read it, and also \
-             accept it after their name)"
+             (only health-check, experiment-status, ingest-event, operator-control, recall, apply, \
+             rank-prior and mcp read it, and also accept it after their name)"
         ),
         "{line}"
     );

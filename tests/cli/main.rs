@@ -19,6 +19,7 @@ mod health_check;
 mod ingest_event;
 mod init;
 mod layers;
+mod lifecycle;
 mod man;
 mod mcp;
 mod openviking;

@@ -88,6 +88,7 @@ impl ContextProvider for FixtureProvider {
             latency_ms: 0,
             requested_limit: request.max_results,
             snapshot: None,
+            lifecycle_skipped: 0,
         }
     }
 

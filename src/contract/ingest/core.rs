@@ -589,6 +589,7 @@ mod tests {
                 latency_ms: 0,
                 requested_limit: 3,
                 snapshot: None,
+                lifecycle_skipped: 0,
             }
         }
         fn sync(&self, request: &SyncRequest) -> Sync {

@@ -30,6 +30,7 @@
 
 pub mod effects;
 pub mod file;
+pub mod lifecycle;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -485,6 +486,7 @@ impl EmbeddedStore {
             latency_ms: 0,
             requested_limit: limit,
             snapshot: None,
+            lifecycle_skipped: 0,
         };
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
@@ -515,6 +517,8 @@ impl EmbeddedStore {
             // The generation and the search read one snapshot of the store.
             let tx = Transaction::new_unchecked(&opened.conn, TransactionBehavior::Deferred)?;
             let generation = generation(&tx)?;
+            // Hits the lifecycle drops must not shorten the answer (`lifecycle::visible`).
+            let fetch = limit + lifecycle::inactive_count(&tx, namespace)?;
             let mut stmt = tx.prepare(
                 "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
                  FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
@@ -529,7 +533,7 @@ impl EmbeddedStore {
                         namespace,
                         request.scope_ref,
                         prefix,
-                        i64::try_from(limit).unwrap_or(8)
+                        i64::try_from(fetch).unwrap_or(8)
                     ],
                     |row| {
                         Ok((
@@ -540,11 +544,13 @@ impl EmbeddedStore {
                     },
                 )?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok((generation, rows))
+            let visible = lifecycle::visible(&tx, namespace, rows, limit, &request.observed_at)?;
+            Ok((generation, visible))
         };
         let rows = match file::retry_busy(deadline, search) {
-            Ok((generation, rows)) => {
+            Ok((generation, (rows, skipped))) => {
                 retrieval.snapshot = Some(generation);
+                retrieval.lifecycle_skipped = skipped;
                 rows
             }
             Err(err) => {

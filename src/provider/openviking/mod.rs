@@ -294,6 +294,7 @@ impl OpenVikingProvider {
             latency_ms: 0,
             requested_limit,
             snapshot: None,
+            lifecycle_skipped: 0,
         };
         let finish = |mut packet: Retrieval, reason: Option<&str>| {
             packet.reason_code = reason.map(str::to_owned);

@@ -157,6 +157,7 @@ fn receipt_for(
             })
             .collect(),
         retrieval_snapshot_ref: None,
+        lifecycle_skipped: 0,
     };
     let memory_refs: Vec<Value> = used
         .iter()
