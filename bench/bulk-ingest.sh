@@ -6,8 +6,9 @@
 # stored: the idempotent re-run).
 #
 # Usage: bench/bulk-ingest.sh [N ...]   (from anywhere; default N: 10000 50000;
-# BENCH_BATCH sets --batch-size; BENCH_KEEP=1 keeps the work directory). Figures are
-# printed only; nothing here asserts a time.
+# BENCH_BATCH sets --batch-size; BENCH_BIN runs that binary instead of building the
+# release one; BENCH_KEEP=1 keeps the work directory). Figures are printed only; nothing
+# here asserts a time.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,8 +19,12 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(10000 50000)
 batch=(); [ -n "${BENCH_BATCH:-}" ] && batch=(--batch-size "$BENCH_BATCH")
 
-cargo build --release --quiet
-bin="$root/target/release/reward-memory"
+if [ -n "${BENCH_BIN:-}" ]; then
+    bin="$BENCH_BIN"
+else
+    cargo build --release --quiet
+    bin="$root/target/release/reward-memory"
+fi
 route=(--registry fixtures/ingest_event/embedded/registry.json)
 
 for n in "${sizes[@]}"; do
