@@ -319,7 +319,6 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
     if !pending.is_empty() {
         flush(&mut pending, &mut tally)?;
     }
-    drop(flush);
     stores.close();
     let summary = tally.packet(request);
     let ok = summary.get("ok") == Some(&Value::Bool(true));
