@@ -2,7 +2,7 @@
 //! `BEGIN IMMEDIATE` transaction per batch of syncs, committed by the caller.
 //!
 //! [`BulkStore`] is a [`ContextProvider`] for `ingest-event --input FILE.jsonl`: each
-//! event's sync runs the same per-resource pass as a single sync ([`super::pass`]: look
+//! event's sync runs the same per-resource pass as a single sync (the store's `pass`: look
 //! the ref up, refuse different bytes at a stored ref with
 //! `provider_sync_revision_conflict`, else insert the row and its FTS row) inside the
 //! open batch transaction, without the read-only look-up first. Its readback
