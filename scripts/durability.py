@@ -20,6 +20,15 @@ Python standard library. Steps:
    `write_count` 0), and a second rerun writes nothing; no staging leftovers in the runs' TMPDIR and nothing
    under the runtime root besides the store and its `-wal`/`-shm`/`-checked` files.
 
+5. JSON Lines phase (`--jsonl-kills`, default 20; 0 skips it): one file of
+   `--jsonl-events` (default 3000) distinct events, ingested once without kills into a
+   reference store, then `ingest-event --input events.jsonl --execute --batch-size 200`
+   against one store is killed with SIGKILL after a random delay in [0, reference run
+   time], again and again. Every receipt line a killed run printed is acknowledged. Checks:
+   integrity and FTS rows as above, every acknowledged record present with the reference
+   bytes, every stored row some event's exact record (no half state), then a complete run
+   activates every line (writing exactly the missing records) and a second writes nothing.
+
 Exit status 0 when every check holds, 1 otherwise. `--keep` keeps the work directory.
 """
 
@@ -109,6 +118,112 @@ def rows(path):
         return dict(conn.execute("SELECT resource_ref, content FROM resources"))
 
 
+def jsonl_argv(work, runtime_root):
+    return [work.binary, "--registry", "registry.json", "--runtime-root", runtime_root,
+            "ingest-event", "--input", "events.jsonl", "--goal-id", "embedded-demo",
+            "--agent-id", "pilot", "--execute", "--batch-size", "200"]
+
+
+def jsonl_lines(stdout):
+    """The complete JSON lines of a (possibly killed) run's output."""
+    out = []
+    for line in stdout.decode("utf-8", "replace").split("\n"):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+def records_by_candidate(path):
+    """candidate_ref -> (resource_ref, exact bytes) of every stored record."""
+    out = {}
+    for ref, content in rows(path).items():
+        record = json.loads(bytes(content))
+        out[record["candidate_ref"]] = (ref, bytes(content))
+    return out
+
+
+def jsonl_phase(work, events, kills, rng, check):
+    """SIGKILL during JSON Lines ingests: printed receipts are stored, nothing is half."""
+    with open(os.path.join(FIXTURES, "event.json"), encoding="utf-8") as f:
+        event = json.load(f)
+    with open(os.path.join(work.dir, "events.jsonl"), "w", encoding="utf-8") as f:
+        for i in range(events):
+            event["event"]["content_summary"] = (
+                f"Keep memory-core changes focused, bulk durability variant {i}.")
+            f.write(json.dumps(event, separators=(",", ":")) + "\n")
+
+    def run(root, delay=None):
+        proc = subprocess.Popen(jsonl_argv(work, root), cwd=work.dir, env=work.env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL)
+        if delay is not None:
+            time.sleep(delay)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        return proc.returncode, jsonl_lines(out)
+
+    t0 = time.monotonic()
+    code, lines = run("bulk-ref-rt")
+    window = time.monotonic() - t0
+    check(code == 0 and lines and lines[-1].get("ok") is True,
+          f"reference JSON Lines run: exit {code}, summary {lines[-1] if lines else None}")
+    reference = records_by_candidate(work.store("bulk-ref-rt"))
+    check(len(reference) == events, f"reference store holds {len(reference)} of {events}")
+    by_ref = {ref: content for ref, content in reference.values()}
+    log(f"JSON Lines: {events} events in {window:.2f} s = kill window")
+
+    acknowledged = set()
+    killed = 0
+    for _ in range(kills):
+        code, lines = run("bulk-rt", rng.uniform(0, window))
+        killed += code == -signal.SIGKILL
+        for line in lines:
+            if line.get("schema_version") == "reward_memory_ingest_receipt_v0" \
+                    and line.get("status") == "activated":
+                acknowledged.add(line["candidate_ref"])
+    store = work.store("bulk-rt")
+    with read_only(store) as conn:
+        verdict = conn.execute("PRAGMA integrity_check").fetchall()
+        check(verdict == [("ok",)], f"JSON Lines store integrity_check: {verdict}")
+        unindexed = conn.execute(
+            "SELECT count(*) FROM resources r LEFT JOIN resources_fts f ON f.rowid = r.id "
+            "WHERE f.rowid IS NULL").fetchone()[0]
+        check(unindexed == 0, f"JSON Lines store: {unindexed} records without an FTS row")
+        orphans = conn.execute(
+            "SELECT count(*) FROM resources_fts f LEFT JOIN resources r ON r.id = f.rowid "
+            "WHERE r.id IS NULL").fetchone()[0]
+        check(orphans == 0, f"JSON Lines store: {orphans} FTS rows without a record")
+    stored = rows(store)
+    for candidate in sorted(acknowledged):
+        ref, content = reference[candidate]
+        check(stored.get(ref) == content,
+              f"acknowledged {candidate} is {'absent' if ref not in stored else 'different'}")
+    for ref, content in stored.items():
+        check(by_ref.get(ref) == bytes(content), f"stored row {ref} is no event's exact record")
+    log(f"JSON Lines: {kills} runs, {killed} killed by SIGKILL; {len(acknowledged)} "
+        f"acknowledged, {len(stored)} stored")
+
+    missing = events - len(stored)
+    code, lines = run("bulk-rt")
+    summary = lines[-1] if lines else {}
+    check(code == 0 and summary.get("status_counts") == {"activated": events}
+          and summary.get("records_written") == missing,
+          f"complete JSON Lines run: exit {code}, summary {summary}, expected {missing} writes")
+    code, lines = run("bulk-rt")
+    summary = lines[-1] if lines else {}
+    check(code == 0 and summary.get("records_written") == 0
+          and summary.get("records_already_stored") == events,
+          f"second complete JSON Lines run is not a no-op: {summary}")
+    stored = rows(store)
+    check(len(stored) == events and all(by_ref.get(r) == bytes(c) for r, c in stored.items()),
+          f"JSON Lines store after reruns: {len(stored)} records, expected {events} exact")
+    for root in ("bulk-rt", "bulk-ref-rt"):
+        shutil.rmtree(os.path.join(work.dir, root), ignore_errors=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, "target", "release",
@@ -116,6 +231,9 @@ def main():
     parser.add_argument("--kills", type=int, default=250,
                         help="runs to kill with SIGKILL (at least 200 is the check)")
     parser.add_argument("--events", type=int, default=150)
+    parser.add_argument("--jsonl-kills", type=int, default=20,
+                        help="SIGKILLs of JSON Lines ingests (0 skips that phase)")
+    parser.add_argument("--jsonl-events", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
@@ -236,6 +354,9 @@ def main():
         check(by_ref.get(ref) == bytes(content), f"after reruns, {ref} differs")
     log(f"reruns: every event activated, {rewritten} written by the first rerun, "
         "second rerun wrote nothing")
+
+    if args.jsonl_kills > 0:
+        jsonl_phase(work, args.jsonl_events, args.jsonl_kills, rng, check)
 
     leftovers = os.listdir(work.tmp)
     check(leftovers == [], f"{len(leftovers)} leftovers in TMPDIR, e.g. {leftovers[:3]}")

@@ -588,7 +588,8 @@ pub struct ExperimentStatusArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct IngestEventArgs {
-    /// Full public fixture or compact event (JSON); `-` reads standard input
+    /// Full public fixture or compact event (JSON); `-` reads standard input. A file
+    /// name ending in `.jsonl` (or --jsonl) is JSON Lines: one such object per line
     #[arg(long, value_name = "FILE")]
     pub input: String,
     /// Goal id of the configured experiment route
@@ -600,6 +601,15 @@ pub struct IngestEventArgs {
     /// Write to the declared provider and read it back (needs --goal-id and --agent-id)
     #[arg(long)]
     pub execute: bool,
+    /// Read --input as JSON Lines whatever its name: one receipt line per event, then a
+    /// summary line (exit 2 unless every event was activated, or planned in a dry run)
+    #[arg(long)]
+    pub jsonl: bool,
+    /// Events per store transaction of a JSON Lines ingest; a batch's receipts are
+    /// printed once it committed
+    #[arg(long, value_name = "N", default_value_t = 500,
+          value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub batch_size: u32,
     #[command(flatten)]
     pub input_limit: InputLimitArg,
     #[command(flatten)]

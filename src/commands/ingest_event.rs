@@ -4,6 +4,8 @@
 //! provider of the route's binding and clears the staging directories that killed runs
 //! left under the runtime root before the write.
 
+pub mod bulk;
+
 use crate::cli::IngestEventArgs;
 use crate::contract::ingest::adapters::Mode;
 use crate::contract::ingest::core::{self, Prepared};

@@ -62,6 +62,9 @@ fn dispatch(command: Command, ctx: &Context) -> Result<Outcome, Error> {
         Command::ExperimentStatus(args) => {
             experiment_status::run(&(&args).into(), &ctx.with_route(&args.route))
         }
+        Command::IngestEvent(args) if ingest_event::bulk::is_bulk(&args) => {
+            ingest_event::bulk::run(&(&args).into(), &ctx.with_route(&args.route))
+        }
         Command::IngestEvent(args) => {
             ingest_event::run(&(&args).into(), &ctx.with_route(&args.route))
         }

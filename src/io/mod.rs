@@ -182,11 +182,19 @@ impl StdoutStream {
 
     /// Flushes what is buffered.
     pub fn finish(mut self) -> Result<(), std::io::Error> {
+        self.flush()
+    }
+
+    /// Writes out what is buffered now (a stream whose lines are acknowledgements).
+    pub fn flush(&mut self) -> Result<(), std::io::Error> {
         if self.closed {
             return Ok(());
         }
         match self.out.flush() {
-            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
             other => other,
         }
     }

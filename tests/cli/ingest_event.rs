@@ -483,3 +483,246 @@ fn python_str_artefacts_are_refused_not_accepted_as_text() {
         );
     }
 }
+
+// JSON Lines: many events in one process
+
+/// `events.jsonl` in the embedded example's scratch dir: one compact input per entry of
+/// `lines` (`None` writes the text as it is), and the lines' file.
+fn write_jsonl(s: &Scratch, name: &str, lines: &[Result<Value, &str>]) {
+    let text: String = lines
+        .iter()
+        .map(|line| match line {
+            Ok(value) => format!("{value}\n"),
+            Err(raw) => format!("{raw}\n"),
+        })
+        .collect();
+    s.write(name, &text);
+}
+
+/// The example event with its own summary (so its own record).
+fn event_variant(i: usize) -> Value {
+    let mut event = embedded("event.json");
+    event["event"]["content_summary"] = json!(format!(
+        "Keep memory-core changes focused, bulk variant {i}."
+    ));
+    event
+}
+
+fn bulk(s: &Scratch, input: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "--registry",
+        "registry.json",
+        "--runtime-root",
+        "rt",
+        "ingest-event",
+        "--input",
+        input,
+        "--goal-id",
+        "embedded-demo",
+        "--agent-id",
+        "pilot",
+    ];
+    args.extend_from_slice(extra);
+    s.run(&args, None)
+}
+
+/// Stdout's lines, each parsed.
+fn lines_of(run: &Run) -> Vec<Value> {
+    run.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect()
+}
+
+/// Seven input lines: three good events (1, 2, 7), invalid JSON (3), a blank line (4),
+/// an input with an unknown key (5) and an event the guard blocks (6).
+fn mixed_file(s: &Scratch) {
+    let mut blocked = event_variant(6);
+    blocked["event"]["source"]["actor_role"] = json!("bystander");
+    let mut unknown = event_variant(5);
+    unknown["extra"] = json!(1);
+    write_jsonl(
+        s,
+        "events.jsonl",
+        &[
+            Ok(event_variant(1)),
+            Ok(event_variant(2)),
+            Err("{\"adapter\": "),
+            Err("   "),
+            Ok(unknown),
+            Ok(blocked),
+            Ok(event_variant(7)),
+        ],
+    );
+}
+
+fn stored_count(s: &Scratch) -> i64 {
+    store(s)
+        .query_row("SELECT count(*) FROM resources", [], |r| r.get(0))
+        .expect("count")
+}
+
+#[test]
+fn jsonl_ingest_prints_a_line_per_event_refuses_bad_lines_and_summarizes() {
+    let s = embedded_setup(|_| {});
+    mixed_file(&s);
+    let run = bulk(&s, "events.jsonl", &["--execute", "--batch-size", "2"]);
+    assert_eq!(run.code, 2, "a refused line makes the run exit 2");
+    let lines = lines_of(&run);
+    assert_eq!(lines.len(), 7, "six non-blank lines and the summary");
+    let statuses: Vec<&str> = lines[..6]
+        .iter()
+        .map(|l| l["status"].as_str().expect("status"))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "activated",
+            "activated",
+            "refused",
+            "refused",
+            "guard_blocked",
+            "activated"
+        ]
+    );
+    assert_eq!(
+        lines[2]["schema_version"],
+        "reward_memory_ingest_line_refused_v0"
+    );
+    assert_eq!(lines[2]["line"], 3);
+    assert_eq!(lines[3]["line"], 5);
+    assert_eq!(
+        lines[3]["error"],
+        "ingest input contains unsupported fields: extra"
+    );
+    for receipt in [&lines[0], &lines[1], &lines[5]] {
+        assert_eq!(receipt["schema_version"], "reward_memory_ingest_receipt_v0");
+        assert_eq!(receipt["exact_readback_verified"], true);
+        assert_eq!(receipt["write"]["write_count"], 1);
+    }
+    assert_eq!(
+        stored_count(&s),
+        3,
+        "the refused and blocked lines wrote nothing"
+    );
+    let summary = run.stdout.lines().last().expect("summary").to_owned();
+    let summary = Run {
+        code: run.code,
+        stdout: format!(
+            "{}\n",
+            pretty(&serde_json::from_str(&summary).expect("json"))
+        ),
+        stderr: run.stderr.clone(),
+    };
+    snap_masked!("ingest_event_jsonl_summary", summary, mask_latency);
+}
+
+#[test]
+fn jsonl_rerun_of_the_same_file_reports_every_event_already_stored() {
+    let s = embedded_setup(|_| {});
+    write_jsonl(
+        &s,
+        "events.jsonl",
+        &[Ok(event_variant(1)), Ok(event_variant(2))],
+    );
+    let first = bulk(&s, "events.jsonl", &["--execute"]);
+    assert_eq!(first.code, 0, "{}", first.stdout);
+    let generation = |s: &Scratch| -> String {
+        store(s)
+            .query_row(
+                "SELECT value FROM store_meta WHERE key = 'generation'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("generation")
+    };
+    let after_first = generation(&s);
+    let second = bulk(&s, "events.jsonl", &["--execute"]);
+    assert_eq!(second.code, 0, "{}", second.stdout);
+    let lines = lines_of(&second);
+    for receipt in &lines[..2] {
+        assert_eq!(receipt["status"], "activated");
+        assert_eq!(receipt["deduplicated"], true);
+        assert_eq!(receipt["external_writes_performed"], false);
+    }
+    assert_eq!(lines[2]["records_written"], 0);
+    assert_eq!(lines[2]["records_already_stored"], 2);
+    assert_eq!(stored_count(&s), 2, "nothing duplicated");
+    assert_eq!(
+        generation(&s),
+        after_first,
+        "nothing written, same generation"
+    );
+}
+
+#[test]
+fn a_jsonl_receipt_is_the_single_ingest_receipt_and_the_store_the_same() {
+    let s = embedded_setup(|_| {});
+    s.write("one.json", &pretty(&event_variant(1)));
+    write_jsonl(&s, "one.jsonl", &[Ok(event_variant(1))]);
+    let single = configured(&s, "one.json", true);
+    let single_store: (Vec<u8>, String) = store(&s)
+        .query_row(
+            "SELECT r.content, m.value FROM resources r, store_meta m WHERE m.key = 'generation'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("row");
+    std::fs::remove_dir_all(s.path.join("rt")).expect("fresh store");
+    let run = bulk(&s, "one.jsonl", &["--execute", "--format", "jsonl"]);
+    let compact: Value = serde_json::from_str(&single.stdout).expect("json");
+    let mut bulk_receipt = lines_of(&run).remove(0);
+    let mut single_receipt = compact;
+    for receipt in [&mut bulk_receipt, &mut single_receipt] {
+        receipt["write"]["telemetry"]["latency_ms"] = json!(0);
+    }
+    assert_eq!(bulk_receipt, single_receipt);
+    let bulk_store: (Vec<u8>, String) = store(&s)
+        .query_row(
+            "SELECT r.content, m.value FROM resources r, store_meta m WHERE m.key = 'generation'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("row");
+    assert_eq!(bulk_store, single_store, "same bytes, same generation");
+}
+
+#[test]
+fn jsonl_dry_run_plans_every_line_and_creates_no_store() {
+    let s = embedded_setup(|_| {});
+    write_jsonl(
+        &s,
+        "events.txt",
+        &[Ok(event_variant(1)), Ok(event_variant(2))],
+    );
+    let run = bulk(&s, "events.txt", &["--jsonl"]);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let lines = lines_of(&run);
+    assert_eq!(lines[0]["status"], "planned");
+    assert_eq!(lines[1]["status"], "planned");
+    assert_eq!(lines[2]["mode"], "dry_run");
+    assert_eq!(lines[2]["status_counts"], json!({"planned": 2}));
+    assert!(!s.path.join("rt/reward-memory/embedded.sqlite3").exists());
+}
+
+#[test]
+fn jsonl_conflicting_lines_keep_the_first_record() {
+    let s = embedded_setup(|_| {});
+    let conflict = embedded("event-conflict.json");
+    write_jsonl(
+        &s,
+        "events.jsonl",
+        &[Ok(embedded("event.json")), Ok(conflict)],
+    );
+    let run = bulk(&s, "events.jsonl", &["--execute"]);
+    let lines = lines_of(&run);
+    assert_eq!(lines[0]["status"], "activated");
+    assert_eq!(lines[1]["status"], "provider_unavailable");
+    assert_eq!(
+        lines[1]["reason_codes"],
+        json!(["provider_sync_revision_conflict"])
+    );
+    assert_eq!(lines[2]["first_not_ok_lines"], json!([2]));
+    assert_eq!(run.code, 2);
+    assert_eq!(stored_count(&s), 1);
+}

@@ -78,9 +78,15 @@ pub struct Plan {
 /// available, the event an object; the configured form takes the route of the event's
 /// surface (a supplied adapter must match it), the full form the input's own parts.
 pub fn plan(source: &Map, resolution: Option<Resolution>) -> Result<Plan, IngestError> {
+    plan_with(source, resolution.as_ref())
+}
+
+/// [`plan`] with a borrowed resolution: a JSON Lines ingest resolves the route once and
+/// plans every line with it.
+pub fn plan_with(source: &Map, resolution: Option<&Resolution>) -> Result<Plan, IngestError> {
     let experiment = match resolution {
         Some(resolution) => {
-            let Some(config) = resolution.config.clone() else {
+            let Some(config) = resolution.config.as_ref() else {
                 let status = resolution.status_name();
                 return Err(IngestError::ExperimentUnavailable(if status.is_empty() {
                     "unavailable".to_owned()
@@ -88,7 +94,7 @@ pub fn plan(source: &Map, resolution: Option<Resolution>) -> Result<Plan, Ingest
                     status
                 }));
             };
-            Some((resolution.status, config))
+            Some((&resolution.status, config))
         }
         None => None,
     };
@@ -140,7 +146,7 @@ pub fn plan(source: &Map, resolution: Option<Resolution>) -> Result<Plan, Ingest
         standing_policy,
         provider_binding: binding.as_object().cloned().unwrap_or_default(),
         observed_at: pystr(source.get("observed_at")),
-        experiment: experiment.map(|(status, _)| status),
+        experiment: experiment.map(|(status, _)| status.clone()),
     })
 }
 

@@ -28,6 +28,7 @@
 //! Location: the binding's `provider_binary` when set (a file path, `~` expanded), else
 //! [`default_store_path`] = `<runtime_root>/reward-memory/embedded.sqlite3`.
 
+pub mod bulk;
 pub mod effects;
 pub mod file;
 pub mod lifecycle;
@@ -144,7 +145,7 @@ enum WriteFailure {
 /// FTS rows. Stops at a revision conflict. Any SQL error is returned as is: the caller
 /// drops the transaction, which rolls it back.
 fn pass(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     namespace: &str,
     resources: &[(&str, Vec<u8>)],
     observed_at: &str,
