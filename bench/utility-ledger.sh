@@ -10,9 +10,11 @@
 #      incremental;
 #   4. PostgreSQL (a throw-away cluster from scripts/postgres-it.sh): 8 concurrent
 #      appenders, deliveries per second (skip with BENCH_PG=0).
+# BENCH_APPEND_ONLY=1 runs only 1 and 4 (the append figures).
 # Inputs come from bench/gen-observations.py (realistic valid observations over many
 # scopes and memories), cached under ${XDG_CACHE_HOME:-~/.cache}/reward-memory/bench.
-# Environment: BENCH_N (default 1000000), BENCH_PG_N (per appender, default 25000).
+# Environment: BENCH_N (default 1000000), BENCH_PG_N (per appender, default 25000),
+# BENCH_BIN (a binary to time instead of building the release one).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,8 +33,12 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$CACHE"
 
-(cd "$ROOT" && cargo build --release --locked --quiet)
-BIN="$ROOT/target/release/reward-memory"
+if [ -n "${BENCH_BIN:-}" ]; then
+    BIN=$(realpath "$BENCH_BIN")
+else
+    (cd "$ROOT" && cargo build --release --locked --quiet)
+    BIN="$ROOT/target/release/reward-memory"
+fi
 GEN="$ROOT/bench/gen-observations.py"
 
 gen() { # gen <count> <file> [args]
@@ -60,11 +66,20 @@ echo "== input: $(wc -l <"$CACHE/obs-$N.jsonl") deliveries, $(du -h "$CACHE/obs-
 
 echo "== 1. append $N deliveries to a fresh SQLite ledger (one batch)"
 LEDGER="$WORK/ledger-$N.sqlite3"
-/usr/bin/time -f "wall %e s, peak RSS %M KiB" "$BIN" utility-ledger append --ledger "$LEDGER" \
+/usr/bin/time -o "$WORK/time" -f "%e %U %S %M" "$BIN" utility-ledger append --ledger "$LEDGER" \
     --input "$CACHE/obs-$N.jsonl" --format json >"$WORK/receipt.json"
-python3 -c "import json,sys; p=json.load(open(sys.argv[1])); print({k: p[k] for k in ('received','appended','duplicate','conflicting','refused','high_water_sequence')})" "$WORK/receipt.json"
+python3 - "$WORK/receipt.json" "$WORK/time" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+wall, user, sys_, rss = open(sys.argv[2]).read().split()
+wall, user, sys_ = float(wall), float(user), float(sys_)
+print({k: p[k] for k in ('received','appended','duplicate','conflicting','refused','high_water_sequence')})
+print(f"{p['received']} deliveries in {wall:.1f} s = {p['received'] / wall:.0f} deliveries/s "
+      f"(CPU {user:.1f} s user + {sys_:.1f} s system, peak RSS {rss} KiB)")
+PY
 echo "ledger file: $(du -h "$LEDGER" | cut -f1)"
 
+if [ "${BENCH_APPEND_ONLY:-0}" != 1 ]; then
 # A partition and memory that exist in every ledger size (the first delivery's).
 FIRST=$(head -1 "$CACHE/obs-$N.jsonl")
 read -r -a PART < <(python3 -c '
@@ -124,6 +139,8 @@ print(f"{int(size):>8} deliveries: append one {statistics.median(appends):.2f} m
       f"v1 subject {statistics.median(v1s):.2f} ms (median of 15)")
 PY
 done
+
+fi
 
 if [ "${BENCH_PG:-1}" = 1 ]; then
     echo "== 4. PostgreSQL: 8 concurrent appenders x $PG_N deliveries (batches of 5000)"

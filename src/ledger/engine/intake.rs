@@ -4,6 +4,7 @@
 
 use crate::utility::observation::{EvidenceBasis, Observation, UtilityLabel, validate_observation};
 use crate::utility::reducer;
+use crate::utility::scan;
 use crate::wire::digest;
 use crate::wire::json;
 
@@ -37,11 +38,18 @@ pub(super) struct Prepared {
 pub fn prepare_delivery(bytes: &[u8]) -> Result<Observation, (&'static str, String)> {
     let malformed = "observation_malformed";
     let text = json::decode_utf8(bytes).map_err(|e| (malformed, e.message))?;
-    let value = json::parse(text).map_err(|e| (malformed, e.message))?;
-    if value.as_object().is_none() {
-        return Err((malformed, "observation must be an object".into()));
-    }
-    let observation = validate_observation(&value).map_err(|e| (e.reason.code(), e.message))?;
+    // The common shape (what generators and `utility-observe` write) is read straight
+    // from the text; every other text, and every refusal, takes the general path.
+    let observation = match scan::observation_text(text) {
+        Some(observation) => observation,
+        None => {
+            let value = json::parse(text).map_err(|e| (malformed, e.message))?;
+            if value.as_object().is_none() {
+                return Err((malformed, "observation must be an object".into()));
+            }
+            validate_observation(&value).map_err(|e| (e.reason.code(), e.message))?
+        }
+    };
     // This port's stricter public-safe rule: the ledger is ours, not the reference's.
     observation
         .credential_free("observation")
@@ -167,7 +175,80 @@ pub(super) struct Staged {
 
 #[cfg(test)]
 mod tests {
-    use super::PackedId;
+    use super::{PackedId, prepare_delivery};
+    use crate::utility::observation::validate_observation;
+    use crate::wire::json;
+
+    /// The general path alone: parse, then validate (what every delivery took before the
+    /// direct reading), with the same refusal codes and messages.
+    fn general(
+        text: &str,
+    ) -> Result<crate::utility::observation::Observation, (&'static str, String)> {
+        let value = json::parse(text).map_err(|e| ("observation_malformed", e.message))?;
+        if value.as_object().is_none() {
+            return Err((
+                "observation_malformed",
+                "observation must be an object".into(),
+            ));
+        }
+        let observation = validate_observation(&value).map_err(|e| (e.reason.code(), e.message))?;
+        observation
+            .credential_free("observation")
+            .map_err(|e| (super::NOT_PUBLIC_SAFE, e.0))?;
+        Ok(observation)
+    }
+
+    #[test]
+    fn the_direct_reading_prepares_what_the_general_path_does() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/utility_ledger");
+        let mut texts: Vec<String> = Vec::new();
+        let mut golden: Vec<_> = std::fs::read_dir(root.join("golden"))
+            .map(|dir| dir.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        golden.sort();
+        for case in golden {
+            let Ok(input) = std::fs::read_to_string(case.join("input.json")) else {
+                continue;
+            };
+            let Ok(value) = json::parse(&input) else {
+                continue;
+            };
+            let items = value
+                .get("observations")
+                .and_then(json::Value::as_array)
+                .map(<[json::Value]>::to_vec)
+                .unwrap_or_default();
+            for item in items {
+                texts.push(json::to_compact_line(&item).trim_end().to_owned());
+            }
+        }
+        assert!(texts.len() > 10, "the golden inputs hold observations");
+        if let Ok(lines) = std::fs::read_to_string(root.join("append/every-refusal.jsonl")) {
+            texts.extend(lines.lines().map(str::to_owned));
+        }
+        let base = texts[0].clone();
+        let variants = [
+            format!("  {base}\n"),
+            format!("{base} x"),
+            format!("{base}{{}}"),
+            base.replacen('{', "{\"confidence\":0.5,", 1),
+            base.replacen(":", " : ", 3),
+            base.replacen("\"helpful\"", "\"help\\u0066ul\"", 1),
+            base.replacen("\"helpful\"", "\" helpful \"", 1),
+            base.replacen("false", "0", 1),
+            base.replacen("false", "true", 1),
+            base.replacen("loopx", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", 1),
+            base.replacen("muo_", "muo_0", 1),
+            base.replacen("2026", "2027", 1),
+            base.replacen("\"item\"", "\"set\"", 1),
+            "[]".to_owned(),
+            String::new(),
+        ];
+        texts.extend(variants);
+        for text in &texts {
+            assert_eq!(prepare_delivery(text.as_bytes()), general(text), "{text}");
+        }
+    }
 
     #[test]
     fn packed_ids_spell_their_text_back_and_order_as_it_does() {

@@ -148,6 +148,23 @@ fn scan_input(text: &str) -> Option<ScannedInput> {
     })
 }
 
+/// One observation packet in the common shape (see the module docs), read straight from
+/// its text: the [`Observation`] that parsing the text and
+/// [`super::observation::validate_observation`] give, without the value tree. `None`
+/// (any other shape, trailing text, a refusal of any kind) leaves the text to that
+/// general path, which decides and words it as always. `utility-ledger append` reads
+/// each delivery this way.
+pub fn observation_text(text: &str) -> Option<Observation> {
+    let mut cursor = Cursor::new(text);
+    let mut order = KeyOrder::new();
+    let mut fields = ObservationText::default();
+    scan_observation(&mut cursor, &mut order, &mut fields)?;
+    if !cursor.at_end() {
+        return None;
+    }
+    observation_from_text(&fields)
+}
+
 /// The observation list, each packet converted as soon as it is read.
 ///
 /// Converting on a second thread (every other batch of 32 packets on a scoped helper)
