@@ -231,6 +231,7 @@ fn a_store_with_a_zeroed_page_is_never_written() {
             resources: vec![SyncResource {
                 source: SyncSource::Bytes(record.into_bytes()),
                 target_ref: format!("embedded://reward-memory/issue-fix/filler-{i}.json"),
+                search_text: None,
             }],
             timeout_seconds: 5.0,
             observed_at: "2026-07-16T00:30:00+00:00".to_owned(),
