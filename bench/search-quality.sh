@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Retrieval quality and speed of `reward-memory recall` on the embedded store, side by side
-# with bm25s (PyPI) on the same synthetic corpus, queries and tokenization: nDCG@10, nDCG@8,
-# P@10 and per-query latency (recall: whole process, timed by a Python loop whose spawn
+# with bm25s (PyPI) on the same synthetic corpus, queries and tokenization: nDCG@10, nDCG@k
+# (k: the most results recall returned), P@10 and per-query latency (recall: whole process, timed by a Python loop whose spawn
 # floor, /bin/true, is printed beside; bm25s: in process, one query at a time).
 #
 # The corpus (bench/search_quality.py explains it): BENCH_DOCS (10,000) documents from a
@@ -14,12 +14,13 @@
 #   10,000 processes.
 # * BENCH_INGEST=cli: every document goes through `ingest-event --execute` (one process
 #   each, BENCH_JOBS (2) at a time): slow (about 13 ms a document per job), the same store.
-# Recall returns at most the surface's profile limit (8), so nDCG@10 and P@10 of recall
-# count positions 9 and 10 as misses; nDCG@8 compares both on the 8 recall can return.
+# Recall returns at most the surface's profile limit (5 for the demo surface), so nDCG@10
+# and P@10 of recall count the positions past it as misses; nDCG@k compares both on the k
+# results recall can return.
 #
 # Usage: bench/search-quality.sh   (from the repository root). bm25s and numpy are
 # installed into ~/.cache/reward-memory/venv-search when missing. BENCH_KEEP=1 keeps the
-# work directory. Figures are printed only; nothing here asserts a figure.
+# work directory; BENCH_BIN=path uses that binary instead of building one. Figures are printed only; nothing here asserts a figure.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -35,8 +36,12 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import bm25s' 2>/dev/
 fi
 py="$venv/bin/python"
 
-cargo build --release --quiet
-bin="$root/target/release/reward-memory"
+if [ -n "${BENCH_BIN:-}" ]; then
+    bin="$BENCH_BIN" # an already built binary (a rebuild follows every commit)
+else
+    cargo build --release --quiet
+    bin="$root/target/release/reward-memory"
+fi
 route=(--registry fixtures/ingest_event/embedded/registry.json --runtime-root "$work/rt")
 store="$work/rt/reward-memory/embedded.sqlite3"
 
