@@ -163,27 +163,4 @@ pub fn rebuild(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn search_text_is_the_summary_of_a_record_and_the_text_of_anything_else() {
-        assert_eq!(
-            search_text(b"{\"a\":1,\"content_summary\":\"Keep it small.\"}\n"),
-            "Keep it small."
-        );
-        assert_eq!(search_text(b"plain words"), "plain words");
-        assert_eq!(
-            search_text(b"{\"content_summary\":5}"),
-            "{\"content_summary\":5}"
-        );
-    }
-
-    #[test]
-    fn tokenizer_names_round_trip() {
-        for tokenizer in Tokenizer::ALL {
-            assert_eq!(Tokenizer::from_name(tokenizer.name()), Some(tokenizer));
-        }
-        assert_eq!(Tokenizer::from_name("trigram"), None);
-    }
-}
+mod tests;

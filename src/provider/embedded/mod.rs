@@ -780,6 +780,4 @@ pub fn bm25_relevance(score: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod index_tests;
-#[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Unit tests of the store's index: what is indexed, the tokenizer choice, and the
 //! migration of a v1 store (generated here with the v1 schema and v1 statements).
 
+use super::super::*;
 use super::*;
 use crate::provider::{ResultCap, SyncResource};
 use rusqlite::Connection;
@@ -247,4 +248,25 @@ fn a_v1_store_migrates_on_its_next_write_and_keeps_every_record_byte_identical()
     assert_eq!(search(&store, "topic3"), [target(3)]);
     assert_eq!(search(&store, "topic30"), [target(30)]);
     assert!(search(&store, "boilerplate").is_empty());
+}
+
+#[test]
+fn search_text_is_the_summary_of_a_record_and_the_text_of_anything_else() {
+    assert_eq!(
+        search_text(b"{\"a\":1,\"content_summary\":\"Keep it small.\"}\n"),
+        "Keep it small."
+    );
+    assert_eq!(search_text(b"plain words"), "plain words");
+    assert_eq!(
+        search_text(b"{\"content_summary\":5}"),
+        "{\"content_summary\":5}"
+    );
+}
+
+#[test]
+fn tokenizer_names_round_trip() {
+    for tokenizer in Tokenizer::ALL {
+        assert_eq!(Tokenizer::from_name(tokenizer.name()), Some(tokenizer));
+    }
+    assert_eq!(Tokenizer::from_name("trigram"), None);
 }
