@@ -5,7 +5,7 @@
 # The store is created by a real `ingest-event --execute` (schema, WAL) and then filled
 # with 100,000 copies of that record (each with its own candidate ref, activation ref and
 # a 10-word summary drawn from a 4,000-word synthetic vocabulary), inserted with their
-# FTS rows in one transaction. Queries: two rare words (a few hundred matching records,
+# index rows (each its summary, as schema v2 indexes) in one transaction. Queries: two rare words (a few hundred matching records,
 # the usual case) and a word present in every record (100,000 matches ranked by BM25,
 # the worst case).
 #
@@ -58,7 +58,7 @@ for i in range(n):
     data = body.encode()
     rows.append((i + 2, "reward_memory", f"{prefix}/bench-{i:06d}.json", data,
                  hashlib.sha256(data).hexdigest(), "2026-07-16T00:30:00+00:00"))
-    fts.append((i + 2, body))
+    fts.append((i + 2, record["content_summary"]))  # the index holds the search text (schema v2)
 with db:
     db.executemany("INSERT INTO resources (id, namespace, resource_ref, content, content_sha256, observed_at)"
                    " VALUES (?, ?, ?, ?, ?, ?)", rows)

@@ -52,6 +52,10 @@ pub struct SyncResource {
     pub source: SyncSource,
     /// The provider URI the bytes must be readable at.
     pub target_ref: String,
+    /// The text to index for search when it is not the record's own (the embedded store:
+    /// the whole memory text of a summary the contract shortened); `None`: the store
+    /// derives it from the bytes. Providers without their own index ignore it.
+    pub search_text: Option<String>,
 }
 
 /// A sync request.
@@ -215,7 +219,13 @@ pub struct ProviderConfig {
     pub provider_binary: Option<String>,
     pub minimum_provider_version: Option<String>,
     pub actor_peer_id: Option<String>,
+    /// Embedded: the tokenizer the binding's `store_tokenizer` names (ours; `None`: the
+    /// store's own).
+    pub store_tokenizer: Option<embedded::Tokenizer>,
 }
+
+/// The binding key naming the embedded store's tokenizer (ours, optional).
+pub const STORE_TOKENIZER_KEY: &str = "store_tokenizer";
 
 impl ProviderConfig {
     /// Reads the factory input from a (normalized) provider binding.
@@ -232,6 +242,10 @@ impl ProviderConfig {
             minimum_provider_version: text("minimum_provider_version"),
             actor_peer_id: text("actor_peer_id")
                 .map(|s| crate::wire::pyfmt::py_strip(&s).to_owned()),
+            store_tokenizer: binding
+                .get(STORE_TOKENIZER_KEY)
+                .and_then(Value::as_str)
+                .and_then(embedded::Tokenizer::from_name),
         }
     }
 }
@@ -289,6 +303,7 @@ impl DefaultFactory {
             Some(file) => embedded::EmbeddedStore::new(self.env.expand_user(file)),
             None => embedded::EmbeddedStore::in_runtime_root(&self.runtime_root),
         }
+        .with_tokenizer(config.store_tokenizer)
     }
 
     /// Why the provider of `config` would refuse its store as untrusted, naming the path

@@ -1,6 +1,8 @@
 //! Provider binding normalization (§10.1): one exact corpus ↔ provider scope binding.
 
 use crate::obj;
+use crate::provider::STORE_TOKENIZER_KEY;
+use crate::provider::embedded::Tokenizer;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
@@ -11,7 +13,9 @@ const MAX_SETUP_HINT: usize = 500;
 /// Normalizes a raw binding (unknown keys ignored) against a **normalized** corpus.
 ///
 /// Output keys: `corpus_id, provider_id, namespace, scope_ref, timeout_seconds,
-/// setup_hints, [provider_binary], [minimum_provider_version], [actor_peer_id]`.
+/// setup_hints, [provider_binary], [minimum_provider_version], [actor_peer_id],
+/// [store_tokenizer]` (the last is ours: the embedded store's tokenizer, `unicode61` or
+/// `porter`).
 pub fn normalize_binding(raw: &Map, corpus: &Map) -> FieldResult<Map> {
     let empty = Value::Object(Map::new());
     let setup = match raw.get("setup_hints") {
@@ -67,7 +71,7 @@ pub fn normalize_binding(raw: &Map, corpus: &Map) -> FieldResult<Map> {
     }
     let mut binding = obj! {
         "corpus_id" => corpus_id,
-        "provider_id" => provider_id,
+        "provider_id" => provider_id.as_str(),
         "namespace" => namespace,
         "scope_ref" => scope_ref.as_str(),
         "timeout_seconds" => timeout,
@@ -99,7 +103,33 @@ pub fn normalize_binding(raw: &Map, corpus: &Map) -> FieldResult<Map> {
     if let Some(id) = actor_peer_id {
         binding.insert("actor_peer_id", id);
     }
+    if let Some(tokenizer) = store_tokenizer(raw, &provider_id)? {
+        binding.insert(STORE_TOKENIZER_KEY, tokenizer.name());
+    }
     Ok(binding)
+}
+
+/// The embedded store's tokenizer named by `store_tokenizer` (ours; absent or `null`:
+/// none). Refused for another provider and for a name that is not a tokenizer.
+fn store_tokenizer(raw: &Map, provider_id: &str) -> FieldResult<Option<Tokenizer>> {
+    let Some(value) = raw.get(STORE_TOKENIZER_KEY).filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let names = Tokenizer::ALL.map(Tokenizer::name).join(" or ");
+    if provider_id != crate::provider::embedded::PROVIDER_ID {
+        return Err(FieldError(format!(
+            "provider_binding.{STORE_TOKENIZER_KEY} is only for the embedded provider"
+        )));
+    }
+    value
+        .as_str()
+        .and_then(Tokenizer::from_name)
+        .map(Some)
+        .ok_or_else(|| {
+            FieldError(format!(
+                "provider_binding.{STORE_TOKENIZER_KEY} must be {names}"
+            ))
+        })
 }
 
 /// The binding's timeout as seconds (`float(binding.timeout_seconds)`), 30 if unusable.
@@ -192,6 +222,36 @@ mod tests {
                 corpus(None)
             ),
             "actor_peer_id must match the peer-scoped provider URI"
+        );
+    }
+
+    #[test]
+    fn store_tokenizer_is_kept_for_the_embedded_store_and_refused_otherwise() {
+        let base = r#""corpus_id": "c", "provider_id": "embedded", "namespace": "n", "scope_ref": "embedded://x""#;
+        let b = normalize_binding(
+            &raw(&format!(r#"{{{base}, "store_tokenizer": "porter"}}"#)),
+            &corpus(None),
+        )
+        .expect("valid");
+        assert_eq!(b.get("store_tokenizer"), Some(&Value::from("porter")));
+        let err = normalize_binding(
+            &raw(&format!(r#"{{{base}, "store_tokenizer": "trigram"}}"#)),
+            &corpus(None),
+        )
+        .expect_err("invalid");
+        assert_eq!(
+            err.0,
+            "provider_binding.store_tokenizer must be unicode61 or porter"
+        );
+        let other = obj! {"corpus_id" => "c", "provider_id" => "openviking"};
+        let err = normalize_binding(
+            &raw(r#"{"corpus_id": "c", "provider_id": "openviking", "namespace": "n", "scope_ref": "viking://x", "store_tokenizer": "porter"}"#),
+            &other,
+        )
+        .expect_err("invalid");
+        assert_eq!(
+            err.0,
+            "provider_binding.store_tokenizer is only for the embedded provider"
         );
     }
 

@@ -284,6 +284,11 @@ pub struct IngestReceiptPacket {
     /// `activated` / `readback_unverified` only.
     pub readback: Option<RecallPacket>,
     pub reason_codes: Option<Vec<String>>,
+    /// Ours, embedded store only: the event's `content_summary` was longer than the
+    /// record's 500 characters (the whole text is indexed for search).
+    pub content_summary_shortened: Option<AlwaysTrue>,
+    /// Ours, with `content_summary_shortened`: the event summary's length in characters.
+    pub content_summary_chars: Option<u64>,
     pub adapter_schema_version: String,
     /// Issue Fix adapter.
     pub issue_ref: Option<Nullable<String>>,

@@ -124,12 +124,12 @@ fn a_hand_deleted_record_does_not_break_the_next_ingest() {
     let indexed: i64 = store(&s)
         .query_row(
             "SELECT count(*) FROM resources r JOIN resources_fts f ON f.rowid = r.id
-             WHERE f.body = CAST(r.content AS TEXT)",
+             WHERE f.body = json_extract(CAST(r.content AS TEXT), '$.content_summary')",
             [],
             |r| r.get(0),
         )
         .expect("count");
-    assert_eq!(indexed, 1, "the new record is indexed by its own text");
+    assert_eq!(indexed, 1, "the new record is indexed by its own summary");
     let again = configured(&s, "ev1.json", true);
     assert_eq!(outcome(&again).0, "activated");
     assert_eq!(again.json()["deduplicated"], true);
@@ -231,6 +231,7 @@ fn a_store_with_a_zeroed_page_is_never_written() {
             resources: vec![SyncResource {
                 source: SyncSource::Bytes(record.into_bytes()),
                 target_ref: format!("embedded://reward-memory/issue-fix/filler-{i}.json"),
+                search_text: None,
             }],
             timeout_seconds: 5.0,
             observed_at: "2026-07-16T00:30:00+00:00".to_owned(),

@@ -10,6 +10,7 @@ mod completions;
 mod corpus_registry;
 mod detail;
 mod dogfood_evaluate;
+mod embedded_search;
 mod embedded_store;
 mod error_text;
 mod evaluate;

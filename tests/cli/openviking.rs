@@ -20,6 +20,7 @@ fn sync_request(source: &Path, target: &str) -> SyncRequest {
         resources: vec![SyncResource {
             source: SyncSource::File(source.to_path_buf()),
             target_ref: target.into(),
+            search_text: None,
         }],
         timeout_seconds: 60.0,
         observed_at: OBSERVED_AT.into(),

@@ -167,6 +167,8 @@ const BINDING_KEYS: &[&str] = &[
     "provider_binary",
     "minimum_provider_version",
     "actor_peer_id",
+    // Ours: the embedded store's tokenizer (see `crate::recall::normalize_binding`).
+    "store_tokenizer",
 ];
 
 /// A declared corpus, normalized, with its standing policy: the id, the corpus, the

@@ -7,6 +7,7 @@ use crate::obj;
 use crate::recall::execution_evidence;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
+use crate::wire::pyfmt;
 use crate::wire::text::{self, FieldError};
 
 use super::IngestError;
@@ -106,26 +107,77 @@ fn hard_policy_checkpoint(
     })
 }
 
+/// The most characters of memory text the embedded store takes from one event (ours);
+/// a longer `content_summary` is refused with this bound named.
+pub const MAX_MEMORY_TEXT_CHARS: usize = 65_536;
+/// The LoopX contract's bound on a record's `content_summary`.
+const RECORD_SUMMARY_CHARS: usize = 500;
+
+/// An event's whole memory text, when the LoopX contract shortened it for the record.
+struct WholeText {
+    text: String,
+    /// Its length in characters (after whitespace is collapsed, as the contract counts).
+    chars: usize,
+}
+
+/// For the embedded store (ours), the event's whole `content_summary` when the record
+/// keeps only its first 500 characters: indexed for search beside the record, and named
+/// in the receipt. `None` for another provider or a summary that fits. Refused when it
+/// is longer than [`MAX_MEMORY_TEXT_CHARS`] or not public-safe past the part the
+/// contract checked. Run it after the candidate was built (the contract's own refusals
+/// come first).
+fn whole_text(raw: &Map, binding: &Map) -> Result<Option<WholeText>, FieldError> {
+    if pyfmt::pystr_strip(binding.get("provider_id")) != crate::provider::embedded::PROVIDER_ID {
+        return Ok(None);
+    }
+    let collapsed = text::compact_text(&pyfmt::pystr(raw.get("content_summary")), usize::MAX);
+    let chars = collapsed.chars().count();
+    if chars <= RECORD_SUMMARY_CHARS {
+        return Ok(None);
+    }
+    if chars > MAX_MEMORY_TEXT_CHARS {
+        return Err(FieldError(format!(
+            "content_summary is {chars} characters; the embedded store takes at most \
+             {MAX_MEMORY_TEXT_CHARS} (send a shorter memory)"
+        )));
+    }
+    let text = text::public_safe_text(raw.get("content_summary"), MAX_MEMORY_TEXT_CHARS)
+        .ok_or_else(|| FieldError::new("content_summary must be compact and public-safe"))?;
+    Ok(Some(WholeText { text, chars }))
+}
+
 fn run_core(
     candidate_packet: &Map,
     route: &Route<'_>,
     policy: &Map,
     mode: &Mode<'_>,
+    raw_event: &Map,
 ) -> Result<Map, IngestError> {
+    let whole = whole_text(raw_event, route.provider_binding)?;
     let policy = Value::Object(policy.clone());
-    match core::prepare(
+    let receipt = match core::prepare(
         candidate_packet,
         route.corpus,
         &policy,
         route.provider_binding,
         route.observed_at,
     )? {
-        Preparation::Blocked(receipt) => Ok(receipt),
-        Preparation::Ready(prepared) => match mode {
-            Mode::DryRun => Ok(core::planned(&prepared)),
-            Mode::Execute(run) => run(&prepared),
-        },
-    }
+        Preparation::Blocked(receipt) => receipt,
+        Preparation::Ready(mut prepared) => {
+            prepared.search_text = whole.as_ref().map(|w| w.text.clone());
+            match mode {
+                Mode::DryRun => core::planned(&prepared),
+                Mode::Execute(run) => run(&prepared)?,
+            }
+        }
+    };
+    Ok(match whole {
+        None => receipt,
+        Some(whole) => receipt.merged(&obj! {
+            "content_summary_shortened" => true,
+            "content_summary_chars" => whole.chars,
+        }),
+    })
 }
 
 fn summary_digest(event: &Map) -> String {
@@ -161,7 +213,7 @@ pub fn ingest_issue_fix_event(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let result = run_core(&candidate, route, &policy, mode)?;
+    let result = run_core(&candidate, route, &policy, mode, raw)?;
     let readback = result.get("readback").and_then(Value::as_object);
     Ok(result.clone().merged(&obj! {
         "adapter_schema_version" => ISSUE_FIX_EVENT_SCHEMA_VERSION,
@@ -235,7 +287,7 @@ pub fn ingest_scoped_feedback_event(
         "raw_content_captured" => field("raw_content_captured"),
     };
     let candidate = build_candidate(&proposal, checkpoint.as_ref())?;
-    let result = run_core(&candidate, route, &policy, mode)?;
+    let result = run_core(&candidate, route, &policy, mode, raw)?;
     Ok(result.merged(&obj! {
         "adapter_schema_version" => SCOPED_FEEDBACK_ADAPTER_SCHEMA_VERSION,
         "event_schema_version" => SCOPED_FEEDBACK_EVENT_SCHEMA_VERSION,

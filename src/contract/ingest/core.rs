@@ -202,6 +202,9 @@ pub struct Prepared {
     pub expected_digest: String,
     /// `observed_at` as given (unstripped).
     pub observed_at: String,
+    /// The whole memory text to index when the record's `content_summary` is shorter than
+    /// the event's (ours: set by the adapters for the embedded store).
+    pub search_text: Option<String>,
 }
 
 /// The first, pure part of ingest.
@@ -334,6 +337,7 @@ pub fn prepare(
         serialized,
         expected_digest,
         observed_at: observed_at.to_owned(),
+        search_text: None,
     })))
 }
 
@@ -373,6 +377,7 @@ pub fn execute(
         resources: vec![SyncResource {
             source: SyncSource::Bytes(payload.into_bytes()),
             target_ref: prepared.target_ref.clone(),
+            search_text: prepared.search_text.clone(),
         }],
         timeout_seconds: timeout_seconds(&prepared.binding),
         observed_at: prepared.observed_at.clone(),

@@ -23,7 +23,7 @@ use rusqlite::{OptionalExtension as _, params};
 
 use super::file::{self, StoreCause};
 use super::{
-    EmbeddedStore, GENERATION_KEY, PROVIDER_ID, fold_generation, generation, in_scope, pass,
+    EmbeddedStore, GENERATION_KEY, Item, PROVIDER_ID, fold_generation, generation, in_scope, pass,
 };
 use crate::provider::{
     ContextProvider, DEFAULT_SUMMARY, ProviderError, Retrieval, RetrieveRequest, RetrievedItem,
@@ -72,7 +72,7 @@ impl BulkStore {
     /// Opens `store` for writing (created when missing, verified as a single write
     /// verifies it), waiting up to `timeout` for a lock.
     pub fn open(store: &EmbeddedStore, timeout: Duration) -> Result<BulkStore, StoreCause> {
-        let opened = file::open_for_write(store.path(), store.root(), timeout)?;
+        let opened = file::open_for_write(store.path(), store.root(), timeout, store.tokenizer())?;
         Ok(BulkStore {
             opened,
             path: store.path().to_path_buf(),
@@ -227,7 +227,7 @@ impl BulkStore {
             self.batch.borrow_mut().failed = Some(cause);
             return failed(outcome, cause);
         }
-        let mut resources: Vec<(&str, Vec<u8>)> = Vec::with_capacity(request.resources.len());
+        let mut resources: Vec<Item<'_>> = Vec::with_capacity(request.resources.len());
         let mut unreadable = false;
         for resource in &request.resources {
             let bytes = match &resource.source {
@@ -235,7 +235,11 @@ impl BulkStore {
                 SyncSource::File(path) => std::fs::read(path).ok(),
             };
             match bytes {
-                Some(bytes) => resources.push((resource.target_ref.as_str(), bytes)),
+                Some(bytes) => resources.push(Item {
+                    target_ref: resource.target_ref.as_str(),
+                    bytes,
+                    search_text: resource.search_text.as_deref(),
+                }),
                 None => {
                     unreadable = true;
                     break;
@@ -328,6 +332,7 @@ impl BulkStore {
             provider_version: Some(EmbeddedStore::version()),
             latency_ms: 0,
             requested_limit: request.limit(super::MAX_RESULTS),
+            lifecycle_skipped: 0,
             snapshot: None,
         };
         match self.last_synced(namespace, &request.scope_ref) {

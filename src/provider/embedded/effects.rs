@@ -92,7 +92,8 @@ pub fn write_rank_prior_effect(
     timeout: Duration,
 ) -> EffectOutcome {
     let deadline = Instant::now() + timeout;
-    let opened = match file::open_for_write(store.path(), store.root(), timeout) {
+    let opened = match file::open_for_write(store.path(), store.root(), timeout, store.tokenizer())
+    {
         Ok(opened) => opened,
         Err(cause) => return unavailable(cause),
     };

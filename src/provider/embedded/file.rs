@@ -43,10 +43,13 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, Transaction, TransactionBehavio
 
 use crate::io::trust::{self, Kind, Untrusted};
 
-/// The schema, created in one write transaction when a store lacks it.
+use super::STORE_SCHEMA_VERSION;
+use super::index::{self, Tokenizer};
+
+/// The schema, created in one write transaction when a store lacks it; the index and the
+/// markers are added by [`schema`].
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', 'reward_memory_embedded_store_v1');
 CREATE TABLE IF NOT EXISTS resources (
     id INTEGER PRIMARY KEY,
     namespace TEXT NOT NULL,
@@ -56,8 +59,22 @@ CREATE TABLE IF NOT EXISTS resources (
     observed_at TEXT NOT NULL,
     UNIQUE (namespace, resource_ref)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS resources_fts USING fts5(body, tokenize = 'unicode61');
 ";
+
+/// The whole schema of a new store: [`SCHEMA`], the schema version, the tokenizer and the
+/// index built with it.
+fn schema(tokenizer: Tokenizer) -> String {
+    format!(
+        "{SCHEMA}
+INSERT OR IGNORE INTO store_meta (key, value) VALUES ('schema_version', '{STORE_SCHEMA_VERSION}');
+INSERT OR IGNORE INTO store_meta (key, value) VALUES ('{}', '{}');
+{}
+",
+        index::TOKENIZER_KEY,
+        tokenizer.name(),
+        index::create_index_sql(tokenizer)
+    )
+}
 
 /// First word of the `<store>-checked` record; a record in another format is ignored.
 const CHECK_RECORD_VERSION: &str = "reward_memory_embedded_store_check_v1";
@@ -394,9 +411,12 @@ pub(super) fn schema_present(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(tables == 3)
 }
 
-/// WAL journal (switched only when the store is not in WAL yet), full syncs, and the
-/// schema when it is missing. On an existing store this needs no write lock.
-fn prepare(conn: &Connection) -> rusqlite::Result<()> {
+/// WAL journal (switched only when the store is not in WAL yet), full syncs, the schema
+/// when it is missing, and the index when it must be rebuilt: a store of schema v1 (or
+/// without a recorded version) is migrated, a `tokenizer` other than the recorded one
+/// rebuilds the index with it (`None`: keep the store's). On an existing current store
+/// this needs no write lock.
+fn prepare(conn: &Connection, tokenizer: Option<Tokenizer>) -> rusqlite::Result<()> {
     let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         let _: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
@@ -404,20 +424,51 @@ fn prepare(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "FULL")?;
     if !schema_present(conn)? {
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-        tx.execute_batch(SCHEMA)?;
+        tx.execute_batch(&schema(tokenizer.unwrap_or_default()))?;
+        tx.commit()?;
+    }
+    if index_outdated(conn, tokenizer)? {
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        // Decided again under the write lock: another writer may have rebuilt it.
+        let from_records = is_v1(&index::schema_version(&tx)?);
+        let recorded = index::recorded_tokenizer(&tx)?;
+        let wanted = tokenizer.unwrap_or(recorded);
+        if from_records || wanted != recorded {
+            index::rebuild(&tx, wanted, from_records, STORE_SCHEMA_VERSION)?;
+        }
         tx.commit()?;
     }
     Ok(())
 }
 
+/// True for the schema marker of a store whose index holds whole records: v1, or none.
+fn is_v1(version: &Option<String>) -> bool {
+    version
+        .as_deref()
+        .is_none_or(|v| v == index::STORE_SCHEMA_V1)
+}
+
+/// True when the store's index must be rebuilt ([`prepare`]).
+fn index_outdated(conn: &Connection, tokenizer: Option<Tokenizer>) -> rusqlite::Result<bool> {
+    if is_v1(&index::schema_version(conn)?) {
+        return Ok(true);
+    }
+    Ok(match tokenizer {
+        Some(wanted) => wanted != index::recorded_tokenizer(conn)?,
+        None => false,
+    })
+}
+
 /// Opens the store at `path` for a write, creating it (and its directories) when it does
-/// not exist. The connection returned is verified: the store was just created, or is as
+/// not exist, and migrating or re-indexing it as [`prepare`] says (`tokenizer`: the one the
+/// binding names, if any). The connection returned is verified: the store was just created, or is as
 /// the last writer recorded it, or passed `PRAGMA quick_check`. `root`: the runtime root
 /// when `path` is the default location ([`check_trust`]).
 pub(super) fn open_for_write(
     path: &Path,
     root: Option<&Path>,
     timeout: Duration,
+    tokenizer: Option<Tokenizer>,
 ) -> Result<Opened, StoreCause> {
     let deadline = Instant::now() + timeout;
     check_trust(path, root).map_err(|_| StoreCause::Untrusted)?;
@@ -455,7 +506,7 @@ pub(super) fn open_for_write(
             Err(err) => return Err(opened.cause_of(&err)),
         }
     }
-    retry_busy(deadline, || prepare(conn)).map_err(|err| opened.cause_of(&err))?;
+    retry_busy(deadline, || prepare(conn, tokenizer)).map_err(|err| opened.cause_of(&err))?;
     if !existing {
         for suffix in ["-wal", "-shm"] {
             make_private(&beside(path, suffix));

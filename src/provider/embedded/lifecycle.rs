@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{Connection, OptionalExtension as _, Transaction, TransactionBehavior, params};
 
 use super::file::{self, StoreCause};
-use super::{EmbeddedStore, GENERATION_KEY, generation, in_scope, next_generation, pass};
+use super::{EmbeddedStore, GENERATION_KEY, Item, generation, in_scope, next_generation, pass};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS resource_lifecycle (
@@ -249,7 +249,11 @@ fn write_change(tx: &Transaction<'_>, change: &LifecycleChange) -> rusqlite::Res
         let written = pass(
             tx,
             &change.namespace,
-            &[(successor_ref.as_str(), bytes.clone())],
+            &[Item {
+                target_ref: successor_ref.as_str(),
+                bytes: bytes.clone(),
+                search_text: None,
+            }],
             &change.observed_at,
             true,
         )?;
@@ -306,7 +310,8 @@ pub fn apply(
     timeout: Duration,
 ) -> LifecycleOutcome {
     let deadline = Instant::now() + timeout;
-    let opened = match file::open_for_write(store.path(), store.root(), timeout) {
+    let opened = match file::open_for_write(store.path(), store.root(), timeout, store.tokenizer())
+    {
         Ok(opened) => opened,
         Err(cause) => return LifecycleOutcome::unavailable(cause),
     };

@@ -31,6 +31,7 @@
 pub mod bulk;
 pub mod effects;
 pub mod file;
+pub mod index;
 pub mod lifecycle;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +44,7 @@ use crate::wire::json::Value;
 use crate::wire::text::public_safe_text;
 
 pub use file::StoreCause;
+pub use index::Tokenizer;
 
 use super::{
     ContextProvider, ProviderError, Retrieval, RetrieveRequest, RetrievedItem, Sync, SyncRequest,
@@ -53,8 +55,9 @@ use super::{
 pub const PROVIDER_ID: &str = "embedded";
 /// Scheme every scope and target ref of this store starts with.
 pub const SCOPE_SCHEME: &str = "embedded://";
-/// Schema marker kept in the `store_meta` table.
-pub const STORE_SCHEMA_VERSION: &str = "reward_memory_embedded_store_v1";
+/// Schema marker kept in the `store_meta` table: v2 indexes each record's search text
+/// ([`index`]); a v1 store (whose index held whole records) is migrated by its next write.
+pub const STORE_SCHEMA_VERSION: &str = "reward_memory_embedded_store_v2";
 
 use super::{DEFAULT_SUMMARY, MAX_SYNC_RESOURCES};
 const MAX_RESULTS: usize = 8;
@@ -73,6 +76,8 @@ pub struct EmbeddedStore {
     /// The runtime root, when the store is at its default location there: the directories
     /// from it down are checked (and created 0700) too.
     root: Option<PathBuf>,
+    /// The tokenizer the binding names (`None`: the store's own, `unicode61` for a new one).
+    tokenizer: Option<Tokenizer>,
 }
 
 /// A usable busy timeout from a caller's seconds (non-finite values fall back to 30 s).
@@ -141,18 +146,27 @@ enum WriteFailure {
     Absent,
 }
 
+/// One resource of a sync: its target, its exact bytes, and the search text the writer
+/// gave (`None`: [`index::search_text`] of the bytes).
+struct Item<'a> {
+    target_ref: &'a str,
+    bytes: Vec<u8>,
+    search_text: Option<&'a str>,
+}
+
 /// Looks every resource up and, when `write` is set, inserts the missing ones with their
-/// FTS rows. Stops at a revision conflict. Any SQL error is returned as is: the caller
+/// FTS rows (the search text, never the envelope). Stops at a revision conflict. Any SQL error is returned as is: the caller
 /// drops the transaction, which rolls it back.
 fn pass(
     tx: &Connection,
     namespace: &str,
-    resources: &[(&str, Vec<u8>)],
+    resources: &[Item<'_>],
     observed_at: &str,
     write: bool,
 ) -> rusqlite::Result<Pass> {
     let mut out = Pass::default();
-    for (target_ref, bytes) in resources {
+    for item in resources {
+        let (target_ref, bytes) = (item.target_ref, &item.bytes);
         let stored: Option<Vec<u8>> = tx
             .query_row(
                 "SELECT content FROM resources WHERE namespace = ?1 AND resource_ref = ?2",
@@ -183,14 +197,18 @@ fn pass(
                 // An index row left behind by a record deleted by hand (outside this
                 // crate) would otherwise block every new record that gets its rowid.
                 tx.execute("DELETE FROM resources_fts WHERE rowid = ?1", params![id])?;
+                let body = match item.search_text {
+                    Some(text) => text.to_owned(),
+                    None => index::search_text(bytes),
+                };
                 tx.execute(
                     "INSERT INTO resources_fts (rowid, body) VALUES (?1, ?2)",
-                    params![id, String::from_utf8_lossy(bytes)],
+                    params![id, body],
                 )?;
                 out.writes += 1;
             }
         }
-        out.completed.push((*target_ref).to_owned());
+        out.completed.push(target_ref.to_owned());
     }
     Ok(out)
 }
@@ -198,7 +216,11 @@ fn pass(
 impl EmbeddedStore {
     /// A store at `path` (created on the first executed sync).
     pub fn new(path: PathBuf) -> EmbeddedStore {
-        EmbeddedStore { path, root: None }
+        EmbeddedStore {
+            path,
+            root: None,
+            tokenizer: None,
+        }
     }
 
     /// The store at the default location of `runtime_root` ([`default_store_path`]).
@@ -206,7 +228,19 @@ impl EmbeddedStore {
         EmbeddedStore {
             path: default_store_path(runtime_root),
             root: Some(runtime_root.to_path_buf()),
+            tokenizer: None,
         }
+    }
+
+    /// The same store, whose next write builds (or rebuilds) its index with `tokenizer`.
+    pub fn with_tokenizer(mut self, tokenizer: Option<Tokenizer>) -> EmbeddedStore {
+        self.tokenizer = tokenizer;
+        self
+    }
+
+    /// The tokenizer the binding names, if any.
+    pub fn tokenizer(&self) -> Option<Tokenizer> {
+        self.tokenizer
     }
 
     /// The database file.
@@ -306,7 +340,7 @@ impl EmbeddedStore {
     fn write(
         opened: &file::Opened,
         namespace: &str,
-        resources: &[(&str, Vec<u8>)],
+        resources: &[Item<'_>],
         observed_at: &str,
         deadline: Instant,
     ) -> Result<Pass, WriteFailure> {
@@ -382,7 +416,7 @@ impl EmbeddedStore {
             outcome
         };
         // The exact bytes, in order; a file source that cannot be read ends the list.
-        let mut resources: Vec<(&str, Vec<u8>)> = Vec::with_capacity(requested);
+        let mut resources: Vec<Item<'_>> = Vec::with_capacity(requested);
         let mut unreadable = false;
         for resource in &request.resources {
             let bytes = match &resource.source {
@@ -390,7 +424,11 @@ impl EmbeddedStore {
                 SyncSource::File(path) => std::fs::read(path).ok(),
             };
             match bytes {
-                Some(bytes) => resources.push((resource.target_ref.as_str(), bytes)),
+                Some(bytes) => resources.push(Item {
+                    target_ref: resource.target_ref.as_str(),
+                    bytes,
+                    search_text: resource.search_text.as_deref(),
+                }),
                 None => {
                     unreadable = true;
                     break;
@@ -399,7 +437,7 @@ impl EmbeddedStore {
         }
         let timeout = busy_timeout(request.timeout_seconds);
         let deadline = Instant::now() + timeout;
-        let opened = match file::open_for_write(&self.path, self.root(), timeout) {
+        let opened = match file::open_for_write(&self.path, self.root(), timeout, self.tokenizer) {
             Ok(opened) => opened,
             Err(cause) => return store_failure(outcome, cause),
         };

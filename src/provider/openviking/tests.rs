@@ -291,6 +291,7 @@ mod fake {
             resources: vec![SyncResource {
                 source: SyncSource::File(source),
                 target_ref: target.into(),
+                search_text: None,
             }],
             timeout_seconds: 30.0,
             observed_at: "2026-07-16T00:30:00+00:00".into(),

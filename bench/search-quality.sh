@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Retrieval quality and speed of `reward-memory recall` on the embedded store, side by side
+# with bm25s (PyPI) on the same synthetic corpus, queries and tokenization: nDCG@10, nDCG@k
+# (k: the most results recall returned), P@10 and per-query latency (recall: whole process, timed by a Python loop whose spawn
+# floor, /bin/true, is printed beside; bm25s: in process, one query at a time).
+#
+# The corpus (bench/search_quality.py explains it): BENCH_DOCS (10,000) documents from a
+# Zipf-like vocabulary with graded topic judgments, BENCH_QUERIES (200) queries of 20
+# distinct terms. Getting it into the store:
+# * BENCH_INGEST=direct (the default): one real `ingest-event --execute` creates the store
+#   (schema v2, WAL) and its record is copied once per document by Python's sqlite3, each
+#   with the document as its summary (cut at 500 characters as LoopX cuts it) and indexed
+#   as ingest indexes it: the whole text. This is the layout a CLI ingest writes, without
+#   10,000 processes.
+# * BENCH_INGEST=cli: every document goes through `ingest-event --execute` (one process
+#   each, BENCH_JOBS (2) at a time): slow (about 13 ms a document per job), the same store.
+# Recall returns at most the surface's profile limit (5 for the demo surface), so nDCG@10
+# and P@10 of recall count the positions past it as misses; nDCG@k compares both on the k
+# results recall can return.
+#
+# Usage: bench/search-quality.sh   (from the repository root). bm25s and numpy are
+# installed into ~/.cache/reward-memory/venv-search when missing. BENCH_KEEP=1 keeps the
+# work directory; BENCH_BIN=path uses that binary instead of building one. Figures are printed only; nothing here asserts a figure.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+work="$(mktemp -d)"
+if [ -n "${BENCH_KEEP:-}" ]; then echo "work dir kept: $work"; else trap 'rm -rf "$work"' EXIT; fi
+docs="${BENCH_DOCS:-10000}"
+queries="${BENCH_QUERIES:-200}"
+venv="$HOME/.cache/reward-memory/venv-search"
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import bm25s' 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet bm25s numpy
+fi
+py="$venv/bin/python"
+
+if [ -n "${BENCH_BIN:-}" ]; then
+    bin="$BENCH_BIN" # an already built binary (a rebuild follows every commit)
+else
+    cargo build --release --quiet
+    bin="$root/target/release/reward-memory"
+fi
+route=(--registry fixtures/ingest_event/embedded/registry.json --runtime-root "$work/rt")
+store="$work/rt/reward-memory/embedded.sqlite3"
+
+"$py" bench/search_quality.py gen "$work" "$docs" "$queries"
+start=$(date +%s.%N)
+if [ "${BENCH_INGEST:-direct}" = cli ]; then
+    mkdir -p "$work/events"
+    "$py" bench/search_quality.py events "$work" fixtures/recall/loop/event-a.json "$work/events"
+    find "$work/events" -name '*.json' | sort | xargs -P "${BENCH_JOBS:-2}" -I{} \
+        "$bin" "${route[@]}" ingest-event --input {} --goal-id embedded-demo --agent-id pilot \
+        --execute --format json >/dev/null
+else
+    "$bin" "${route[@]}" ingest-event --input fixtures/recall/loop/event-a.json \
+        --goal-id embedded-demo --agent-id pilot --execute --format json >/dev/null
+    "$py" bench/search_quality.py fill "$store" "$work"
+fi
+echo "ingest (${BENCH_INGEST:-direct}): $(sqlite3 "$store" 'SELECT count(*) FROM resources') records in $(python3 -c "print(f'{$(date +%s.%N) - $start:.1f} s')"), store $(du -h "$store" | cut -f1), $("$bin" --version)"
+"$py" bench/search_quality.py eval "$work" "$store" "$bin" "${route[@]}"
