@@ -274,7 +274,7 @@ pub fn has_results(session: &RecallSession) -> bool {
 #[schemars(deny_unknown_fields)]
 pub struct CandidateFetch {
     /// The profile's `candidate_pool` (`null` without `--rank-prior`).
-    #[schemars(with = "Option<u32>", required)]
+    #[schemars(with = "crate::wire::schema::Nullable<u32>")]
     pub candidate_pool: Option<usize>,
     /// `--limit`: the most results shown.
     #[schemars(with = "u32")]

@@ -290,7 +290,11 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
         }
         out.flush().map_err(Error::Output)
     };
+    let lines = bytes.split(|b| *b == b'\n').count();
+    let progress =
+        io::progress::Progress::counter(u64::try_from(lines).ok(), "ingest-event: lines");
     for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        progress.inc(1);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
