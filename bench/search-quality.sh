@@ -14,9 +14,8 @@
 #   10,000 processes.
 # * BENCH_INGEST=cli: every document goes through `ingest-event --execute` (one process
 #   each, BENCH_JOBS (2) at a time): slow (about 13 ms a document per job), the same store.
-# Recall returns at most the surface's profile limit (5 for the demo surface), so nDCG@10
-# and P@10 of recall count the positions past it as misses; nDCG@k compares both on the k
-# results recall can return.
+# Recall is asked for `--limit BENCH_LIMIT` (10) results, so nDCG@10 and P@10 compare
+# like with like; nDCG@k compares both on the k results recall returned.
 #
 # Usage: bench/search-quality.sh   (from the repository root). bm25s and numpy are
 # installed into ~/.cache/reward-memory/venv-search when missing. BENCH_KEEP=1 keeps the

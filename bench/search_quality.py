@@ -22,6 +22,7 @@ Usage: search_quality.py gen DIR DOCS QUERIES | fill STORE DIR | events DIR TEMP
 import hashlib
 import json
 import math
+import os
 import random
 import sqlite3
 import statistics
@@ -197,7 +198,8 @@ def evaluate(out, store, binary, route):
     for q in queries:
         argv = [binary, *route, "recall", "--goal-id", "embedded-demo", "--agent-id", "pilot",
                 "--query", q["text"], "--query-summary", "bench", "--observed-at",
-                "2026-07-16T01:00:00+00:00", "--format", "json"]
+                "2026-07-16T01:00:00+00:00", "--limit", os.environ.get("BENCH_LIMIT", "10"),
+                "--format", "json"]
         start = time.perf_counter()
         done = subprocess.run(argv, capture_output=True, check=False)
         ours_ms.append((time.perf_counter() - start) * 1000)
