@@ -16,6 +16,7 @@ stemming) split them identically. BM25 parameters: k1 = 1.2, b = 0.75 on both si
 (FTS5's bm25() defaults; bm25s is given them).
 
 Usage: search_quality.py gen DIR DOCS QUERIES | fill STORE DIR | events DIR TEMPLATE OUT
+       | jsonl DIR TEMPLATE FILE
        | eval DIR STORE BIN ROUTE... (see the shell script).
 """
 
@@ -153,13 +154,25 @@ def fill(store, out):
 
 def events(out, template_path, events_dir):
     """One ingest-event input per document (the template event, its summary replaced)."""
+    for d, event in documents_as_events(out, template_path):
+        with open(f"{events_dir}/ev{d['id']:06d}.json", "w") as f:
+            json.dump(event, f)
+
+
+def jsonl(out, template_path, path):
+    """Every document's ingest-event input, one per line (`ingest-event --input *.jsonl`)."""
+    with open(path, "w") as f:
+        for _, event in documents_as_events(out, template_path):
+            f.write(json.dumps(event) + "\n")
+
+
+def documents_as_events(out, template_path):
     with open(template_path) as f:
         template = json.load(f)
     for d in load(f"{out}/docs.jsonl"):
         event = json.loads(json.dumps(template))
         event["event"]["content_summary"] = d["text"]
-        with open(f"{events_dir}/ev{d['id']:06d}.json", "w") as f:
-            json.dump(event, f)
+        yield d, event
 
 
 def ndcg(ranked, qrels, k=K):
@@ -251,6 +264,8 @@ def main(argv):
         fill(argv[2], argv[3])
     elif cmd == "events":
         events(argv[2], argv[3], argv[4])
+    elif cmd == "jsonl":
+        jsonl(argv[2], argv[3], argv[4])
     elif cmd == "eval":
         evaluate(argv[2], argv[3], argv[4], argv[5:])
     else:

@@ -132,6 +132,7 @@ impl BulkStore {
             None => (|| {
                 if batch.writes > 0 {
                     let next = fold_generation(conn, batch.previous.clone(), batch.last_id)?;
+                    super::search::update(conn, &batch.previous, batch.last_id, &next)?;
                     conn.prepare_cached(
                         "INSERT INTO store_meta (key, value) VALUES (?1, ?2)
                          ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -53,7 +53,7 @@ impl Tokenizer {
     }
 
     /// The FTS5 `tokenize` option.
-    fn fts_option(self) -> &'static str {
+    pub fn fts_option(self) -> &'static str {
         match self {
             Tokenizer::Unicode61 => "unicode61",
             Tokenizer::Porter => "porter unicode61",
@@ -159,6 +159,8 @@ pub fn rebuild(
     }
     set_meta(conn, "schema_version", schema_version)?;
     set_meta(conn, TOKENIZER_KEY, tokenizer.name())?;
+    // The term index was built from the old rows: the next write rebuilds it.
+    super::search::invalidate(conn)?;
     Ok(())
 }
 

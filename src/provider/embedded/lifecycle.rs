@@ -241,11 +241,11 @@ fn write_change(tx: &Transaction<'_>, change: &LifecycleChange) -> rusqlite::Res
         return Ok(Written::Refused("lifecycle_target_not_active", Some(prior)));
     }
     let previous = generation(tx)?;
-    let mut next = previous;
+    let last_id: i64 = tx.query_row("SELECT coalesce(max(id), 0) FROM resources", [], |r| {
+        r.get(0)
+    })?;
+    let mut next = previous.clone();
     if let Some((successor_ref, bytes)) = &change.successor {
-        let last_id: i64 = tx.query_row("SELECT coalesce(max(id), 0) FROM resources", [], |r| {
-            r.get(0)
-        })?;
         let written = pass(
             tx,
             &change.namespace,
@@ -290,6 +290,7 @@ fn write_change(tx: &Transaction<'_>, change: &LifecycleChange) -> rusqlite::Res
         &format!("lifecycle:{}", change.target_ref),
         &digest,
     );
+    super::search::update(tx, &previous, last_id, &next)?;
     tx.execute(
         "INSERT INTO store_meta (key, value) VALUES (?1, ?2)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",

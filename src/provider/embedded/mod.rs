@@ -33,6 +33,8 @@ pub mod effects;
 pub mod file;
 pub mod index;
 pub mod lifecycle;
+pub mod postings;
+pub mod search;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -99,8 +101,8 @@ fn in_scope(resource_ref: &str, scope_ref: &str) -> bool {
     resource_ref == scope_ref || resource_ref.starts_with(&format!("{scope}/"))
 }
 
-/// An FTS5 query matching any word of `query` (each word quoted, so no FTS syntax leaks).
-pub fn fts_query(query: &str) -> Option<String> {
+/// The distinct words of `query`, lower-cased, in order: what a search looks for.
+pub fn query_words(query: &str) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
     for word in query.split(|c: char| !c.is_alphanumeric()) {
         let word = word.to_lowercase();
@@ -108,6 +110,12 @@ pub fn fts_query(query: &str) -> Option<String> {
             words.push(word);
         }
     }
+    words
+}
+
+/// An FTS5 query matching any word of `query` (each word quoted, so no FTS syntax leaks).
+pub fn fts_query(query: &str) -> Option<String> {
+    let words = query_words(query);
     (!words.is_empty()).then(|| {
         words
             .iter()
@@ -370,7 +378,8 @@ impl EmbeddedStore {
             let previous = generation(&tx)?;
             let written = pass(&tx, namespace, resources, observed_at, true)?;
             if written.writes > 0 {
-                let next = fold_generation(&tx, previous, last_id)?;
+                let next = fold_generation(&tx, previous.clone(), last_id)?;
+                search::update(&tx, &previous, last_id, &next)?;
                 tx.execute(
                     "INSERT INTO store_meta (key, value) VALUES (?1, ?2)
                      ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -545,6 +554,7 @@ impl EmbeddedStore {
                 return retrieval;
             }
         };
+        let words = query_words(query);
         let Some(fts) = fts_query(query) else {
             retrieval.snapshot = file::retry_busy(deadline, || generation(&opened.conn)).ok();
             retrieval.latency_ms = elapsed_ms(start);
@@ -558,31 +568,12 @@ impl EmbeddedStore {
             let generation = generation(&tx)?;
             // Hits the lifecycle drops must not shorten the answer (`lifecycle::visible`).
             let fetch = limit + lifecycle::inactive_count(&tx, namespace)?;
-            let mut stmt = tx.prepare(
-                "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
-                 FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
-                 WHERE resources_fts MATCH ?1 AND r.namespace = ?2
-                   AND (r.resource_ref = ?3 OR substr(r.resource_ref, 1, length(?4)) = ?4)
-                 ORDER BY rank, r.id LIMIT ?5",
-            )?;
-            let rows = stmt
-                .query_map(
-                    params![
-                        fts,
-                        namespace,
-                        request.scope_ref,
-                        prefix,
-                        i64::try_from(fetch).unwrap_or(8)
-                    ],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, Vec<u8>>(1)?,
-                            row.get::<_, f64>(2)?,
-                        ))
-                    },
-                )?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let rows = match search::search(&tx, &generation, &words)? {
+                Some(scored) => {
+                    best_rows(&tx, scored, namespace, &request.scope_ref, &prefix, fetch)?
+                }
+                None => fts_rows(&tx, &fts, namespace, &request.scope_ref, &prefix, fetch)?,
+            };
             let visible = lifecycle::visible(&tx, namespace, rows, limit, &request.observed_at)?;
             Ok((generation, visible))
         };
@@ -629,6 +620,77 @@ impl EmbeddedStore {
         retrieval.latency_ms = elapsed_ms(start);
         retrieval
     }
+}
+
+/// A search hit as read: the record's ref, its bytes and its FTS5 rank (the negated BM25
+/// score).
+type Hit = (String, Vec<u8>, f64);
+
+/// The best `fetch` hits of the term index's `scored` documents that are records of
+/// `namespace` within the scope (`scope_ref` itself or under `prefix`), best first.
+fn best_rows(
+    tx: &Connection,
+    mut scored: Vec<(i64, f64)>,
+    namespace: &str,
+    scope_ref: &str,
+    prefix: &str,
+    fetch: usize,
+) -> rusqlite::Result<Vec<Hit>> {
+    let mut record =
+        tx.prepare_cached("SELECT namespace, resource_ref, content FROM resources WHERE id = ?1")?;
+    let mut out: Vec<Hit> = Vec::new();
+    let (mut start, mut window) = (0, fetch.max(1));
+    while out.len() < fetch && start < scored.len() {
+        postings::best_first(&mut scored[start..], window);
+        let end = start + window.min(scored.len() - start);
+        for &(doc, score) in &scored[start..end] {
+            if out.len() == fetch {
+                break;
+            }
+            let row: Option<(String, String, Vec<u8>)> = record
+                .query_row(params![doc], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                .optional()?;
+            if let Some((ns, resource_ref, content)) = row
+                && ns == namespace
+                && (resource_ref == scope_ref || resource_ref.starts_with(prefix))
+            {
+                out.push((resource_ref, content, -score));
+            }
+        }
+        start = end;
+        window = window.saturating_mul(4);
+    }
+    Ok(out)
+}
+
+/// The best `fetch` hits of FTS5's own ranking (the index answers when the term index may
+/// not), with the same filters as [`best_rows`].
+fn fts_rows(
+    tx: &Connection,
+    fts: &str,
+    namespace: &str,
+    scope_ref: &str,
+    prefix: &str,
+    fetch: usize,
+) -> rusqlite::Result<Vec<Hit>> {
+    let mut stmt = tx.prepare(
+        "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
+         FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
+         WHERE resources_fts MATCH ?1 AND r.namespace = ?2
+           AND (r.resource_ref = ?3 OR substr(r.resource_ref, 1, length(?4)) = ?4)
+         ORDER BY rank, r.id LIMIT ?5",
+    )?;
+    stmt.query_map(
+        params![
+            fts,
+            namespace,
+            scope_ref,
+            prefix,
+            i64::try_from(fetch).unwrap_or(i64::MAX)
+        ],
+        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+    )?
+    .collect()
 }
 
 /// The `store_meta` key of the store's generation digest.

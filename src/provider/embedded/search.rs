@@ -1,0 +1,327 @@
+//! The embedded store's term index (`search_postings`): kept up to date from the FTS5
+//! index's search texts in every write transaction, and searched without FTS5's per-row
+//! ranking cost, with the same BM25 scores.
+//!
+//! * **What it holds.** Per term, blocks of postings ([`super::postings`]) over every row
+//!   of `resources_fts`, tokenized by FTS5 itself (a temporary FTS5 table with the store's
+//!   tokenizer, read back through `fts5vocab`), so a term here is exactly a term there.
+//!   `store_meta` keeps its state: the store generation it was brought up to
+//!   (`search_generation`), the last record id it covers, its corpus statistics (rows,
+//!   tokens) and the tokenizer it was built with.
+//! * **When it is used.** Only when its recorded generation and tokenizer are the store's
+//!   ([`search`]); otherwise (a store written by an older version, a rebuilt FTS5 index,
+//!   a record inserted by hand) a search falls back to FTS5, and the next write rebuilds
+//!   it ([`update`]). A stale index is never read.
+//! * **Queries.** Each query word is tokenized as FTS5 tokenizes a quoted phrase; a word
+//!   that is more than one token (a phrase, which FTS5 matches by position) makes the
+//!   search fall back to FTS5.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, OptionalExtension as _, params};
+
+use super::index::{self, Tokenizer};
+use super::postings::{self, BLOCK_POSTINGS, Corpus, Posting};
+
+const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS search_postings (
+    term TEXT NOT NULL,
+    first_doc INTEGER NOT NULL,
+    last_doc INTEGER NOT NULL,
+    count INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (term, first_doc)
+) WITHOUT ROWID;";
+
+const KEY_GENERATION: &str = "search_generation";
+const KEY_LAST_DOC: &str = "search_last_doc";
+const KEY_ROWS: &str = "search_rows";
+const KEY_TOKENS: &str = "search_tokens";
+const KEY_TOKENIZER: &str = "search_tokenizer";
+const KEYS: [&str; 5] = [
+    KEY_GENERATION,
+    KEY_LAST_DOC,
+    KEY_ROWS,
+    KEY_TOKENS,
+    KEY_TOKENIZER,
+];
+
+/// Rows tokenized at a time when the index is brought up to date.
+const CHUNK_ROWS: i64 = 2_000;
+
+/// The index's recorded state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct State {
+    generation: String,
+    last_doc: i64,
+    corpus: Corpus,
+    tokenizer: String,
+}
+
+fn state(conn: &Connection) -> rusqlite::Result<Option<State>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, value FROM store_meta WHERE key IN
+         ('search_generation', 'search_last_doc', 'search_rows', 'search_tokens', 'search_tokenizer')",
+    )?;
+    let values: BTreeMap<String, String> = stmt
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let number = |key: &str| values.get(key).and_then(|v| v.parse::<i64>().ok());
+    Ok((|| {
+        Some(State {
+            generation: values.get(KEY_GENERATION)?.clone(),
+            last_doc: number(KEY_LAST_DOC)?,
+            corpus: Corpus {
+                rows: number(KEY_ROWS)?,
+                tokens: number(KEY_TOKENS)?,
+            },
+            tokenizer: values.get(KEY_TOKENIZER)?.clone(),
+        })
+    })())
+}
+
+/// Forgets the index's state, so no search reads it until a write rebuilds it (the FTS5
+/// index was rebuilt, perhaps with another tokenizer).
+pub fn invalidate(conn: &Connection) -> rusqlite::Result<()> {
+    for key in KEYS {
+        conn.execute("DELETE FROM store_meta WHERE key = ?1", params![key])?;
+    }
+    Ok(())
+}
+
+/// The temporary FTS5 table (and its `fts5vocab` view) that tokenizes texts as the
+/// store's index does; created on first use in `conn`'s temp schema, emptied after use.
+fn tokenizing_tables(
+    conn: &Connection,
+    tokenizer: Tokenizer,
+) -> rusqlite::Result<(String, String)> {
+    let table = format!("search_tokenize_{}", tokenizer.name());
+    let vocab = format!("search_vocab_{}", tokenizer.name());
+    conn.execute_batch(&format!(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table} USING fts5(body, content = '', tokenize = '{}');
+         CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab('temp', '{table}', 'instance');",
+        tokenizer.fts_option()
+    ))?;
+    Ok((table, vocab))
+}
+
+/// The tokens of each text as FTS5 with `tokenizer` indexes it: `(term, id)` for every
+/// token instance, sorted.
+fn tokenize<'a>(
+    conn: &Connection,
+    tokenizer: Tokenizer,
+    texts: impl IntoIterator<Item = (i64, &'a str)>,
+) -> rusqlite::Result<Vec<(String, i64)>> {
+    let (table, vocab) = tokenizing_tables(conn, tokenizer)?;
+    {
+        let mut insert = conn.prepare_cached(&format!(
+            "INSERT INTO temp.{table} (rowid, body) VALUES (?1, ?2)"
+        ))?;
+        for (id, text) in texts {
+            insert.execute(params![id, text])?;
+        }
+    }
+    let mut instances: Vec<(String, i64)> = conn
+        .prepare_cached(&format!("SELECT term, doc FROM temp.{vocab}"))?
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    conn.prepare_cached(&format!(
+        "INSERT INTO temp.{table} ({table}) VALUES ('delete-all')"
+    ))?
+    .execute([])?;
+    instances.sort_unstable();
+    Ok(instances)
+}
+
+/// Adds one chunk of rows (`(id, search text)`, ascending ids) to the index; returns the
+/// tokens it held.
+fn index_rows(
+    conn: &Connection,
+    tokenizer: Tokenizer,
+    rows: &[(i64, String)],
+) -> rusqlite::Result<i64> {
+    let instances = tokenize(
+        conn,
+        tokenizer,
+        rows.iter().map(|(id, t)| (*id, t.as_str())),
+    )?;
+    let mut lengths: BTreeMap<i64, u32> = BTreeMap::new();
+    for (_, doc) in &instances {
+        *lengths.entry(*doc).or_insert(0) += 1;
+    }
+    let tokens = i64::try_from(instances.len()).unwrap_or(i64::MAX);
+    let mut last_block = conn.prepare_cached(
+        "SELECT first_doc, last_doc, count, data FROM search_postings
+         WHERE term = ?1 ORDER BY first_doc DESC LIMIT 1",
+    )?;
+    let mut put = conn.prepare_cached(
+        "INSERT OR REPLACE INTO search_postings (term, first_doc, last_doc, count, data)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut at = 0;
+    while at < instances.len() {
+        let term = &instances[at].0;
+        // This term's postings in the chunk, in document order.
+        let mut postings: Vec<Posting> = Vec::new();
+        while at < instances.len() && &instances[at].0 == term {
+            let doc = instances[at].1;
+            let mut tf = 0;
+            while at < instances.len() && &instances[at].0 == term && instances[at].1 == doc {
+                tf += 1;
+                at += 1;
+            }
+            let len = lengths.get(&doc).copied().unwrap_or(tf);
+            postings.push(Posting { doc, tf, len });
+        }
+        let mut block: Option<(i64, i64, usize, Vec<u8>)> = last_block
+            .query_row(params![term], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get::<_, i64>(2)?, row.get(3)?))
+            })
+            .optional()?
+            .map(|(first, last, count, data)| {
+                (
+                    first,
+                    last,
+                    usize::try_from(count).unwrap_or(BLOCK_POSTINGS),
+                    data,
+                )
+            });
+        for posting in postings {
+            if let Some((first, last, count, data)) = &block
+                && *count >= BLOCK_POSTINGS
+            {
+                put.execute(params![term, first, last, *count as i64, data])?;
+                block = None;
+            }
+            let (_, last, count, data) =
+                block.get_or_insert_with(|| (posting.doc, posting.doc, 0, Vec::new()));
+            postings::append(data, *last, posting);
+            *last = posting.doc;
+            *count += 1;
+        }
+        if let Some((first, last, count, data)) = &block {
+            put.execute(params![term, first, last, *count as i64, data])?;
+        }
+    }
+    Ok(tokens)
+}
+
+/// Brings the index up to `next`, the generation the write transaction `conn` is about
+/// to record; `previous` and `last_id` are the generation and the largest record id
+/// before this write. The index grows by the FTS5 rows written since; when it was not
+/// current before the write (never built, another tokenizer, written by a version that
+/// did not keep it, rows added by hand), it is rebuilt from every FTS5 row.
+pub fn update(conn: &Connection, previous: &str, last_id: i64, next: &str) -> rusqlite::Result<()> {
+    conn.execute_batch(TABLE_SQL)?;
+    let tokenizer = index::recorded_tokenizer(conn)?;
+    let current = state(conn)?.filter(|s| {
+        s.generation == previous && s.last_doc == last_id && s.tokenizer == tokenizer.name()
+    });
+    let (mut corpus, mut after) = match current {
+        Some(s) => (s.corpus, s.last_doc),
+        None => {
+            conn.execute("DELETE FROM search_postings", [])?;
+            (Corpus::default(), i64::MIN)
+        }
+    };
+    let mut chunk = conn.prepare(
+        "SELECT rowid, body FROM resources_fts WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+    )?;
+    loop {
+        let rows: Vec<(i64, String)> = chunk
+            .query_map(params![after, CHUNK_ROWS], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                ))
+            })?
+            .collect::<rusqlite::Result<_>>()?;
+        let Some(&(last, _)) = rows.last() else {
+            break;
+        };
+        corpus.tokens += index_rows(conn, tokenizer, &rows)?;
+        corpus.rows += i64::try_from(rows.len()).unwrap_or(i64::MAX);
+        after = last;
+    }
+    let last_doc: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM resources", [], |r| {
+        r.get(0)
+    })?;
+    for (key, value) in [
+        (KEY_GENERATION, next.to_owned()),
+        (KEY_LAST_DOC, last_doc.to_string()),
+        (KEY_ROWS, corpus.rows.to_string()),
+        (KEY_TOKENS, corpus.tokens.to_string()),
+        (KEY_TOKENIZER, tokenizer.name().to_owned()),
+    ] {
+        index::set_meta(conn, key, &value)?;
+    }
+    Ok(())
+}
+
+/// Every indexed document holding a term of `words` with its BM25 score (unordered), or
+/// `None` when the index may not answer for the store at `generation` (then FTS5 does).
+pub fn search(
+    conn: &Connection,
+    generation: &str,
+    words: &[String],
+) -> rusqlite::Result<Option<Vec<(i64, f64)>>> {
+    let Some(state) = state(conn)? else {
+        return Ok(None);
+    };
+    let tokenizer = index::recorded_tokenizer(conn)?;
+    if state.generation != generation || state.tokenizer != tokenizer.name() {
+        return Ok(None);
+    }
+    let scratch = Connection::open_in_memory()?;
+    let instances = tokenize(
+        &scratch,
+        tokenizer,
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i as i64, w.as_str())),
+    )?;
+    // Each word's one token, in query order; a word of several tokens is a phrase.
+    let mut terms: Vec<Option<&str>> = vec![None; words.len()];
+    for (term, word) in &instances {
+        let Some(slot) = usize::try_from(*word).ok().and_then(|i| terms.get_mut(i)) else {
+            return Ok(None);
+        };
+        if slot.is_some() {
+            return Ok(None);
+        }
+        *slot = Some(term.as_str());
+    }
+    let mut loaded: BTreeMap<&str, Vec<Posting>> = BTreeMap::new();
+    let mut blocks = conn.prepare_cached(
+        "SELECT first_doc, count, data FROM search_postings WHERE term = ?1 ORDER BY first_doc",
+    )?;
+    for term in terms.iter().flatten() {
+        if loaded.contains_key(term) {
+            continue;
+        }
+        let mut postings = Vec::new();
+        let mut rows = blocks.query(params![term])?;
+        while let Some(row) = rows.next()? {
+            let first: i64 = row.get(0)?;
+            let count: i64 = row.get(1)?;
+            let data = row.get_ref(2)?.as_blob()?;
+            let count = usize::try_from(count).unwrap_or(0);
+            if postings::decode(first, count, data, &mut postings).is_err() {
+                return Ok(None);
+            }
+        }
+        loaded.insert(term, postings);
+    }
+    let phrases: Vec<&[Posting]> = terms
+        .iter()
+        .flatten()
+        .filter_map(|t| loaded.get(t).map(Vec::as_slice))
+        .collect();
+    let slots = usize::try_from(state.last_doc)
+        .ok()
+        .and_then(|n| n.checked_add(1));
+    Ok(Some(postings::score(&phrases, state.corpus, slots)))
+}
+
+#[cfg(test)]
+mod tests;
