@@ -132,6 +132,32 @@ fn tokenize<'a>(
     Ok(instances)
 }
 
+/// The tokens of an ASCII `text` as FTS5's `unicode61` makes them: its token characters
+/// there are the letters and digits, every other character separates, and letters are
+/// folded to lower case. `lowered`: the text lower-cased.
+fn ascii_unicode61(lowered: &str) -> impl Iterator<Item = &str> {
+    lowered
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+}
+
+/// True when a text's tokens may be made by [`ascii_unicode61`] instead of FTS5.
+fn tokenized_here(tokenizer: Tokenizer, text: &str) -> bool {
+    tokenizer == Tokenizer::Unicode61 && text.is_ascii()
+}
+
+/// A term's block as it is being extended.
+struct Block {
+    first: i64,
+    last: i64,
+    count: usize,
+    data: Vec<u8>,
+    /// The row exists (else it is inserted).
+    stored: bool,
+    /// Postings were added since it was read.
+    dirty: bool,
+}
+
 /// Adds one chunk of rows (`(id, search text)`, ascending ids) to the index; returns the
 /// tokens it held.
 fn index_rows(
@@ -139,11 +165,23 @@ fn index_rows(
     tokenizer: Tokenizer,
     rows: &[(i64, String)],
 ) -> rusqlite::Result<i64> {
-    let instances = tokenize(
+    let lowered: Vec<(i64, String)> = rows
+        .iter()
+        .filter(|(_, text)| tokenized_here(tokenizer, text))
+        .map(|(id, text)| (*id, text.to_ascii_lowercase()))
+        .collect();
+    let by_fts5 = tokenize(
         conn,
         tokenizer,
-        rows.iter().map(|(id, t)| (*id, t.as_str())),
+        rows.iter()
+            .filter(|(_, text)| !tokenized_here(tokenizer, text))
+            .map(|(id, t)| (*id, t.as_str())),
     )?;
+    let mut instances: Vec<(&str, i64)> = by_fts5.iter().map(|(t, d)| (t.as_str(), *d)).collect();
+    for (id, text) in &lowered {
+        instances.extend(ascii_unicode61(text).map(|t| (t, *id)));
+    }
+    instances.sort_unstable();
     let mut lengths: BTreeMap<i64, u32> = BTreeMap::new();
     for (_, doc) in &instances {
         *lengths.entry(*doc).or_insert(0) += 1;
@@ -153,53 +191,77 @@ fn index_rows(
         "SELECT first_doc, last_doc, count, data FROM search_postings
          WHERE term = ?1 ORDER BY first_doc DESC LIMIT 1",
     )?;
-    let mut put = conn.prepare_cached(
-        "INSERT OR REPLACE INTO search_postings (term, first_doc, last_doc, count, data)
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO search_postings (term, first_doc, last_doc, count, data)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
+    let mut rewrite = conn.prepare_cached(
+        "UPDATE search_postings SET last_doc = ?3, count = ?4, data = ?5
+         WHERE term = ?1 AND first_doc = ?2",
+    )?;
+    let mut put = |term: &str, block: &Block| -> rusqlite::Result<()> {
+        if block.dirty {
+            let row = params![
+                term,
+                block.first,
+                block.last,
+                block.count as i64,
+                block.data
+            ];
+            if block.stored {
+                rewrite.execute(row)?;
+            } else {
+                insert.execute(row)?;
+            }
+        }
+        Ok(())
+    };
     let mut at = 0;
     while at < instances.len() {
-        let term = &instances[at].0;
+        let term = instances[at].0;
         // This term's postings in the chunk, in document order.
         let mut postings: Vec<Posting> = Vec::new();
-        while at < instances.len() && &instances[at].0 == term {
+        while at < instances.len() && instances[at].0 == term {
             let doc = instances[at].1;
             let mut tf = 0;
-            while at < instances.len() && &instances[at].0 == term && instances[at].1 == doc {
+            while at < instances.len() && instances[at].0 == term && instances[at].1 == doc {
                 tf += 1;
                 at += 1;
             }
             let len = lengths.get(&doc).copied().unwrap_or(tf);
             postings.push(Posting { doc, tf, len });
         }
-        let mut block: Option<(i64, i64, usize, Vec<u8>)> = last_block
+        let mut block: Option<Block> = last_block
             .query_row(params![term], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get::<_, i64>(2)?, row.get(3)?))
+                Ok(Block {
+                    first: row.get(0)?,
+                    last: row.get(1)?,
+                    count: usize::try_from(row.get::<_, i64>(2)?).unwrap_or(BLOCK_POSTINGS),
+                    data: row.get(3)?,
+                    stored: true,
+                    dirty: false,
+                })
             })
-            .optional()?
-            .map(|(first, last, count, data)| {
-                (
-                    first,
-                    last,
-                    usize::try_from(count).unwrap_or(BLOCK_POSTINGS),
-                    data,
-                )
-            });
+            .optional()?;
         for posting in postings {
-            if let Some((first, last, count, data)) = &block
-                && *count >= BLOCK_POSTINGS
-            {
-                put.execute(params![term, first, last, *count as i64, data])?;
-                block = None;
+            if let Some(full) = block.take_if(|b| b.count >= BLOCK_POSTINGS) {
+                put(term, &full)?;
             }
-            let (_, last, count, data) =
-                block.get_or_insert_with(|| (posting.doc, posting.doc, 0, Vec::new()));
-            postings::append(data, *last, posting);
-            *last = posting.doc;
-            *count += 1;
+            let open = block.get_or_insert_with(|| Block {
+                first: posting.doc,
+                last: posting.doc,
+                count: 0,
+                data: Vec::new(),
+                stored: false,
+                dirty: true,
+            });
+            postings::append(&mut open.data, open.last, posting);
+            open.last = posting.doc;
+            open.count += 1;
+            open.dirty = true;
         }
-        if let Some((first, last, count, data)) = &block {
-            put.execute(params![term, first, last, *count as i64, data])?;
+        if let Some(last) = &block {
+            put(term, last)?;
         }
     }
     Ok(tokens)
@@ -271,25 +333,39 @@ pub fn search(
     if state.generation != generation || state.tokenizer != tokenizer.name() {
         return Ok(None);
     }
-    let scratch = Connection::open_in_memory()?;
-    let instances = tokenize(
-        &scratch,
-        tokenizer,
-        words
-            .iter()
-            .enumerate()
-            .map(|(i, w)| (i as i64, w.as_str())),
-    )?;
+    let here = words.iter().all(|w| tokenized_here(tokenizer, w));
+    let by_fts5 = if here {
+        Vec::new()
+    } else {
+        let scratch = Connection::open_in_memory()?;
+        tokenize(
+            &scratch,
+            tokenizer,
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (i as i64, w.as_str())),
+        )?
+    };
+    let lowered: Vec<String> = if here {
+        words.iter().map(|w| w.to_ascii_lowercase()).collect()
+    } else {
+        Vec::new()
+    };
+    let mut instances: Vec<(&str, i64)> = by_fts5.iter().map(|(t, i)| (t.as_str(), *i)).collect();
+    for (i, word) in lowered.iter().enumerate() {
+        instances.extend(ascii_unicode61(word).map(|t| (t, i as i64)));
+    }
     // Each word's one token, in query order; a word of several tokens is a phrase.
     let mut terms: Vec<Option<&str>> = vec![None; words.len()];
-    for (term, word) in &instances {
-        let Some(slot) = usize::try_from(*word).ok().and_then(|i| terms.get_mut(i)) else {
+    for &(term, word) in &instances {
+        let Some(slot) = usize::try_from(word).ok().and_then(|i| terms.get_mut(i)) else {
             return Ok(None);
         };
         if slot.is_some() {
             return Ok(None);
         }
-        *slot = Some(term.as_str());
+        *slot = Some(term);
     }
     let mut loaded: BTreeMap<&str, Vec<Posting>> = BTreeMap::new();
     let mut blocks = conn.prepare_cached(
