@@ -2,12 +2,12 @@
 # Whole-process wall time and peak RSS of `reward-memory recall` (configured form) on an
 # embedded store holding 100,000 active records, and of `apply` on its session.
 #
-# The store is created by a real `ingest-event --execute` (schema, WAL) and then filled
-# with 100,000 copies of that record (each with its own candidate ref, activation ref and
-# a 10-word summary drawn from a 4,000-word synthetic vocabulary), inserted with their
-# index rows (each its summary, as schema v2 indexes) in one transaction. Queries: two rare words (a few hundred matching records,
-# the usual case) and a word present in every record (100,000 matches ranked by BM25,
-# the worst case).
+# The store is written by one bulk `ingest-event --input events.jsonl --execute` (the
+# term index included, as any CLI write keeps it): BENCH_RECORDS (100,000) events, each a
+# 10-word summary drawn from a 4,000-word synthetic vocabulary; the ingest rate is printed.
+# Queries: two rare words (a few hundred matching records, the usual case), 20 words of
+# the vocabulary (about 20 x records / 400 matches), and a word present in every record
+# (every record ranked by BM25, the worst case).
 #
 # Then `recall --rank-prior` with a pool of 50 (issue 23: the pool is fetched, ranked by
 # the prior, cut to --limit): a profile with candidate_pool 50, a projection of 128 item
@@ -17,7 +17,7 @@
 # runs, timed by a Python loop (its own spawn floor, /bin/true, is printed beside).
 #
 # Usage: bench/recall.sh   (from the repository root; BENCH_RUNS, BENCH_RECORDS,
-# BENCH_POOL, BENCH_POOL_RUNS; BENCH_KEEP=1 keeps the store for profiling). The hyperfine timings need hyperfine on PATH (skipped
+# BENCH_POOL, BENCH_POOL_RUNS; BENCH_BIN=path times that binary; BENCH_KEEP=1 keeps the store for profiling). The hyperfine timings need hyperfine on PATH (skipped
 # without it). Figures are printed only; nothing here asserts a time.
 set -euo pipefail
 
@@ -28,52 +28,42 @@ if [ -n "${BENCH_KEEP:-}" ]; then echo "work dir kept: $work"; else trap 'rm -rf
 runs="${BENCH_RUNS:-50}"
 records="${BENCH_RECORDS:-100000}"
 
-cargo build --release --quiet
-bin="$root/target/release/reward-memory"
+if [ -n "${BENCH_BIN:-}" ]; then
+    bin="$(realpath "$BENCH_BIN")"
+else
+    cargo build --release --quiet
+    bin="$root/target/release/reward-memory"
+fi
 route=(--registry fixtures/ingest_event/embedded/registry.json --runtime-root "$work/rt")
 
-"$bin" "${route[@]}" ingest-event --input fixtures/recall/loop/event-a.json \
-    --goal-id embedded-demo --agent-id pilot --execute --format json >/dev/null
 store="$work/rt/reward-memory/embedded.sqlite3"
-
-fill_start=$(date +%s.%N)
-python3 - "$store" "$records" >"$work/words.txt" <<'PY'
-import hashlib, json, random, sqlite3, sys
-store, n = sys.argv[1], int(sys.argv[2])
+python3 - fixtures/recall/loop/event-a.json "$records" "$work/events.jsonl" >"$work/words.txt" <<'PY'
+import json, random, sys
+template_path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = random.Random(20260816)
 syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "pe", "du", "ga", "zo", "bi", "fe", "hu"]
 vocab = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(6000)})[:4000]
-db = sqlite3.connect(store)
-ref, content = db.execute("SELECT resource_ref, content FROM resources").fetchone()
-template = json.loads(content)
-prefix = ref.rsplit("/", 1)[0]
-rows, fts = [], []
-for i in range(n):
-    record = dict(template)
-    words = " ".join(rng.choice(vocab) for _ in range(10))
-    record["content_summary"] = f"Bench memory {i}: {words}."
-    record["candidate_ref"] = "candidate:" + hashlib.sha256(f"c{i}".encode()).hexdigest()[:20]
-    record["activation_ref"] = "activation:" + hashlib.sha256(f"a{i}".encode()).hexdigest()[:20]
-    body = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
-    data = body.encode()
-    rows.append((i + 2, "reward_memory", f"{prefix}/bench-{i:06d}.json", data,
-                 hashlib.sha256(data).hexdigest(), "2026-07-16T00:30:00+00:00"))
-    fts.append((i + 2, record["content_summary"]))  # the index holds the search text (schema v2)
-with db:
-    db.executemany("INSERT INTO resources (id, namespace, resource_ref, content, content_sha256, observed_at)"
-                   " VALUES (?, ?, ?, ?, ?, ?)", rows)
-    db.executemany("INSERT INTO resources_fts (rowid, body) VALUES (?, ?)", fts)
-db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+template = json.load(open(template_path))
 counts = {}
-for row in rows:
-    for w in json.loads(row[3])["content_summary"].rstrip(".").split(": ", 1)[1].split():
-        counts[w] = counts.get(w, 0) + 1
+with open(out, "w") as f:
+    for i in range(n):
+        words = [rng.choice(vocab) for _ in range(10)]
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+        template["event"]["content_summary"] = f"Bench memory {i}: {' '.join(words)}."
+        f.write(json.dumps(template) + "\n")
 rare = sorted((c, w) for w, c in counts.items())[len(counts) // 2 - 1: len(counts) // 2 + 1]
-print(" ".join(w for _, w in rare), " ".join(str(c) for c, _ in rare))
+twenty = rng.sample(vocab, 20)
+print(" ".join(w for _, w in rare), " ".join(str(c) for c, _ in rare), " ".join(twenty))
 PY
-read -r w1 w2 c1 c2 <"$work/words.txt"
-echo "store: $(du -h "$store" | cut -f1), $("$bin" --version), records: $(sqlite3 "$store" 'SELECT count(*) FROM resources'), filled in $(python3 -c "print(f'{$(date +%s.%N) - $fill_start:.1f} s')")"
-echo "usual query: '$w1 $w2' ($c1 + $c2 matching records); worst case: 'bench' (every record)"
+fill_start=$(date +%s.%N)
+"$bin" "${route[@]}" ingest-event --input "$work/events.jsonl" --goal-id embedded-demo \
+    --agent-id pilot --execute --format jsonl >"$work/ingest.jsonl"
+fill_s=$(python3 -c "print($(date +%s.%N) - $fill_start)")
+read -r w1 w2 c1 c2 twenty <"$work/words.txt"
+n_records=$(sqlite3 "$store" 'SELECT count(*) FROM resources')
+echo "store: $(du -h "$store" | cut -f1), $("$bin" --version), records: $n_records, bulk ingest $(python3 -c "print(f'{$fill_s:.1f} s, {$n_records / $fill_s:,.0f} records/s')")"
+echo "usual query: '$w1 $w2' ($c1 + $c2 matching records); 20 terms: '$twenty'; worst case: 'bench' (every record)"
 
 recall_cmd() { # recall_cmd <query>
     echo "$bin ${route[*]} recall --goal-id embedded-demo --agent-id pilot --query '$1' --query-summary bench --observed-at 2026-07-16T01:00:00+00:00 --format json"
@@ -177,11 +167,13 @@ assert p["rank_prior_applied"], "the prior must apply for this benchmark"
 PY
 echo "== whole-process ms over $pool_runs runs (median, p95), $records records"
 python3 - "$pool_runs" "$(recall_cmd "$w1 $w2")" "$(recall_cmd "$w1 $w2") $prior_flags" \
-    "$(recall_cmd bench) $prior_flags" <<'PY'
+    "$(recall_cmd bench) $prior_flags" "$(recall_cmd "$twenty") --limit 10" "$(recall_cmd bench) --limit 10" <<'PY'
 import shlex, subprocess, sys, time
 runs = int(sys.argv[1])
 cases = [("spawn floor (/bin/true)", ["/bin/true"]),
          ("recall, usual query, no prior (limit 5)", shlex.split(sys.argv[2])),
+         ("recall, 20-term query, no prior (limit 10)", shlex.split(sys.argv[5])),
+         ("recall, worst case 'bench', no prior (limit 10)", shlex.split(sys.argv[6])),
          ("recall --rank-prior, pool of 50, usual query", shlex.split(sys.argv[3])),
          ("recall --rank-prior, pool of 50, worst case 'bench'", shlex.split(sys.argv[4]))]
 for title, cmd in cases:

@@ -276,6 +276,82 @@ pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputErr
     read_limited(file, limit, &shown, size)
 }
 
+/// A JSON Lines input read one line at a time ([`open_lines`]).
+pub struct Lines {
+    source: Box<dyn std::io::BufRead>,
+    shown: String,
+    /// The input's size in bytes, when it is a regular file.
+    pub size: Option<u64>,
+}
+
+/// One line of a [`Lines`] input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Line {
+    /// The line's bytes, without its newline.
+    Text(Vec<u8>),
+    /// The line was longer than the limit; it was skipped to its end. `bytes`: its length.
+    TooLong { bytes: u64 },
+}
+
+impl Lines {
+    /// The next line (`None` at the end), at most `limit` bytes of it kept.
+    pub fn next_line(&mut self, limit: u64) -> Result<Option<Line>, InputError> {
+        let mut kept: Vec<u8> = Vec::new();
+        let mut total: u64 = 0;
+        let mut ended = false;
+        loop {
+            let chunk = self
+                .source
+                .fill_buf()
+                .map_err(|e| InputError::Read(py_os_error(&e, &self.shown)))?;
+            if chunk.is_empty() {
+                break;
+            }
+            ended = true;
+            let (part, done) = match chunk.iter().position(|b| *b == b'\n') {
+                Some(at) => (&chunk[..at], Some(at + 1)),
+                None => (chunk, None),
+            };
+            total = total.saturating_add(part.len() as u64);
+            if total <= limit {
+                kept.extend_from_slice(part);
+            }
+            let consumed = done.unwrap_or(chunk.len());
+            self.source.consume(consumed);
+            if done.is_some() {
+                break;
+            }
+        }
+        Ok(match (ended, total > limit) {
+            (false, _) => None,
+            (true, true) => Some(Line::TooLong { bytes: total }),
+            (true, false) => Some(Line::Text(kept)),
+        })
+    }
+}
+
+/// Opens a JSON Lines `--input` (`-` = stdin) to be read a line at a time, so its size is
+/// bounded only by each line's limit, not the whole input's.
+pub fn open_lines(env: &Env, spec: &str) -> Result<Lines, InputError> {
+    if spec == "-" {
+        let source: Box<dyn std::io::BufRead> = match &env.stdin {
+            Some(bytes) => Box::new(std::io::Cursor::new(bytes.clone())),
+            None => Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin())),
+        };
+        return Ok(Lines {
+            source,
+            shown: "<stdin>".to_owned(),
+            size: None,
+        });
+    }
+    let (file, shown, size) = open_input(env, spec, u64::MAX)?;
+    Ok(Lines {
+        source: Box::new(std::io::BufReader::with_capacity(1 << 16, file)),
+        shown,
+        size: (size > 0).then_some(size as u64),
+    })
+}
+
 /// Opens the `--input` file `spec`: the file, its name as errors show it, and its size
 /// (0 when it is not a regular file). A regular file larger than `limit` is refused.
 fn open_input(

@@ -726,3 +726,39 @@ fn jsonl_conflicting_lines_keep_the_first_record() {
     assert_eq!(run.code, 2);
     assert_eq!(stored_count(&s), 1);
 }
+
+#[test]
+fn jsonl_limit_applies_to_each_line_not_the_whole_file() {
+    let s = embedded_setup(|_| {});
+    let mut long = event_variant(2);
+    long["event"]["content_summary"] = json!("x ".repeat(3_000));
+    write_jsonl(
+        &s,
+        "events.jsonl",
+        &[Ok(event_variant(1)), Ok(long), Ok(event_variant(3))],
+    );
+    let file_bytes = std::fs::metadata(s.path.join("events.jsonl"))
+        .expect("file")
+        .len();
+    let limit = "4096";
+    assert!(file_bytes > 4096, "the whole file is above the limit");
+    let run = bulk(
+        &s,
+        "events.jsonl",
+        &["--execute", "--max-input-bytes", limit],
+    );
+    assert_eq!(run.code, 2, "the long line is refused: {}", run.stderr);
+    let lines = lines_of(&run);
+    assert_eq!(lines.len(), 4, "three lines and the summary");
+    assert_eq!(lines[0]["status"], "activated");
+    assert_eq!(lines[2]["status"], "activated");
+    assert_eq!(lines[1]["status"], "refused");
+    assert_eq!(lines[1]["line"], 2);
+    let error = lines[1]["error"].as_str().expect("error");
+    assert!(
+        error.starts_with("line is larger than the 4096-byte limit (")
+            && error.ends_with("bytes); split the event or raise --max-input-bytes"),
+        "{error}"
+    );
+    assert_eq!(stored_count(&s), 2);
+}

@@ -210,7 +210,7 @@ impl Stores {
 
 /// Runs a JSON Lines ingest; see the module documentation for its output.
 pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
-    let bytes = io::read_bytes(&ctx.env, &request.input.path, request.input.max_bytes)?;
+    let mut lines = io::open_lines(&ctx.env, &request.input.path)?;
     let goal_id = request.goal_id.as_deref();
     let agent_id = request.agent_id.as_deref();
     // The route options are checked once, before any line (as a single ingest does).
@@ -290,18 +290,39 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
         }
         out.flush().map_err(Error::Output)
     };
-    let lines = bytes.split(|b| *b == b'\n').count();
-    let progress =
-        io::progress::Progress::counter(u64::try_from(lines).ok(), "ingest-event: lines");
-    for (index, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-        progress.inc(1);
+    let progress = io::progress::Progress::counter(lines.size, "ingest-event: bytes");
+    let mut number = 0;
+    while let Some(line) = lines.next_line(request.input.max_bytes)? {
+        number += 1;
+        let raw = match line {
+            io::Line::Text(raw) => raw,
+            io::Line::TooLong { bytes } => {
+                progress.inc(bytes + 1);
+                pending.push(Line {
+                    number,
+                    packet: refused(
+                        number,
+                        "refused",
+                        &format!(
+                            "line is larger than the {}-byte limit ({bytes} bytes); split the event or raise --max-input-bytes",
+                            request.input.max_bytes
+                        ),
+                    ),
+                    batched: false,
+                });
+                if pending.len() >= request.batch_size {
+                    flush(&mut pending, &mut tally)?;
+                }
+                continue;
+            }
+        };
+        progress.inc(raw.len() as u64 + 1);
         if raw.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let number = index + 1;
         batched.set(false);
         let packet = match ingest_line(
-            raw,
+            &raw,
             goal_id,
             agent_id,
             request.execute,
