@@ -2,7 +2,8 @@
 # Retrieval quality and speed of `reward-memory recall` on the embedded store, side by side
 # with bm25s (PyPI) on the same synthetic corpus, queries and tokenization: nDCG@10, nDCG@k
 # (k: the most results recall returned), P@10 and per-query latency (recall: whole process, timed by a Python loop whose spawn
-# floor, /bin/true, is printed beside; bm25s: in process, one query at a time).
+# floor, /bin/true, is printed beside; bm25s: in process, one query at a time), and the
+# same search in process through the provider's retrieve (examples/search_timing.rs).
 #
 # The corpus (bench/search_quality.py explains it): BENCH_DOCS (10,000) documents from a
 # Zipf-like vocabulary with graded topic judgments, BENCH_QUERIES (200) queries of 20
@@ -41,6 +42,10 @@ if [ -n "${BENCH_BIN:-}" ]; then
 else
     cargo build --release --quiet
     bin="$root/target/release/reward-memory"
+fi
+# The in-process timing of the same search (examples/search_timing.rs).
+if cargo build --release --quiet --example search_timing 2>/dev/null; then
+    export BENCH_SEARCH_TIMING="$root/target/release/examples/search_timing"
 fi
 route=(--registry fixtures/ingest_event/embedded/registry.json --runtime-root "$work/rt")
 store="$work/rt/reward-memory/embedded.sqlite3"

@@ -199,12 +199,14 @@ def evaluate(out, store, binary, route):
     # candidate_ref -> document, through the summary each record holds.
     by_summary = {shorten(d["text"]): d["id"] for d in docs}
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    cand = {}
-    for (content,) in db.execute("SELECT content FROM resources"):
+    cand, by_ref, scope = {}, {}, None
+    for resource_ref, content in db.execute("SELECT resource_ref, content FROM resources"):
         record = json.loads(content)
         doc = by_summary.get(record.get("content_summary"))
         if doc is not None:
             cand[record["candidate_ref"]] = doc
+            by_ref[resource_ref] = doc
+            scope = resource_ref.rsplit("/", 1)[0]
     db.close()
 
     ours, ours_ms, limit = [], [], 0
@@ -238,6 +240,20 @@ def evaluate(out, store, binary, route):
         theirs.append([int(i) for i in ids[0]])
 
     cut = max(limit, 1)
+    # The same search in process: the provider's retrieve, one query at a time
+    # (examples/search_timing.rs), when the shell built it.
+    timing = os.environ.get("BENCH_SEARCH_TIMING")
+    inproc, inproc_ms = None, None
+    if timing and scope:
+        done = subprocess.run([timing, store, f"{out}/queries.jsonl",
+                               os.environ.get("BENCH_LIMIT", "10"), scope],
+                              capture_output=True, check=True, text=True)
+        inproc = []
+        for line in done.stdout.splitlines():
+            if line.startswith("ranked"):
+                inproc.append([by_ref.get(r, -1) for r in line.split()[1:]])
+            elif line.startswith("timing"):
+                inproc_ms = [float(x) for x in line.split()[1:]]
 
     def row(name, ranked, ms, note):
         n10 = statistics.mean(ndcg(r, q["qrels"]) for r, q in zip(ranked, queries))
@@ -252,6 +268,13 @@ def evaluate(out, store, binary, route):
     print("| --- | --- | --- | --- | --- |")
     o10, o8 = row("reward-memory recall (embedded store)", ours, ours_ms,
                   f"whole process; spawn floor /bin/true {statistics.median(floor):.2f} ms")
+    if inproc is not None and inproc_ms is not None:
+        n10 = statistics.mean(ndcg(r, q["qrels"]) for r, q in zip(inproc, queries))
+        n8 = statistics.mean(ndcg(r, q["qrels"], cut) for r, q in zip(inproc, queries))
+        p10 = statistics.mean(precision(r, q["qrels"]) for r, q in zip(inproc, queries))
+        print(f"| reward-memory search (provider retrieve) | {n10:.4f} | {n8:.4f} | {p10:.4f} | "
+              f"{inproc_ms[0]:.2f} ms median, {inproc_ms[1]:.2f} p95 (in process: open, term "
+              f"index, rows read) |")
     b10, b8 = row(f"bm25s {bm25s.__version__}", theirs, theirs_ms, "in process, one query at a time")
     print(f"gap (ours - bm25s): nDCG@10 {o10 - b10:+.4f}, nDCG@{cut} {o8 - b8:+.4f}")
 

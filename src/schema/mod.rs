@@ -12,6 +12,7 @@
 //! packet against a schema (types, constants, required and unknown keys, key order), so
 //! the tests can prove that the printed packets match what the schemas promise.
 
+pub mod bulk;
 mod check;
 pub mod core;
 pub mod ingest;
@@ -63,6 +64,8 @@ pub fn all() -> Vec<SchemaFile> {
         file::<stage45::OperatorControlInput>("reward_memory_operator_control_input"),
         file::<stage45::OperatorControlPacket>("reward_memory_operator_control_v0"),
         file::<lifecycle::LifecycleReceipt>("reward_memory_lifecycle_receipt_v0"),
+        file::<bulk::LineRefused>("reward_memory_ingest_line_refused_v0"),
+        file::<bulk::BulkSummary>("reward_memory_ingest_bulk_summary_v0"),
         file::<ingest::ExperimentStatusPacket>("reward_memory_experiment_status_v1"),
         file::<crate::contract::experiment::starter::InitPacket>("reward_memory_init_v0"),
         file::<crate::contract::experiment::starter::DemoPacket>("reward_memory_demo_v0"),

@@ -762,3 +762,29 @@ fn jsonl_limit_applies_to_each_line_not_the_whole_file() {
     );
     assert_eq!(stored_count(&s), 2);
 }
+
+#[test]
+fn jsonl_refused_lines_and_the_summary_conform_to_their_schemas() {
+    let s = embedded_setup(|_| {});
+    mixed_file(&s);
+    let run = bulk(&s, "events.jsonl", &["--execute"]);
+    let mut checked = 0;
+    for line in run.stdout.lines() {
+        let packet = reward_memory::wire::json::parse(line).expect("a JSON line");
+        let version = packet
+            .get("schema_version")
+            .and_then(|v| v.as_str())
+            .expect("schema_version")
+            .to_owned();
+        if version == "reward_memory_ingest_receipt_v0" {
+            continue;
+        }
+        if let Err(err) =
+            reward_memory::schema::check(&packet, &crate::support::schema_named(&version))
+        {
+            panic!("{line} does not conform to {version}: {err}");
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 3, "two refused lines and the summary");
+}
