@@ -298,59 +298,30 @@ impl LedgerBackend for PgLedger {
     fn write_chunk(
         &mut self,
         deliveries: &[DeliveryRow],
-        observations: &[ObservationRow],
+        new_observations: &[ObservationRow],
+        changed_observations: &[ObservationRow],
         conflict_versions: &[(String, String)],
     ) -> LedgerResult<()> {
         if !deliveries.is_empty() {
             self.copy_deliveries(deliveries)?;
         }
-        if !observations.is_empty() {
-            let ids: Vec<&str> = observations
-                .iter()
-                .map(|o| o.observation_id.as_str())
-                .collect();
-            let pids: Vec<i64> = observations.iter().map(|o| o.partition_id).collect();
-            let subjects: Vec<&str> = observations.iter().map(|o| o.subject_id.as_str()).collect();
-            let versions: Vec<i64> = observations.iter().map(|o| o.version_count).collect();
-            let counts: Vec<i64> = observations.iter().map(|o| o.delivery_count).collect();
-            let fps: Vec<&str> = observations
-                .iter()
-                .map(|o| o.fingerprint.as_str())
-                .collect();
-            let reps: Vec<i64> = observations.iter().map(|o| o.rep_seq).collect();
-            let orders: Vec<&str> = observations.iter().map(|o| o.rep_order.as_str()).collect();
-            let labels: Vec<i16> = observations
-                .iter()
-                .map(|o| o.utility_label.index() as i16)
-                .collect();
-            let bases: Vec<i16> = observations
-                .iter()
-                .map(|o| o.evidence_basis.index() as i16)
-                .collect();
-            let confidences: Vec<f64> = observations.iter().map(|o| o.confidence).collect();
+        if !new_observations.is_empty() {
+            self.copy_observations(new_observations)?;
+        }
+        if !changed_observations.is_empty() {
+            let rows = changed_observations;
+            let ids: Vec<&str> = rows.iter().map(|o| o.observation_id.as_str()).collect();
+            let versions: Vec<i64> = rows.iter().map(|o| o.version_count).collect();
+            let counts: Vec<i64> = rows.iter().map(|o| o.delivery_count).collect();
+            let reps: Vec<i64> = rows.iter().map(|o| o.rep_seq).collect();
+            let orders: Vec<&str> = rows.iter().map(|o| o.rep_order.as_str()).collect();
             self.query(
-                "INSERT INTO utility_ledger_observations (observation_id, partition_id, \
-                 subject_id, version_count, delivery_count, fingerprint, rep_seq, rep_order, \
-                 utility_label, evidence_basis, confidence) \
-                 SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bigint[], \
-                 $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::int2[], $10::int2[], \
-                 $11::float8[]) \
-                 ON CONFLICT (observation_id) DO UPDATE SET \
-                 version_count = excluded.version_count, delivery_count = excluded.delivery_count, \
-                 rep_seq = excluded.rep_seq, rep_order = excluded.rep_order",
-                &[
-                    &ids,
-                    &pids,
-                    &subjects,
-                    &versions,
-                    &counts,
-                    &fps,
-                    &reps,
-                    &orders,
-                    &labels,
-                    &bases,
-                    &confidences,
-                ],
+                "UPDATE utility_ledger_observations o SET version_count = k.version_count, \
+                 delivery_count = k.delivery_count, rep_seq = k.rep_seq, rep_order = k.rep_order \
+                 FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) \
+                 AS k(id, version_count, delivery_count, rep_seq, rep_order) \
+                 WHERE o.observation_id = k.id",
+                &[&ids, &versions, &counts, &reps, &orders],
             )?;
         }
         if !conflict_versions.is_empty() {
@@ -403,28 +374,31 @@ impl LedgerBackend for PgLedger {
 
     fn put_subjects(
         &mut self,
-        rows: &[SubjectRow],
+        new_rows: &[SubjectRow],
+        changed_rows: &[SubjectRow],
         digests: &[(i64, String, String)],
     ) -> LedgerResult<()> {
-        if !rows.is_empty() {
+        if !new_rows.is_empty() {
+            self.copy_subjects(new_rows)?;
+        }
+        if !changed_rows.is_empty() {
+            let rows = changed_rows;
             let pids: Vec<i64> = rows.iter().map(|s| s.partition_id).collect();
             let sids: Vec<&str> = rows.iter().map(|s| s.subject_id.as_str()).collect();
-            let levels: Vec<&str> = rows.iter().map(|s| s.attribution_level.as_str()).collect();
             let reviews: Vec<&str> = rows.iter().map(|s| s.review_state.as_str()).collect();
             let counts: Vec<i64> = rows.iter().map(|s| s.observation_count).collect();
             let lasts: Vec<&str> = rows.iter().map(|s| s.last_key.as_str()).collect();
             let states: Vec<&str> = rows.iter().map(|s| s.state.as_str()).collect();
             let seqs: Vec<String> = rows.iter().map(|s| format_seqs(&s.history_seqs)).collect();
             self.query(
-                "INSERT INTO utility_ledger_subjects (partition_id, subject_id, \
-                 attribution_level, review_state, observation_count, last_key, state, history_seqs) \
-                 SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], \
-                 $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) \
-                 ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
-                 review_state = excluded.review_state, observation_count = excluded.observation_count, \
-                 last_key = excluded.last_key, state = excluded.state, \
-                 history_seqs = excluded.history_seqs",
-                &[&pids, &sids, &levels, &reviews, &counts, &lasts, &states, &seqs],
+                "UPDATE utility_ledger_subjects s SET review_state = k.review_state, \
+                 observation_count = k.observation_count, last_key = k.last_key, \
+                 state = k.state, history_seqs = k.history_seqs \
+                 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], \
+                 $6::text[], $7::text[]) AS k(pid, sid, review_state, observation_count, \
+                 last_key, state, history_seqs) \
+                 WHERE s.partition_id = k.pid AND s.subject_id = k.sid",
+                &[&pids, &sids, &reviews, &counts, &lasts, &states, &seqs],
             )?;
         }
         if !digests.is_empty() {
@@ -690,6 +664,115 @@ impl LedgerBackend for PgLedger {
 }
 
 impl PgLedger {
+    /// Rows of one table with one `COPY ... FROM STDIN (FORMAT binary)`: `columns` of
+    /// `types`, each row's values from `row`. What an `INSERT` of the same values stores,
+    /// without a statement to plan, the values travelling as arrays first, or a check
+    /// for a conflicting row (the append looked the keys up and found none).
+    fn copy_rows<T>(
+        &mut self,
+        table: &str,
+        columns: &str,
+        types: &[postgres::types::Type],
+        rows: &[T],
+        row: impl Fn(
+            &T,
+            &mut dyn FnMut(&[&(dyn postgres::types::ToSql + Sync)]) -> Result<(), postgres::Error>,
+        ) -> Result<(), postgres::Error>,
+    ) -> LedgerResult<()> {
+        use postgres::binary_copy::BinaryCopyInWriter;
+        let secret = self.secret.as_deref();
+        let fail = |e: postgres::Error| map_error(&e, secret);
+        let sink = self
+            .client
+            .copy_in(&format!(
+                "COPY {table} ({columns}) FROM STDIN (FORMAT binary)"
+            ))
+            .map_err(fail)?;
+        let mut writer = BinaryCopyInWriter::new(sink, types);
+        for r in rows {
+            row(r, &mut |values| writer.write(values)).map_err(fail)?;
+        }
+        writer.finish().map_err(fail)?;
+        Ok(())
+    }
+
+    /// Stores observation aggregates that have no stored row ([`Self::copy_rows`]).
+    fn copy_observations(&mut self, rows: &[ObservationRow]) -> LedgerResult<()> {
+        use postgres::types::Type;
+        const TYPES: [Type; 11] = [
+            Type::TEXT,
+            Type::INT8,
+            Type::TEXT,
+            Type::INT8,
+            Type::INT8,
+            Type::TEXT,
+            Type::INT8,
+            Type::TEXT,
+            Type::INT2,
+            Type::INT2,
+            Type::FLOAT8,
+        ];
+        self.copy_rows(
+            "utility_ledger_observations",
+            "observation_id, partition_id, subject_id, version_count, delivery_count, \
+             fingerprint, rep_seq, rep_order, utility_label, evidence_basis, confidence",
+            &TYPES,
+            rows,
+            |o, write| {
+                let label = o.utility_label.index() as i16;
+                let basis = o.evidence_basis.index() as i16;
+                write(&[
+                    &o.observation_id,
+                    &o.partition_id,
+                    &o.subject_id,
+                    &o.version_count,
+                    &o.delivery_count,
+                    &o.fingerprint,
+                    &o.rep_seq,
+                    &o.rep_order,
+                    &label,
+                    &basis,
+                    &o.confidence,
+                ])
+            },
+        )
+    }
+
+    /// Stores subjects that have no stored row ([`Self::copy_rows`]).
+    fn copy_subjects(&mut self, rows: &[SubjectRow]) -> LedgerResult<()> {
+        use postgres::types::Type;
+        const TYPES: [Type; 8] = [
+            Type::INT8,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+            Type::INT8,
+            Type::TEXT,
+            Type::TEXT,
+            Type::TEXT,
+        ];
+        self.copy_rows(
+            "utility_ledger_subjects",
+            "partition_id, subject_id, attribution_level, review_state, observation_count, \
+             last_key, state, history_seqs",
+            &TYPES,
+            rows,
+            |s, write| {
+                let seqs = format_seqs(&s.history_seqs);
+                write(&[
+                    &s.partition_id,
+                    &s.subject_id,
+                    &s.attribution_level,
+                    &s.review_state,
+                    &s.observation_count,
+                    &s.last_key,
+                    &s.state,
+                    &seqs,
+                ])
+            },
+        )
+    }
+
     /// Appends deliveries with one `COPY ... FROM STDIN` in the binary format: the same
     /// rows an `INSERT` of the same values stores, without a statement to plan and
     /// without the values travelling as sixteen arrays first.
