@@ -100,11 +100,15 @@ pub trait LedgerBackend {
     /// The aggregates of these observations (those that exist), with fingerprints of
     /// conflicting ones. Keys come sorted.
     fn load_observations(&mut self, keys: &[ObservationKey]) -> LedgerResult<Vec<ObservationRow>>;
-    /// Appends deliveries, upserts observation aggregates, adds conflict fingerprints.
+    /// Appends deliveries, stores observation aggregates and adds conflict fingerprints:
+    /// `new_observations` have no stored row yet (the append read their keys and found
+    /// none), `changed_observations` replace their stored rows' counters and
+    /// representative.
     fn write_chunk(
         &mut self,
         deliveries: &[DeliveryRow],
-        observations: &[ObservationRow],
+        new_observations: &[ObservationRow],
+        changed_observations: &[ObservationRow],
         conflict_versions: &[(String, String)],
     ) -> LedgerResult<()>;
 
@@ -135,11 +139,13 @@ pub trait LedgerBackend {
     }
     /// For each key, the stored subject when it exists.
     fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>>;
-    /// Inserts or replaces subjects; `digests` are added to the digest index (set and
-    /// none subjects only).
+    /// Stores subjects: `new_rows` have no stored row yet (the append read their keys and
+    /// found none), `changed_rows` replace their stored rows; `digests` are added to the
+    /// digest index (set and none subjects only).
     fn put_subjects(
         &mut self,
-        rows: &[SubjectRow],
+        new_rows: &[SubjectRow],
+        changed_rows: &[SubjectRow],
         digests: &[(i64, String, String)],
     ) -> LedgerResult<()>;
     /// Removes subjects (every observation of theirs became conflicting) and their

@@ -21,8 +21,11 @@ use super::state::{reduce_members, subject_counters};
 /// thread).
 pub(super) const CHUNK: usize = 1024;
 /// Deliveries classified and aggregated together (see [`aggregate_run`]); their
-/// touched subjects are recomputed together, right after.
-const RUN: usize = 65536;
+/// touched subjects are recomputed together, right after. Each run visits the pages of
+/// the keys it touches once, so fewer, larger runs visit fewer pages: a 1M-delivery
+/// append took 25 s of CPU with runs of 65,536 and 20 s with runs of 262,144 (peak
+/// resident memory 50 MB and 120 MB).
+const RUN: usize = 262_144;
 
 /// A small multiply-rotate hasher (FxHash's scheme) for the append's internal maps,
 /// whose keys are ids and numbers: SipHash's DoS resistance buys nothing there, and no
@@ -80,6 +83,8 @@ struct Aggregate {
     /// Its `fingerprints` list every version once the id conflicts.
     row: ObservationRow,
     dirty: bool,
+    /// The row was read from storage (else this window creates it).
+    stored: bool,
 }
 
 impl Aggregate {
@@ -282,7 +287,7 @@ fn process_chunk(
         deliveries.push(row);
         spent.push(observation);
     }
-    backend.write_chunk(&deliveries, &[], &[])?;
+    backend.write_chunk(&deliveries, &[], &[], &[])?;
     if let Some(garbage) = &state.garbage {
         // A stopped dropping thread only means the chunk is freed here.
         let _ = garbage.send((spent, deliveries, Vec::new()));
@@ -361,7 +366,16 @@ fn aggregate_window(
     let mut aggregates: FastMap<String, Aggregate> = backend
         .load_observations(&keys)?
         .into_iter()
-        .map(|row| (row.observation_id.clone(), Aggregate { row, dirty: false }))
+        .map(|row| {
+            (
+                row.observation_id.clone(),
+                Aggregate {
+                    row,
+                    dirty: false,
+                    stored: true,
+                },
+            )
+        })
         .collect();
     drop(keys);
     let mut new_versions: Vec<(String, String)> = Vec::new();
@@ -396,6 +410,7 @@ fn aggregate_window(
                             confidence: p.confidence,
                         },
                         dirty: true,
+                        stored: false,
                     },
                 );
             }
@@ -442,20 +457,24 @@ fn aggregate_window(
                 .or_insert_with(|| p.digests.clone());
         }
     }
-    let mut changed: Vec<ObservationRow> = aggregates
+    let (mut created, mut changed): (Vec<Aggregate>, Vec<Aggregate>) = aggregates
         .into_values()
         .filter(|a| a.dirty)
-        .map(|a| a.row)
-        .collect();
-    changed.sort_by(|a, b| {
-        (a.partition_id, &a.subject_id, &a.observation_id).cmp(&(
-            b.partition_id,
-            &b.subject_id,
-            &b.observation_id,
+        .partition(|a| !a.stored);
+    let by_key = |a: &Aggregate, b: &Aggregate| {
+        (a.row.partition_id, &a.row.subject_id, &a.row.observation_id).cmp(&(
+            b.row.partition_id,
+            &b.row.subject_id,
+            &b.row.observation_id,
         ))
-    });
+    };
+    created.sort_by(by_key);
+    changed.sort_by(by_key);
+    let created: Vec<ObservationRow> = created.into_iter().map(|a| a.row).collect();
+    let mut changed: Vec<ObservationRow> = changed.into_iter().map(|a| a.row).collect();
     new_versions.sort();
-    backend.write_chunk(&[], &changed, &new_versions)?;
+    backend.write_chunk(&[], &created, &changed, &new_versions)?;
+    changed.extend(created);
     if let Some(garbage) = &state.garbage {
         let _ = garbage.send((Vec::new(), Vec::new(), changed));
     }
@@ -470,6 +489,7 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
         let olds = backend.load_subjects(&keys)?;
         let members = backend.subject_members(&keys)?;
         let mut puts = Vec::new();
+        let mut replaced = Vec::new();
         let mut digests = Vec::new();
         let mut deletes = Vec::new();
         for (((key, subject_digests), old), rows) in round.iter().zip(olds).zip(members) {
@@ -506,7 +526,11 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
                             digests.push((key.0, d.to_owned(), key.1.clone()));
                         }
                     }
-                    puts.push(row);
+                    if old.is_some() {
+                        replaced.push(row);
+                    } else {
+                        puts.push(row);
+                    }
                 }
                 None => {
                     if old.is_some() {
@@ -516,7 +540,7 @@ fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> L
             }
         }
         digests.sort();
-        backend.put_subjects(&puts, &digests)?;
+        backend.put_subjects(&puts, &replaced, &digests)?;
         backend.delete_subjects(&deletes)?;
     }
     Ok(())

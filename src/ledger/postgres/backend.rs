@@ -10,9 +10,9 @@ use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
 use super::super::rows::VerdictRow;
 use super::super::rows::{
-    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
-    DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
-    PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
+    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS_D,
+    DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
+    PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
 };
 use super::super::rows::{TrafficAppend, TrafficRow};
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
@@ -298,59 +298,30 @@ impl LedgerBackend for PgLedger {
     fn write_chunk(
         &mut self,
         deliveries: &[DeliveryRow],
-        observations: &[ObservationRow],
+        new_observations: &[ObservationRow],
+        changed_observations: &[ObservationRow],
         conflict_versions: &[(String, String)],
     ) -> LedgerResult<()> {
         if !deliveries.is_empty() {
             self.copy_deliveries(deliveries)?;
         }
-        if !observations.is_empty() {
-            let ids: Vec<&str> = observations
-                .iter()
-                .map(|o| o.observation_id.as_str())
-                .collect();
-            let pids: Vec<i64> = observations.iter().map(|o| o.partition_id).collect();
-            let subjects: Vec<&str> = observations.iter().map(|o| o.subject_id.as_str()).collect();
-            let versions: Vec<i64> = observations.iter().map(|o| o.version_count).collect();
-            let counts: Vec<i64> = observations.iter().map(|o| o.delivery_count).collect();
-            let fps: Vec<&str> = observations
-                .iter()
-                .map(|o| o.fingerprint.as_str())
-                .collect();
-            let reps: Vec<i64> = observations.iter().map(|o| o.rep_seq).collect();
-            let orders: Vec<&str> = observations.iter().map(|o| o.rep_order.as_str()).collect();
-            let labels: Vec<i16> = observations
-                .iter()
-                .map(|o| o.utility_label.index() as i16)
-                .collect();
-            let bases: Vec<i16> = observations
-                .iter()
-                .map(|o| o.evidence_basis.index() as i16)
-                .collect();
-            let confidences: Vec<f64> = observations.iter().map(|o| o.confidence).collect();
+        if !new_observations.is_empty() {
+            self.copy_observations(new_observations)?;
+        }
+        if !changed_observations.is_empty() {
+            let rows = changed_observations;
+            let ids: Vec<&str> = rows.iter().map(|o| o.observation_id.as_str()).collect();
+            let versions: Vec<i64> = rows.iter().map(|o| o.version_count).collect();
+            let counts: Vec<i64> = rows.iter().map(|o| o.delivery_count).collect();
+            let reps: Vec<i64> = rows.iter().map(|o| o.rep_seq).collect();
+            let orders: Vec<&str> = rows.iter().map(|o| o.rep_order.as_str()).collect();
             self.query(
-                "INSERT INTO utility_ledger_observations (observation_id, partition_id, \
-                 subject_id, version_count, delivery_count, fingerprint, rep_seq, rep_order, \
-                 utility_label, evidence_basis, confidence) \
-                 SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bigint[], \
-                 $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::int2[], $10::int2[], \
-                 $11::float8[]) \
-                 ON CONFLICT (observation_id) DO UPDATE SET \
-                 version_count = excluded.version_count, delivery_count = excluded.delivery_count, \
-                 rep_seq = excluded.rep_seq, rep_order = excluded.rep_order",
-                &[
-                    &ids,
-                    &pids,
-                    &subjects,
-                    &versions,
-                    &counts,
-                    &fps,
-                    &reps,
-                    &orders,
-                    &labels,
-                    &bases,
-                    &confidences,
-                ],
+                "UPDATE utility_ledger_observations o SET version_count = k.version_count, \
+                 delivery_count = k.delivery_count, rep_seq = k.rep_seq, rep_order = k.rep_order \
+                 FROM UNNEST($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[]) \
+                 AS k(id, version_count, delivery_count, rep_seq, rep_order) \
+                 WHERE o.observation_id = k.id",
+                &[&ids, &versions, &counts, &reps, &orders],
             )?;
         }
         if !conflict_versions.is_empty() {
@@ -403,28 +374,31 @@ impl LedgerBackend for PgLedger {
 
     fn put_subjects(
         &mut self,
-        rows: &[SubjectRow],
+        new_rows: &[SubjectRow],
+        changed_rows: &[SubjectRow],
         digests: &[(i64, String, String)],
     ) -> LedgerResult<()> {
-        if !rows.is_empty() {
+        if !new_rows.is_empty() {
+            self.copy_subjects(new_rows)?;
+        }
+        if !changed_rows.is_empty() {
+            let rows = changed_rows;
             let pids: Vec<i64> = rows.iter().map(|s| s.partition_id).collect();
             let sids: Vec<&str> = rows.iter().map(|s| s.subject_id.as_str()).collect();
-            let levels: Vec<&str> = rows.iter().map(|s| s.attribution_level.as_str()).collect();
             let reviews: Vec<&str> = rows.iter().map(|s| s.review_state.as_str()).collect();
             let counts: Vec<i64> = rows.iter().map(|s| s.observation_count).collect();
             let lasts: Vec<&str> = rows.iter().map(|s| s.last_key.as_str()).collect();
             let states: Vec<&str> = rows.iter().map(|s| s.state.as_str()).collect();
             let seqs: Vec<String> = rows.iter().map(|s| format_seqs(&s.history_seqs)).collect();
             self.query(
-                "INSERT INTO utility_ledger_subjects (partition_id, subject_id, \
-                 attribution_level, review_state, observation_count, last_key, state, history_seqs) \
-                 SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[], \
-                 $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[]) \
-                 ON CONFLICT (partition_id, subject_id) DO UPDATE SET \
-                 review_state = excluded.review_state, observation_count = excluded.observation_count, \
-                 last_key = excluded.last_key, state = excluded.state, \
-                 history_seqs = excluded.history_seqs",
-                &[&pids, &sids, &levels, &reviews, &counts, &lasts, &states, &seqs],
+                "UPDATE utility_ledger_subjects s SET review_state = k.review_state, \
+                 observation_count = k.observation_count, last_key = k.last_key, \
+                 state = k.state, history_seqs = k.history_seqs \
+                 FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[], \
+                 $6::text[], $7::text[]) AS k(pid, sid, review_state, observation_count, \
+                 last_key, state, history_seqs) \
+                 WHERE s.partition_id = k.pid AND s.subject_id = k.sid",
+                &[&pids, &sids, &reviews, &counts, &lasts, &states, &seqs],
             )?;
         }
         if !digests.is_empty() {
@@ -686,66 +660,5 @@ impl LedgerBackend for PgLedger {
         visit: &mut dyn FnMut(TrafficRow) -> LedgerResult<()>,
     ) -> LedgerResult<()> {
         self.traffic_rows(partitions, visit)
-    }
-}
-
-impl PgLedger {
-    /// Appends deliveries with one `COPY ... FROM STDIN` in the binary format: the same
-    /// rows an `INSERT` of the same values stores, without a statement to plan and
-    /// without the values travelling as sixteen arrays first.
-    fn copy_deliveries(&mut self, deliveries: &[DeliveryRow]) -> LedgerResult<()> {
-        use postgres::binary_copy::BinaryCopyInWriter;
-        use postgres::types::Type;
-        const TYPES: [Type; 16] = [
-            Type::INT8,
-            Type::INT8,
-            Type::INT8,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::FLOAT8,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-            Type::TEXT,
-        ];
-        let secret = self.secret.as_deref();
-        let fail = |e: postgres::Error| map_error(&e, secret);
-        let sink = self
-            .client
-            .copy_in(&format!(
-                "COPY utility_ledger_deliveries ({DELIVERY_COLUMNS}) FROM STDIN (FORMAT binary)"
-            ))
-            .map_err(fail)?;
-        let mut writer = BinaryCopyInWriter::new(sink, &TYPES);
-        for d in deliveries {
-            writer
-                .write(&[
-                    &d.seq,
-                    &d.batch_id,
-                    &d.partition_id,
-                    &d.observation_id,
-                    &d.application_receipt_id,
-                    &d.memory_ref_digests,
-                    &d.outcome_ref,
-                    &d.utility_label,
-                    &d.attribution_level,
-                    &d.evidence_basis,
-                    &d.confidence,
-                    &d.reason_codes,
-                    &d.evidence_refs,
-                    &d.evaluator_ref,
-                    &d.evaluation_version,
-                    &d.created_at,
-                ])
-                .map_err(fail)?;
-        }
-        writer.finish().map_err(fail)?;
-        Ok(())
     }
 }

@@ -11,10 +11,12 @@
 //!
 //! One file per concern: this one holds the connection and the error mapping;
 //! `schema.rs` the tables, column lists and row decoders, `rows.rs` cursors and keyed
-//! reads, `backend.rs` the statements of [`super::LedgerBackend`], `traffic.rs` the traffic
-//! log's tables and statements ([`super::traffic`]).
+//! reads, `backend.rs` the statements of [`super::LedgerBackend`], `copy.rs` the binary
+//! `COPY` of new rows, `traffic.rs` the traffic log's tables and statements
+//! ([`super::traffic`]).
 
 mod backend;
+mod copy;
 mod rows;
 mod schema;
 mod traffic;

@@ -297,7 +297,8 @@ impl LedgerBackend for SqliteLedger {
     fn write_chunk(
         &mut self,
         deliveries: &[DeliveryRow],
-        observations: &[ObservationRow],
+        new_observations: &[ObservationRow],
+        changed_observations: &[ObservationRow],
         conflict_versions: &[(String, String)],
     ) -> LedgerResult<()> {
         let conn = self.conn()?;
@@ -336,7 +337,7 @@ impl LedgerBackend for SqliteLedger {
                  delivery_count = excluded.delivery_count, rep_seq = excluded.rep_seq, \
                  rep_order = excluded.rep_order"
             )))?;
-            for o in observations {
+            for o in new_observations.iter().chain(changed_observations) {
                 sq(stmt.execute(params![
                     o.partition_id,
                     subject_blob_of(&o.subject_id)?,
@@ -434,7 +435,8 @@ impl LedgerBackend for SqliteLedger {
 
     fn put_subjects(
         &mut self,
-        rows: &[SubjectRow],
+        new_rows: &[SubjectRow],
+        changed_rows: &[SubjectRow],
         digests: &[(i64, String, String)],
     ) -> LedgerResult<()> {
         let conn = self.conn()?;
@@ -446,7 +448,7 @@ impl LedgerBackend for SqliteLedger {
                  last_key = excluded.last_key, state = excluded.state, \
                  history_seqs = excluded.history_seqs"
             )))?;
-            for s in rows {
+            for s in new_rows.iter().chain(changed_rows) {
                 sq(stmt.execute(params![
                     s.partition_id,
                     subject_blob_of(&s.subject_id)?,

@@ -6,7 +6,10 @@
 /// `created_at` and (for subjects) `0x01` and the observation id's bytes. Observation
 /// aggregates are keyed by (partition, subject, observation) and carry the reducer's
 /// inputs of their representative delivery, so that a subject is recomputed from one
-/// contiguous key range, without reading deliveries.
+/// contiguous key range, without reading deliveries. Observations and subjects are
+/// `WITHOUT ROWID` tables (their rows live in their primary key's b-tree, with no second
+/// index to maintain); ledgers created before hold them as rowid tables with the same
+/// columns and keys, which every statement reads and writes alike.
 pub(super) const SCHEMA: &str = "
 CREATE TABLE ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE partitions (
@@ -72,7 +75,7 @@ CREATE TABLE observations (
     evidence_basis INTEGER NOT NULL,
     confidence REAL NOT NULL,
     PRIMARY KEY (partition_id, subject_id, observation_id)
-);
+) WITHOUT ROWID;
 CREATE INDEX observations_conflicting ON observations (partition_id, observation_id)
     WHERE version_count > 1;
 CREATE TABLE conflict_versions (
@@ -89,7 +92,7 @@ CREATE TABLE subjects (
     state TEXT NOT NULL,
     history_seqs TEXT NOT NULL,
     PRIMARY KEY (partition_id, subject_id)
-);
+) WITHOUT ROWID;
 CREATE TABLE subject_digests (
     partition_id INTEGER NOT NULL,
     memory_ref_digest TEXT NOT NULL,
