@@ -569,8 +569,8 @@ impl EmbeddedStore {
             // Hits the lifecycle drops must not shorten the answer (`lifecycle::visible`).
             let fetch = limit + lifecycle::inactive_count(&tx, namespace)?;
             let rows = match search::search(&tx, &generation, &words)? {
-                Some(scored) => {
-                    best_rows(&tx, scored, namespace, &request.scope_ref, &prefix, fetch)?
+                Some(scores) => {
+                    best_rows(&tx, &scores, namespace, &request.scope_ref, &prefix, fetch)?
                 }
                 None => fts_rows(&tx, &fts, namespace, &request.scope_ref, &prefix, fetch)?,
             };
@@ -626,11 +626,11 @@ impl EmbeddedStore {
 /// score).
 type Hit = (String, Vec<u8>, f64);
 
-/// The best `fetch` hits of the term index's `scored` documents that are records of
-/// `namespace` within the scope (`scope_ref` itself or under `prefix`), best first.
+/// The best `fetch` hits of the term index's `scores` that are records of `namespace`
+/// within the scope (`scope_ref` itself or under `prefix`), best first.
 fn best_rows(
     tx: &Connection,
-    mut scored: Vec<(i64, f64)>,
+    scores: &postings::Scores,
     namespace: &str,
     scope_ref: &str,
     prefix: &str,
@@ -639,11 +639,12 @@ fn best_rows(
     let mut record =
         tx.prepare_cached("SELECT namespace, resource_ref, content FROM resources WHERE id = ?1")?;
     let mut out: Vec<Hit> = Vec::new();
-    let (mut start, mut window) = (0, fetch.max(1));
-    while out.len() < fetch && start < scored.len() {
-        postings::best_first(&mut scored[start..], window);
-        let end = start + window.min(scored.len() - start);
-        for &(doc, score) in &scored[start..end] {
+    let (mut seen, mut window) = (0, fetch.max(1));
+    // Widened fourfold while hits outside the scope leave the answer short; each window
+    // starts with the previous one (the order is total).
+    loop {
+        let best = scores.best(window);
+        for &(doc, score) in &best[seen.min(best.len())..] {
             if out.len() == fetch {
                 break;
             }
@@ -657,10 +658,12 @@ fn best_rows(
                 out.push((resource_ref, content, -score));
             }
         }
-        start = end;
+        if out.len() == fetch || best.len() < window {
+            return Ok(out);
+        }
+        seen = best.len();
         window = window.saturating_mul(4);
     }
-    Ok(out)
 }
 
 /// The best `fetch` hits of FTS5's own ranking (the index answers when the term index may

@@ -7,7 +7,7 @@
 //!   `first_doc` for the first), the term's frequency in it, and the document's length in
 //!   tokens. A document joins the end of its term's last block ([`append`]) or starts a new
 //!   one, so a write never re-encodes a block.
-//! * **Score** ([`score`]): for each query phrase in order, `idf * (f * (k1 + 1)) /
+//! * **Score** ([`Scores`]): for each query phrase in order, `idf * (f * (k1 + 1)) /
 //!   (f + k1 * (1 - b + b * D / avgdl))` added to the document's sum, with FTS5's constants
 //!   (`k1` 1.2, `b` 0.75), its IDF (`ln((N - n + 0.5) / (n + 0.5))`, 1e-6 when not
 //!   positive) and its corpus statistics (rows and tokens of the whole index), in the same
@@ -17,6 +17,9 @@
 pub const BLOCK_POSTINGS: usize = 128;
 
 const K1: f64 = 1.2;
+/// The (tf, len) pairs below these are memoized per phrase ([`Scores::add`]).
+const MEMO_TF: usize = 8;
+const MEMO_LEN: usize = 512;
 const B: f64 = 0.75;
 
 /// A document's entry in a term's postings.
@@ -112,81 +115,151 @@ pub fn idf(rows: i64, hits: i64) -> f64 {
     if idf <= 0.0 { 1e-6 } else { idf }
 }
 
-/// The BM25 score of every document holding a term of the query, unordered. `phrases`:
-/// each query phrase's postings, in the query's order (a term named twice is two
-/// phrases, as FTS5 counts it). `slots`: one past the largest document id, when known and
-/// small enough for a dense accumulator.
-pub fn score(phrases: &[&[Posting]], corpus: Corpus, slots: Option<usize>) -> Vec<(i64, f64)> {
-    if corpus.rows <= 0 {
-        return Vec::new();
+/// BM25 sums of the documents holding a query's terms, one phrase at a time
+/// ([`Scores::add`]) in the query's order, so each document's sum is added up in the order
+/// FTS5 adds it.
+#[derive(Debug, Clone)]
+pub struct Scores {
+    avgdl: f64,
+    /// Indexed by document id when the ids are small enough; a document without a term of
+    /// the query sums to exactly 0 (every contribution is positive).
+    dense: Vec<f64>,
+    /// Documents beyond `dense`.
+    sparse: std::collections::BTreeMap<i64, f64>,
+    /// Contributions by (tf, len) for the weight `memo_weight` ([`Scores::add`]).
+    memo: Vec<f64>,
+    memo_weight: Option<u64>,
+}
+
+impl Scores {
+    /// Sums over `corpus`. `slots`: one past the largest document id, when known and at
+    /// most `dense_limit` (then the sums are a dense array).
+    pub fn new(corpus: Corpus, slots: Option<usize>, dense_limit: usize) -> Scores {
+        let avgdl = if corpus.rows > 0 {
+            corpus.tokens as f64 / corpus.rows as f64
+        } else {
+            0.0
+        };
+        let dense = slots.filter(|&n| n <= dense_limit).unwrap_or(0);
+        Scores {
+            avgdl,
+            dense: vec![0.0; dense],
+            sparse: std::collections::BTreeMap::new(),
+            memo: Vec::new(),
+            memo_weight: None,
+        }
     }
-    let avgdl = corpus.tokens as f64 / corpus.rows as f64;
-    let weights: Vec<f64> = phrases
-        .iter()
-        .map(|postings| idf(corpus.rows, postings.len() as i64))
-        .collect();
-    let contribution = |weight: f64, posting: &Posting| {
-        let f = f64::from(posting.tf);
-        let d = f64::from(posting.len);
-        weight * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)))
-    };
-    let dense = slots.filter(|&n| {
-        let hits: usize = phrases.iter().map(|p| p.len()).sum();
-        n <= hits.saturating_mul(16).max(1 << 16)
-    });
-    if let Some(slots) = dense {
-        let mut sums = vec![0.0_f64; slots];
-        let mut seen = vec![false; slots];
-        let mut touched: Vec<i64> = Vec::new();
-        let mut spill: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
-        for (postings, &weight) in phrases.iter().zip(&weights) {
-            for posting in postings.iter() {
-                let add = contribution(weight, posting);
-                match usize::try_from(posting.doc).ok().filter(|&i| i < slots) {
-                    Some(i) => {
-                        if !seen[i] {
-                            seen[i] = true;
-                            touched.push(posting.doc);
-                        }
-                        sums[i] += add;
+
+    /// Adds one phrase's contribution (IDF `weight`) to each document of `postings`.
+    pub fn add(&mut self, weight: f64, postings: &[Posting]) {
+        let avgdl = self.avgdl;
+        let contribution = |tf: u32, len: u32| {
+            let f = f64::from(tf);
+            let d = f64::from(len);
+            weight * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)))
+        };
+        // A phrase's contribution depends only on its weight and (tf, len): the common
+        // small pairs are computed once per weight (the same expression, the same bits).
+        if self.memo_weight != Some(weight.to_bits()) {
+            self.memo.clear();
+            self.memo.resize(MEMO_TF * MEMO_LEN, f64::NAN);
+            self.memo_weight = Some(weight.to_bits());
+        }
+        let memo = &mut self.memo;
+        for posting in postings {
+            let add = match (posting.tf as usize, posting.len as usize) {
+                (tf, len) if tf < MEMO_TF && len < MEMO_LEN => {
+                    let slot = &mut memo[tf * MEMO_LEN + len];
+                    if slot.is_nan() {
+                        *slot = contribution(posting.tf, posting.len);
                     }
-                    None => *spill.entry(posting.doc).or_insert(0.0) += add,
+                    *slot
                 }
+                _ => contribution(posting.tf, posting.len),
+            };
+            match usize::try_from(posting.doc)
+                .ok()
+                .and_then(|i| self.dense.get_mut(i))
+            {
+                Some(sum) => *sum += add,
+                None => *self.sparse.entry(posting.doc).or_insert(0.0) += add,
             }
         }
-        let mut out: Vec<(i64, f64)> = touched
-            .into_iter()
-            .filter_map(|doc| usize::try_from(doc).ok().map(|i| (doc, sums[i])))
-            .collect();
-        out.extend(spill);
-        return out;
     }
-    let mut sums: std::collections::BTreeMap<i64, f64> = std::collections::BTreeMap::new();
-    for (postings, &weight) in phrases.iter().zip(&weights) {
-        for posting in postings.iter() {
-            *sums.entry(posting.doc).or_insert(0.0) += contribution(weight, posting);
+
+    /// Every scored document, unordered.
+    fn all(&self) -> impl Iterator<Item = (i64, f64)> + '_ {
+        let dense = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s > 0.0)
+            .filter_map(|(i, s)| i64::try_from(i).ok().map(|doc| (doc, *s)));
+        dense.chain(self.sparse.iter().map(|(d, s)| (*d, *s)))
+    }
+
+    /// How many documents are scored.
+    pub fn len(&self) -> usize {
+        self.all().count()
+    }
+
+    /// True when no document is scored.
+    pub fn is_empty(&self) -> bool {
+        self.all().next().is_none()
+    }
+
+    /// The best `n` documents in [`ranked`] order (fewer when fewer are scored): one pass
+    /// keeping the best `n` seen, never a list of every match.
+    pub fn best(&self, n: usize) -> Vec<(i64, f64)> {
+        if n == 0 {
+            return Vec::new();
         }
+        let mut kept: std::collections::BinaryHeap<Ranked> =
+            std::collections::BinaryHeap::with_capacity(n + 1);
+        for hit in self.all() {
+            if kept.len() < n {
+                kept.push(Ranked(hit));
+            } else if kept
+                .peek()
+                .is_some_and(|worst| ranked(&hit, &worst.0).is_lt())
+            {
+                kept.pop();
+                kept.push(Ranked(hit));
+            }
+        }
+        let mut out: Vec<(i64, f64)> = kept.into_iter().map(|r| r.0).collect();
+        out.sort_unstable_by(ranked);
+        out
     }
-    sums.into_iter().collect()
+}
+
+/// A hit ordered so that a max-heap's top is the worst of those kept.
+struct Ranked((i64, f64));
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Self) -> bool {
+        ranked(&self.0, &other.0).is_eq()
+    }
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        ranked(&self.0, &other.0)
+    }
 }
 
 /// The order of search results: the higher score first, then the lower document id (the
 /// order `ORDER BY rank, id` gives FTS5's negated scores).
 pub fn ranked(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
     b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
-}
-
-/// Moves the best `n` of `scored` to its front, in [`ranked`] order; the rest follow in
-/// no particular order.
-pub fn best_first(scored: &mut [(i64, f64)], n: usize) {
-    if n == 0 || scored.is_empty() {
-        return;
-    }
-    if n < scored.len() {
-        scored.select_nth_unstable_by(n - 1, ranked);
-    }
-    let n = n.min(scored.len());
-    scored[..n].sort_unstable_by(ranked);
 }
 
 #[cfg(test)]
@@ -230,6 +303,14 @@ mod tests {
         assert_eq!(idf(10, 9), 1e-6);
     }
 
+    fn scored(phrases: &[(f64, &[Posting])], corpus: Corpus, slots: Option<usize>) -> Scores {
+        let mut scores = Scores::new(corpus, slots, 1 << 20);
+        for (weight, postings) in phrases {
+            scores.add(*weight, postings);
+        }
+        scores
+    }
+
     #[test]
     fn dense_and_sparse_accumulation_agree_and_sum_phrases_in_order() {
         let a = [p(1, 2, 10), p(3, 1, 4)];
@@ -238,24 +319,43 @@ mod tests {
             rows: 40,
             tokens: 400,
         };
-        let mut dense = score(&[&a, &b], corpus, Some(5));
-        let mut sparse = score(&[&a, &b], corpus, None);
-        dense.sort_by(ranked);
-        sparse.sort_by(ranked);
-        assert_eq!(dense, sparse);
         let (wa, wb) = (idf(40, 2), idf(40, 2));
+        let dense = scored(&[(wa, &a), (wb, &b)], corpus, Some(5));
+        let partly = scored(&[(wa, &a), (wb, &b)], corpus, Some(3));
+        let sparse = scored(&[(wa, &a), (wb, &b)], corpus, None);
+        assert_eq!(dense.best(10), sparse.best(10));
+        assert_eq!(partly.best(10), sparse.best(10));
         let term = |w: f64, f: f64, d: f64| w * ((f * 2.2) / (f + 1.2 * (0.25 + 0.75 * d / 10.0)));
-        let doc3 = sparse.iter().find(|(d, _)| *d == 3).map(|(_, s)| *s);
+        let doc3 = sparse
+            .best(10)
+            .iter()
+            .find(|(d, _)| *d == 3)
+            .map(|(_, s)| *s);
         assert_eq!(doc3, Some(term(wa, 1.0, 4.0) + term(wb, 3.0, 4.0)));
         assert_eq!(sparse.len(), 3);
+        assert!(!sparse.is_empty());
+        assert!(scored(&[], corpus, Some(5)).is_empty());
     }
 
     #[test]
-    fn best_first_orders_by_score_then_document() {
-        let mut scored = vec![(5, 1.0), (2, 3.0), (9, 3.0), (1, 0.5), (4, 2.0)];
-        best_first(&mut scored, 3);
-        assert_eq!(&scored[..3], &[(2, 3.0), (9, 3.0), (4, 2.0)]);
-        best_first(&mut scored, 10);
-        assert_eq!(scored[4], (1, 0.5));
+    fn best_keeps_the_best_n_by_score_then_document() {
+        let corpus = Corpus {
+            rows: 100,
+            tokens: 1000,
+        };
+        // Equal postings tie; longer documents score lower.
+        let postings = [
+            p(5, 1, 10),
+            p(2, 1, 10),
+            p(9, 1, 10),
+            p(1, 1, 40),
+            p(4, 2, 10),
+        ];
+        let scores = scored(&[(1.0, &postings)], corpus, Some(16));
+        let best: Vec<i64> = scores.best(3).iter().map(|(d, _)| *d).collect();
+        assert_eq!(best, [4, 2, 5]);
+        let all: Vec<i64> = scores.best(10).iter().map(|(d, _)| *d).collect();
+        assert_eq!(all, [4, 2, 5, 9, 1]);
+        assert!(scores.best(0).is_empty());
     }
 }

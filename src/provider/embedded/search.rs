@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::index::{self, Tokenizer};
-use super::postings::{self, BLOCK_POSTINGS, Corpus, Posting};
+use super::postings::{self, BLOCK_POSTINGS, Corpus, Posting, Scores};
 
 const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS search_postings (
     term TEXT NOT NULL,
@@ -319,13 +319,13 @@ pub fn update(conn: &Connection, previous: &str, last_id: i64, next: &str) -> ru
     Ok(())
 }
 
-/// Every indexed document holding a term of `words` with its BM25 score (unordered), or
-/// `None` when the index may not answer for the store at `generation` (then FTS5 does).
+/// The BM25 sums of every indexed document holding a term of `words`, or `None` when the
+/// index may not answer for the store at `generation` (then FTS5 does).
 pub fn search(
     conn: &Connection,
     generation: &str,
     words: &[String],
-) -> rusqlite::Result<Option<Vec<(i64, f64)>>> {
+) -> rusqlite::Result<Option<Scores>> {
     let Some(state) = state(conn)? else {
         return Ok(None);
     };
@@ -367,36 +367,43 @@ pub fn search(
         }
         *slot = Some(term);
     }
-    let mut loaded: BTreeMap<&str, Vec<Posting>> = BTreeMap::new();
-    let mut blocks = conn.prepare_cached(
-        "SELECT first_doc, count, data FROM search_postings WHERE term = ?1 ORDER BY first_doc",
-    )?;
+    // Each phrase's document frequency first (its IDF weighs every posting), from the
+    // blocks' counts; then each phrase's postings, a block at a time, into the sums.
+    let mut frequency =
+        conn.prepare_cached("SELECT coalesce(sum(count), 0) FROM search_postings WHERE term = ?1")?;
+    let mut weights: Vec<(&str, f64)> = Vec::new();
+    let mut hits: i64 = 0;
     for term in terms.iter().flatten() {
-        if loaded.contains_key(term) {
-            continue;
-        }
-        let mut postings = Vec::new();
-        let mut rows = blocks.query(params![term])?;
-        while let Some(row) = rows.next()? {
-            let first: i64 = row.get(0)?;
-            let count: i64 = row.get(1)?;
-            let data = row.get_ref(2)?.as_blob()?;
-            let count = usize::try_from(count).unwrap_or(0);
-            if postings::decode(first, count, data, &mut postings).is_err() {
-                return Ok(None);
-            }
-        }
-        loaded.insert(term, postings);
+        let df: i64 = frequency.query_row(params![term], |r| r.get(0))?;
+        hits = hits.saturating_add(df);
+        weights.push((term, postings::idf(state.corpus.rows, df)));
     }
-    let phrases: Vec<&[Posting]> = terms
-        .iter()
-        .flatten()
-        .filter_map(|t| loaded.get(t).map(Vec::as_slice))
-        .collect();
     let slots = usize::try_from(state.last_doc)
         .ok()
         .and_then(|n| n.checked_add(1));
-    Ok(Some(postings::score(&phrases, state.corpus, slots)))
+    let dense_limit = usize::try_from(hits)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(16)
+        .max(1 << 16);
+    let mut scores = Scores::new(state.corpus, slots, dense_limit);
+    let mut blocks = conn.prepare_cached(
+        "SELECT first_doc, count, data FROM search_postings WHERE term = ?1 ORDER BY first_doc",
+    )?;
+    let mut block: Vec<Posting> = Vec::with_capacity(BLOCK_POSTINGS);
+    for (term, weight) in weights {
+        let mut rows = blocks.query(params![term])?;
+        while let Some(row) = rows.next()? {
+            let first: i64 = row.get(0)?;
+            let count = usize::try_from(row.get::<_, i64>(1)?).unwrap_or(0);
+            let data = row.get_ref(2)?.as_blob()?;
+            block.clear();
+            if postings::decode(first, count, data, &mut block).is_err() {
+                return Ok(None);
+            }
+            scores.add(weight, &block);
+        }
+    }
+    Ok(Some(scores))
 }
 
 #[cfg(test)]

@@ -86,9 +86,8 @@ fn fts5_ranking(conn: &Connection, words: &[String]) -> Vec<(i64, f64)> {
 }
 
 fn ours(conn: &Connection, generation: &str, words: &[String]) -> Option<Vec<(i64, f64)>> {
-    let mut scored = search(conn, generation, words).expect("search")?;
-    scored.sort_by(postings::ranked);
-    Some(scored)
+    let scores = search(conn, generation, words).expect("search")?;
+    Some(scores.best(scores.len()))
 }
 
 fn words(list: &[&str]) -> Vec<String> {
