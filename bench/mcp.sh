@@ -4,8 +4,8 @@
 # loop of five tools an agent runs per task, ingest -> recall -> apply -> attribute ->
 # recall with the prior (median per loop; target <= 10 ms).
 #
-# The store is made as in bench/recall.sh: one real `ingest-event --execute`, then copies
-# of its record with their own refs and 10-word summaries, inserted with their FTS rows.
+# The store is made as in bench/recall.sh: one bulk `ingest-event --execute` of events
+# with their own 10-word summaries (the term index kept as every write keeps it).
 # The client is a plain JSON-RPC line client on the server's pipes (no SDK, so that the
 # figures are the server's: the write of the request, the handler, the read of the
 # answer); the official SDK's own overhead is not counted. Each loop ingests a new
@@ -40,44 +40,27 @@ json.dump(registry, open(sys.argv[1], "w"), indent=2)
 PY
 route=(--registry "$registry" --runtime-root "$work/rt")
 
-"$bin" "${route[@]}" ingest-event --input fixtures/recall/loop/event-a.json \
-    --goal-id embedded-demo --agent-id pilot --execute --format json >/dev/null
 store="$work/rt/reward-memory/embedded.sqlite3"
-
-python3 - "$store" "$records" >"$work/words.txt" <<'PY'
-import hashlib, json, random, sqlite3, sys
-store, n = sys.argv[1], int(sys.argv[2])
+python3 - fixtures/recall/loop/event-a.json "$records" "$work/events.jsonl" >"$work/words.txt" <<'PY'
+import json, random, sys
+template_path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = random.Random(20260816)
 syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "pe", "du", "ga", "zo", "bi", "fe", "hu"]
 vocab = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(6000)})[:4000]
-db = sqlite3.connect(store)
-ref, content = db.execute("SELECT resource_ref, content FROM resources").fetchone()
-template = json.loads(content)
-prefix = ref.rsplit("/", 1)[0]
-rows, fts = [], []
-for i in range(n):
-    record = dict(template)
-    words = " ".join(rng.choice(vocab) for _ in range(10))
-    record["content_summary"] = f"Bench memory {i}: {words}."
-    record["candidate_ref"] = "candidate:" + hashlib.sha256(f"c{i}".encode()).hexdigest()[:20]
-    record["activation_ref"] = "activation:" + hashlib.sha256(f"a{i}".encode()).hexdigest()[:20]
-    body = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
-    data = body.encode()
-    rows.append((i + 2, "reward_memory", f"{prefix}/bench-{i:06d}.json", data,
-                 hashlib.sha256(data).hexdigest(), "2026-07-16T00:30:00+00:00"))
-    fts.append((i + 2, body))
-with db:
-    db.executemany("INSERT INTO resources (id, namespace, resource_ref, content, content_sha256, observed_at)"
-                   " VALUES (?, ?, ?, ?, ?, ?)", rows)
-    db.executemany("INSERT INTO resources_fts (rowid, body) VALUES (?, ?)", fts)
-db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+template = json.load(open(template_path))
 counts = {}
-for row in rows:
-    for w in json.loads(row[3])["content_summary"].rstrip(".").split(": ", 1)[1].split():
-        counts[w] = counts.get(w, 0) + 1
+with open(out, "w") as f:
+    for i in range(n):
+        words = [rng.choice(vocab) for _ in range(10)]
+        for w in words:
+            counts[w] = counts.get(w, 0) + 1
+        template["event"]["content_summary"] = f"Bench memory {i}: {' '.join(words)}."
+        f.write(json.dumps(template) + "\n")
 rare = sorted((c, w) for w, c in counts.items())[len(counts) // 2 - 1: len(counts) // 2 + 1]
 print(" ".join(w for _, w in rare), " ".join(str(c) for c, _ in rare))
 PY
+"$bin" "${route[@]}" ingest-event --input "$work/events.jsonl" --goal-id embedded-demo \
+    --agent-id pilot --execute --format jsonl >/dev/null
 read -r w1 w2 c1 c2 <"$work/words.txt"
 echo "store: $(du -h "$store" | cut -f1), records: $(sqlite3 "$store" 'SELECT count(*) FROM resources'), $("$bin" --version | head -1)"
 echo "query: '$w1 $w2' ($c1 + $c2 matching records)"

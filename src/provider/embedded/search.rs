@@ -320,7 +320,8 @@ pub fn update(conn: &Connection, previous: &str, last_id: i64, next: &str) -> ru
 }
 
 /// The BM25 sums of every indexed document holding a term of `words`, or `None` when the
-/// index may not answer for the store at `generation` (then FTS5 does).
+/// index may not answer for the store at `generation` (then FTS5 does): another
+/// generation or tokenizer, or a last record id other than the one it covers.
 pub fn search(
     conn: &Connection,
     generation: &str,
@@ -330,7 +331,14 @@ pub fn search(
         return Ok(None);
     };
     let tokenizer = index::recorded_tokenizer(conn)?;
-    if state.generation != generation || state.tokenizer != tokenizer.name() {
+    // A record added by hand leaves the generation as it was, not the last record id.
+    let last_id: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM resources", [], |r| {
+        r.get(0)
+    })?;
+    if state.generation != generation
+        || state.tokenizer != tokenizer.name()
+        || state.last_doc != last_id
+    {
         return Ok(None);
     }
     let here = words.iter().all(|w| tokenized_here(tokenizer, w));
