@@ -137,6 +137,20 @@ pub fn configured_queries(
                     i + 1
                 )));
             }
+            // The contract's public-safe rule refuses these too, without saying why.
+            let unsafe_text = if crate::wire::text::has_local_path(item) {
+                Some("a local file path (such as /home/... or C:\\Users\\...)")
+            } else if crate::wire::text::has_secret(item) {
+                Some("something that looks like a credential (a token, key or bearer value)")
+            } else {
+                None
+            };
+            if let Some(what) = unsafe_text {
+                return Err(request_error(format!(
+                    "{flag} #{} holds {what}; queries and their summaries must be public-safe text: leave it out",
+                    i + 1
+                )));
+            }
         }
     }
     Ok(queries

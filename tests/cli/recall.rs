@@ -837,6 +837,34 @@ fn configured_recall_request_errors_are_clear() {
             ],
         ),
         (
+            "recall_configured_query_holds_a_path",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                "why does /home/alice/project/build.sh fail",
+                "--query-summary",
+                "a",
+            ],
+        ),
+        (
+            "recall_configured_summary_holds_a_credential",
+            &[
+                "recall",
+                "--goal-id",
+                "embedded-demo",
+                "--agent-id",
+                "pilot",
+                "--query",
+                "a",
+                "--query-summary",
+                "retry with token=abcdefghijklmnop",
+            ],
+        ),
+        (
             "recall_configured_session_ttl_zero",
             &[
                 "recall",
