@@ -41,27 +41,10 @@ PY
 route=(--registry "$registry" --runtime-root "$work/rt")
 
 store="$work/rt/reward-memory/embedded.sqlite3"
-python3 - fixtures/recall/loop/event-a.json "$records" "$work/events.jsonl" >"$work/words.txt" <<'PY'
-import json, random, sys
-template_path, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-rng = random.Random(20260816)
-syllables = ["ka", "lo", "mi", "ne", "su", "ta", "ri", "vo", "pe", "du", "ga", "zo", "bi", "fe", "hu"]
-vocab = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(6000)})[:4000]
-template = json.load(open(template_path))
-counts = {}
-with open(out, "w") as f:
-    for i in range(n):
-        words = [rng.choice(vocab) for _ in range(10)]
-        for w in words:
-            counts[w] = counts.get(w, 0) + 1
-        template["event"]["content_summary"] = f"Bench memory {i}: {' '.join(words)}."
-        f.write(json.dumps(template) + "\n")
-rare = sorted((c, w) for w, c in counts.items())[len(counts) // 2 - 1: len(counts) // 2 + 1]
-print(" ".join(w for _, w in rare), " ".join(str(c) for c, _ in rare))
-PY
+python3 bench/gen-memories.py fixtures/recall/loop/event-a.json "$records" "$work/events.jsonl" >"$work/words.txt"
 "$bin" "${route[@]}" ingest-event --input "$work/events.jsonl" --goal-id embedded-demo \
     --agent-id pilot --execute --format jsonl >/dev/null
-read -r w1 w2 c1 c2 <"$work/words.txt"
+read -r w1 w2 c1 c2 _twenty <"$work/words.txt"
 echo "store: $(du -h "$store" | cut -f1), records: $(sqlite3 "$store" 'SELECT count(*) FROM resources'), $("$bin" --version | head -1)"
 echo "query: '$w1 $w2' ($c1 + $c2 matching records)"
 
