@@ -1,6 +1,7 @@
 //! What the embedded store indexes for an ingested memory: the whole memory text of a
 //! summary the LoopX contract shortens to 500 characters (the receipt says so), and the
-//! bound past which a memory is refused.
+//! bound past which a memory is refused; the term index answering recall as FTS5 does, and
+//! built by the first write of a store that lacks it.
 
 use serde_json::json;
 
@@ -97,4 +98,122 @@ fn a_memory_past_the_bound_is_refused_with_the_bound_named() {
         "{error}"
     );
     assert!(!s.path.join("rt/reward-memory/embedded.sqlite3").exists());
+}
+
+/// The results of a recall: each result's refs and relevance, in order.
+fn ranked_results(run: &Run) -> Vec<(String, String, f64)> {
+    let packet = run.json();
+    packet["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            (
+                r["memory_ref"].as_str().expect("memory_ref").to_owned(),
+                r["candidate_ref"]
+                    .as_str()
+                    .expect("candidate_ref")
+                    .to_owned(),
+                r["relevance_score"].as_f64().expect("relevance_score"),
+            )
+        })
+        .collect()
+}
+
+fn meta(s: &Scratch, key: &str) -> Option<String> {
+    store(s)
+        .query_row("SELECT value FROM store_meta WHERE key = ?1", [key], |r| {
+            r.get(0)
+        })
+        .ok()
+}
+
+#[test]
+fn the_term_index_and_fts5_answer_a_recall_with_the_same_results() {
+    let s = embedded_setup(|_| {});
+    let texts = [
+        "Run the focused test suite before pushing a branch.",
+        "Keep memory-core changes focused and tested.",
+        "A branch pushed without tests breaks the suite for everyone.",
+        "Document the café migration; tests first, then the suite.",
+        "Never push to main without a review.",
+    ];
+    let lines: String = texts
+        .iter()
+        .map(|text| {
+            let mut event = embedded("event.json");
+            event["event"]["content_summary"] = json!(text);
+            format!("{event}\n")
+        })
+        .collect();
+    s.write("events.jsonl", &lines);
+    let ingest = s.run(
+        &[
+            "--registry",
+            "registry.json",
+            "--runtime-root",
+            "rt",
+            "ingest-event",
+            "--input",
+            "events.jsonl",
+            "--goal-id",
+            "embedded-demo",
+            "--agent-id",
+            "pilot",
+            "--execute",
+        ],
+        None,
+    );
+    assert_eq!(ingest.code, 0, "{}", ingest.stdout);
+    assert_eq!(meta(&s, "search_generation"), meta(&s, "generation"));
+    assert_eq!(meta(&s, "search_rows").as_deref(), Some("5"));
+    for query in ["focused test suite branch", "café tests push review"] {
+        let indexed = ranked_results(&recall(&s, query));
+        assert!(indexed.len() >= 3, "{query}: {indexed:?}");
+        // Without the term index's state, FTS5 answers the same recall.
+        let saved = meta(&s, "search_generation").expect("recorded");
+        store(&s)
+            .execute("DELETE FROM store_meta WHERE key = 'search_generation'", [])
+            .expect("forget");
+        assert_eq!(ranked_results(&recall(&s, query)), indexed, "{query}");
+        store(&s)
+            .execute(
+                "INSERT INTO store_meta (key, value) VALUES ('search_generation', ?1)",
+                [saved],
+            )
+            .expect("restore");
+    }
+}
+
+#[test]
+fn a_store_without_the_term_index_gets_it_at_its_next_write() {
+    let s = embedded_setup(|_| {});
+    assert_eq!(
+        configured(&s, "event.json", true).json()["status"],
+        "activated"
+    );
+    let conn = store(&s);
+    conn.execute_batch(
+        "DROP TABLE search_postings; DELETE FROM store_meta WHERE key LIKE 'search_%';",
+    )
+    .expect("as an older version left it");
+    drop(conn);
+    let before = ranked_results(&recall(&s, "focused memory core changes"));
+    assert_eq!(meta(&s, "search_generation"), None, "a read builds nothing");
+    write_long_event(&s, 30);
+    assert_eq!(
+        configured(&s, "long.json", true).json()["status"],
+        "activated"
+    );
+    assert_eq!(meta(&s, "search_generation"), meta(&s, "generation"));
+    assert_eq!(meta(&s, "search_rows").as_deref(), Some("2"));
+    // The corpus grew (its statistics with it): the same record still ranks first.
+    let after = ranked_results(&recall(&s, "focused memory core changes"));
+    let first = |r: &[(String, String, f64)]| r.first().map(|(m, c, _)| (m.clone(), c.clone()));
+    assert_eq!(first(&after), first(&before));
+    assert_eq!(
+        ranked_results(&recall(&s, "zanzibar")).len(),
+        1,
+        "the new record is found"
+    );
 }
