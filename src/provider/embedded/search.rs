@@ -46,7 +46,7 @@ const KEYS: [&str; 5] = [
 ];
 
 /// Rows tokenized at a time when the index is brought up to date.
-const CHUNK_ROWS: i64 = 2_000;
+const CHUNK_ROWS: i64 = 20_000;
 
 /// The index's recorded state.
 #[derive(Debug, Clone, PartialEq, Eq)]
