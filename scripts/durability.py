@@ -14,7 +14,8 @@ Python standard library. Steps:
    (runs that finish first count as ordinary runs). A run whose complete receipt says
    `activated` was acknowledged.
 4. Checks: `PRAGMA integrity_check` is ok, the FTS index passes its own integrity check
-   (on a copy) and every record has its index row; every acknowledged record is present
+   (on a copy) and every record has its index row; the term index is current and agrees
+   with FTS5 word by word (documents per word, row and token totals); every acknowledged record is present
    with exactly the reference bytes, and every stored row is some event's exact record;
    a rerun of every event (two at a time) is `activated` (acknowledged ones with
    `write_count` 0), and a second rerun writes nothing; no staging leftovers in the runs' TMPDIR and nothing
@@ -25,7 +26,7 @@ Python standard library. Steps:
    reference store, then `ingest-event --input events.jsonl --execute --batch-size 200`
    against one store is killed with SIGKILL after a random delay in [0, reference run
    time], again and again. Every receipt line a killed run printed is acknowledged. Checks:
-   integrity and FTS rows as above, every acknowledged record present with the reference
+   integrity, FTS rows and the term index as above, every acknowledged record present with the reference
    bytes, every stored row some event's exact record (no half state), then a complete run
    activates every line (writing exactly the missing records) and a second writes nothing.
 
@@ -118,6 +119,31 @@ def rows(path):
         return dict(conn.execute("SELECT resource_ref, content FROM resources"))
 
 
+def term_index_current(conn, check, label):
+    """The store's term index (docs/search.md) is current and agrees with FTS5: its
+    generation is the store's, it covers the last record, and per word it holds as many
+    documents as FTS5 does, with FTS5's row and token totals."""
+    meta = dict(conn.execute("SELECT key, value FROM store_meta"))
+    check(meta.get("search_generation") == meta.get("generation"),
+          f"{label}: term index generation {meta.get('search_generation')} is not the store's "
+          f"{meta.get('generation')}")
+    last = conn.execute("SELECT coalesce(max(id), 0) FROM resources").fetchone()[0]
+    check(meta.get("search_last_doc") == str(last),
+          f"{label}: term index covers up to {meta.get('search_last_doc')}, last record {last}")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_words "
+                 "USING fts5vocab(main, resources_fts, row)")
+    fts = dict(conn.execute("SELECT term, doc FROM temp.fts_words"))
+    ours = dict(conn.execute("SELECT term, sum(count) FROM search_postings GROUP BY term"))
+    check(fts == ours, f"{label}: term index and FTS5 disagree on "
+          f"{len(set(fts.items()) ^ set(ours.items()))} word counts")
+    rows_, tokens = conn.execute(
+        "SELECT (SELECT count(*) FROM resources_fts), "
+        "(SELECT coalesce(sum(cnt), 0) FROM temp.fts_words)").fetchone()
+    check(meta.get("search_rows") == str(rows_) and meta.get("search_tokens") == str(tokens),
+          f"{label}: term index totals {meta.get('search_rows')}/{meta.get('search_tokens')}, "
+          f"FTS5 {rows_}/{tokens}")
+
+
 def jsonl_argv(work, runtime_root):
     return [work.binary, "--registry", "registry.json", "--runtime-root", runtime_root,
             "ingest-event", "--input", "events.jsonl", "--goal-id", "embedded-demo",
@@ -196,6 +222,7 @@ def jsonl_phase(work, events, kills, rng, check):
             "SELECT count(*) FROM resources_fts f LEFT JOIN resources r ON r.id = f.rowid "
             "WHERE r.id IS NULL").fetchone()[0]
         check(orphans == 0, f"JSON Lines store: {orphans} FTS rows without a record")
+        term_index_current(conn, check, "JSON Lines store")
     stored = rows(store)
     for candidate in sorted(acknowledged):
         ref, content = reference[candidate]
@@ -311,6 +338,7 @@ def main():
             "json_extract(CAST(r.content AS TEXT), '$.content_summary'), "
             "CAST(r.content AS TEXT))").fetchone()[0]
         check(unindexed == 0, f"{unindexed} records without their exact FTS row")
+        term_index_current(conn, check, "store after kills")
     copy = os.path.join(base, "copy")
     os.makedirs(copy)
     for name in os.listdir(os.path.dirname(store)):
