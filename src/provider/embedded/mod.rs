@@ -5,9 +5,10 @@
 //! not interpret records (that is the recall seam's job). The store file itself (creation
 //! with private modes, locks, the integrity check, failure causes) is [`mod@file`]'s. Layout:
 //! one table `resources` keyed by `(namespace, resource_ref)` holding the **exact bytes**
-//! written, their SHA-256 and the first `observed_at`, and an FTS5 table `resources_fts`
-//! (rowid = `resources.id`) over the text for recall. The database runs in WAL mode with
-//! `synchronous=FULL`.
+//! written, their SHA-256 and the first `observed_at`, an FTS5 table `resources_fts`
+//! (rowid = `resources.id`) over the text for recall, and the term index kept from it
+//! ([`search`], which answers searches with FTS5's scores). The database runs in WAL mode
+//! with `synchronous=FULL`.
 //!
 //! A sync takes the bytes directly ([`SyncSource::Bytes`]; nothing is staged on disk) and
 //! first looks its resources up in a read transaction: when every one is already stored
@@ -31,6 +32,7 @@
 pub mod bulk;
 pub mod effects;
 pub mod file;
+mod hits;
 pub mod index;
 pub mod lifecycle;
 pub mod postings;
@@ -570,9 +572,9 @@ impl EmbeddedStore {
             let fetch = limit + lifecycle::inactive_count(&tx, namespace)?;
             let rows = match search::search(&tx, &generation, &words)? {
                 Some(scores) => {
-                    best_rows(&tx, &scores, namespace, &request.scope_ref, &prefix, fetch)?
+                    hits::best_rows(&tx, &scores, namespace, &request.scope_ref, &prefix, fetch)?
                 }
-                None => fts_rows(&tx, &fts, namespace, &request.scope_ref, &prefix, fetch)?,
+                None => hits::fts_rows(&tx, &fts, namespace, &request.scope_ref, &prefix, fetch)?,
             };
             let visible = lifecycle::visible(&tx, namespace, rows, limit, &request.observed_at)?;
             Ok((generation, visible))
@@ -620,80 +622,6 @@ impl EmbeddedStore {
         retrieval.latency_ms = elapsed_ms(start);
         retrieval
     }
-}
-
-/// A search hit as read: the record's ref, its bytes and its FTS5 rank (the negated BM25
-/// score).
-type Hit = (String, Vec<u8>, f64);
-
-/// The best `fetch` hits of the term index's `scores` that are records of `namespace`
-/// within the scope (`scope_ref` itself or under `prefix`), best first.
-fn best_rows(
-    tx: &Connection,
-    scores: &postings::Scores,
-    namespace: &str,
-    scope_ref: &str,
-    prefix: &str,
-    fetch: usize,
-) -> rusqlite::Result<Vec<Hit>> {
-    let mut record =
-        tx.prepare_cached("SELECT namespace, resource_ref, content FROM resources WHERE id = ?1")?;
-    let mut out: Vec<Hit> = Vec::new();
-    let (mut seen, mut window) = (0, fetch.max(1));
-    // Widened fourfold while hits outside the scope leave the answer short; each window
-    // starts with the previous one (the order is total).
-    loop {
-        let best = scores.best(window);
-        for &(doc, score) in &best[seen.min(best.len())..] {
-            if out.len() == fetch {
-                break;
-            }
-            let row: Option<(String, String, Vec<u8>)> = record
-                .query_row(params![doc], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .optional()?;
-            if let Some((ns, resource_ref, content)) = row
-                && ns == namespace
-                && (resource_ref == scope_ref || resource_ref.starts_with(prefix))
-            {
-                out.push((resource_ref, content, -score));
-            }
-        }
-        if out.len() == fetch || best.len() < window {
-            return Ok(out);
-        }
-        seen = best.len();
-        window = window.saturating_mul(4);
-    }
-}
-
-/// The best `fetch` hits of FTS5's own ranking (the index answers when the term index may
-/// not), with the same filters as [`best_rows`].
-fn fts_rows(
-    tx: &Connection,
-    fts: &str,
-    namespace: &str,
-    scope_ref: &str,
-    prefix: &str,
-    fetch: usize,
-) -> rusqlite::Result<Vec<Hit>> {
-    let mut stmt = tx.prepare(
-        "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
-         FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
-         WHERE resources_fts MATCH ?1 AND r.namespace = ?2
-           AND (r.resource_ref = ?3 OR substr(r.resource_ref, 1, length(?4)) = ?4)
-         ORDER BY rank, r.id LIMIT ?5",
-    )?;
-    stmt.query_map(
-        params![
-            fts,
-            namespace,
-            scope_ref,
-            prefix,
-            i64::try_from(fetch).unwrap_or(i64::MAX)
-        ],
-        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-    )?
-    .collect()
 }
 
 /// The `store_meta` key of the store's generation digest.
