@@ -435,6 +435,8 @@ fn prepare(conn: &Connection, tokenizer: Option<Tokenizer>) -> rusqlite::Result<
         let wanted = tokenizer.unwrap_or(recorded);
         if from_records || wanted != recorded {
             index::rebuild(&tx, wanted, from_records, STORE_SCHEMA_VERSION)?;
+            // The term index was built from the old rows: the next write rebuilds it.
+            super::search::invalidate(&tx)?;
         }
         tx.commit()?;
     }

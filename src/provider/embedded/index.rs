@@ -159,8 +159,6 @@ pub fn rebuild(
     }
     set_meta(conn, "schema_version", schema_version)?;
     set_meta(conn, TOKENIZER_KEY, tokenizer.name())?;
-    // The term index was built from the old rows: the next write rebuilds it.
-    super::search::invalidate(conn)?;
     Ok(())
 }
 
