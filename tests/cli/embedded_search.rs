@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::ingest_event::{configured, conforms, embedded, embedded_setup, store};
+use crate::ingest_event::{bulk, configured, conforms, embedded, embedded_setup, store};
 use crate::support::{Run, Scratch, pretty};
 
 /// Writes `long.json`: the embedded example event whose summary is `words` words long and
@@ -147,23 +147,7 @@ fn the_term_index_and_fts5_answer_a_recall_with_the_same_results() {
         })
         .collect();
     s.write("events.jsonl", &lines);
-    let ingest = s.run(
-        &[
-            "--registry",
-            "registry.json",
-            "--runtime-root",
-            "rt",
-            "ingest-event",
-            "--input",
-            "events.jsonl",
-            "--goal-id",
-            "embedded-demo",
-            "--agent-id",
-            "pilot",
-            "--execute",
-        ],
-        None,
-    );
+    let ingest = bulk(&s, "events.jsonl", &["--execute"]);
     assert_eq!(ingest.code, 0, "{}", ingest.stdout);
     assert_eq!(meta(&s, "search_generation"), meta(&s, "generation"));
     assert_eq!(meta(&s, "search_rows").as_deref(), Some("5"));

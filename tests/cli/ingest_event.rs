@@ -508,7 +508,8 @@ fn event_variant(i: usize) -> Value {
     event
 }
 
-fn bulk(s: &Scratch, input: &str, extra: &[&str]) -> Run {
+/// `ingest-event --input INPUT` in the configured form (the example route), with `extra`.
+pub fn bulk(s: &Scratch, input: &str, extra: &[&str]) -> Run {
     let mut args = vec![
         "--registry",
         "registry.json",
