@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Retrieval quality and speed of `reward-memory recall` on the embedded store, side by side
-# with bm25s (PyPI) on the same synthetic corpus, queries and tokenization: nDCG@10, nDCG@k
+# with bm25s (PyPI) on the same corpus, queries, tokenization and BM25 (bm25s's defaults): nDCG@10, nDCG@k
 # (k: the most results recall returned), P@10 and per-query latency (recall: whole process, timed by a Python loop whose spawn
 # floor, /bin/true, is printed beside; bm25s: in process, one query at a time), and the
 # same search in process through the provider's retrieve (examples/search_timing.rs).
 #
 # The corpus (bench/search_quality.py explains it): BENCH_DOCS (10,000) documents from a
 # Zipf-like vocabulary with graded topic judgments, BENCH_QUERIES (200) queries of 20
-# distinct terms. Getting it into the store:
+# distinct terms. BENCH_CORPUS=man uses real text instead: this machine's manual pages,
+# with their NAME descriptions as known-item queries (BENCH_QUERIES, 400 there;
+# bench/man_corpus.py explains it). Getting it into the store:
 # * BENCH_INGEST=bulk (the default): one `ingest-event --input events.jsonl --execute`
 #   (JSON Lines, one event per document, batches of 500): the store exactly as the CLI
 #   writes it, its term index included; the ingest rate is printed.
@@ -50,7 +52,10 @@ fi
 route=(--registry fixtures/ingest_event/embedded/registry.json --runtime-root "$work/rt")
 store="$work/rt/reward-memory/embedded.sqlite3"
 
-"$py" bench/search_quality.py gen "$work" "$docs" "$queries"
+case "${BENCH_CORPUS:-synthetic}" in
+man) "$py" bench/search_quality.py gen-man "$work" "${BENCH_QUERIES:-400}" ;;
+*) "$py" bench/search_quality.py gen "$work" "$docs" "$queries" ;;
+esac
 start=$(date +%s.%N)
 case "${BENCH_INGEST:-bulk}" in
 cli)

@@ -12,10 +12,19 @@ for those of that secondary topic, else 0 -- fixed by the generator, not by eith
 
 Tokenization is the same on both sides: every word is 2-8 ASCII letters, so FTS5
 `unicode61` and bm25s's default pattern (`\\w\\w+`, lower-cased, no stopwords, no
-stemming) split them identically. BM25 parameters: k1 = 1.2, b = 0.75 on both sides
-(FTS5's bm25() defaults; bm25s is given them).
+stemming) split them identically. The BM25 is the same too: bm25s's defaults (its
+`lucene` variant, k1 = 1.5, b = 0.75) are the store's.
 
-Usage: search_quality.py gen DIR DOCS QUERIES | fill STORE DIR | events DIR TEMPLATE OUT
+`gen-man` makes a real-text corpus instead (bench/man_corpus.py: this machine's manual
+pages, known-item queries); its text is not all 2+-letter words, so there the two
+tokenizations differ in one respect: FTS5 keeps one-character tokens, bm25s drops them.
+
+Only what the store holds is compared: bm25s indexes the documents the ingest stored (a
+document the store refuses, e.g. for text that looks like a credential, is in neither),
+and a query counts when recall answered it and one of its relevant documents is stored.
+
+Usage: search_quality.py gen DIR DOCS QUERIES | gen-man DIR QUERIES | fill STORE DIR
+       | events DIR TEMPLATE OUT
        | jsonl DIR TEMPLATE FILE
        | eval DIR STORE BIN ROUTE... (see the shell script).
 """
@@ -196,20 +205,31 @@ def evaluate(out, store, binary, route):
 
     docs = load(f"{out}/docs.jsonl")
     queries = load(f"{out}/queries.jsonl")
-    # candidate_ref -> document, through the summary each record holds.
-    by_summary = {shorten(d["text"]): d["id"] for d in docs}
+    # candidate_ref -> document: the bulk ingest's receipts, one per input line in order,
+    # else the summary each record holds.
+    cand = {}
+    receipts = f"{out}/ingest.jsonl"
+    if os.path.exists(receipts):
+        for doc, line in zip(docs, load(receipts)):
+            if line.get("ok") and line.get("candidate_ref"):
+                cand[line["candidate_ref"]] = doc["id"]
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
-    cand, by_ref, scope = {}, {}, None
+    by_summary = {} if cand else {shorten(d["text"]): d["id"] for d in docs}
+    by_ref, scope = {}, None
     for resource_ref, content in db.execute("SELECT resource_ref, content FROM resources"):
         record = json.loads(content)
-        doc = by_summary.get(record.get("content_summary"))
+        doc = cand.get(record.get("candidate_ref"))
+        if doc is None:
+            doc = by_summary.get(record.get("content_summary"))
+            if doc is not None:
+                cand[record["candidate_ref"]] = doc
         if doc is not None:
-            cand[record["candidate_ref"]] = doc
             by_ref[resource_ref] = doc
             scope = resource_ref.rsplit("/", 1)[0]
     db.close()
+    stored = set(by_ref.values())
 
-    ours, ours_ms, limit = [], [], 0
+    ours, ours_ms, limit, answered = [], [], 0, []
     for q in queries:
         argv = [binary, *route, "recall", "--goal-id", "embedded-demo", "--agent-id", "pilot",
                 "--query", q["text"], "--query-summary", "bench", "--observed-at",
@@ -222,14 +242,18 @@ def evaluate(out, store, binary, route):
         results = packet.get("results") or []
         limit = max(limit, len(results))
         ours.append([cand.get(r.get("candidate_ref"), -1) for r in results])
+        answered.append(done.returncode == 0
+                        and any(int(d) in stored for d, g in q["qrels"].items() if g > 0))
     floor = []
     for _ in range(30):
         start = time.perf_counter()
         subprocess.run(["/bin/true"], check=False)
         floor.append((time.perf_counter() - start) * 1000)
 
-    corpus_tokens = bm25s.tokenize([d["text"] for d in docs], stopwords=None, show_progress=False)
-    retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+    indexed = [d for d in docs if d["id"] in stored]
+    corpus_tokens = bm25s.tokenize([d["text"] for d in indexed], stopwords=None,
+                                   show_progress=False)
+    retriever = bm25s.BM25()  # its defaults: the lucene variant, k1 = 1.5, b = 0.75
     retriever.index(corpus_tokens, show_progress=False)
     theirs, theirs_ms = [], []
     for q in queries:
@@ -237,7 +261,7 @@ def evaluate(out, store, binary, route):
         tokens = bm25s.tokenize([q["text"]], stopwords=None, show_progress=False)
         ids, _ = retriever.retrieve(tokens, k=K, show_progress=False, n_threads=1)
         theirs_ms.append((time.perf_counter() - start) * 1000)
-        theirs.append([int(i) for i in ids[0]])
+        theirs.append([indexed[int(i)]["id"] for i in ids[0]])
 
     cut = max(limit, 1)
     # The same search in process: the provider's retrieve, one query at a time
@@ -255,23 +279,28 @@ def evaluate(out, store, binary, route):
             elif line.startswith("timing"):
                 inproc_ms = [float(x) for x in line.split()[1:]]
 
+    def judged(ranked):
+        return [(r, q) for r, q, a in zip(ranked, queries, answered) if a]
+
     def row(name, ranked, ms, note):
-        n10 = statistics.mean(ndcg(r, q["qrels"]) for r, q in zip(ranked, queries))
-        n8 = statistics.mean(ndcg(r, q["qrels"], cut) for r, q in zip(ranked, queries))
-        p10 = statistics.mean(precision(r, q["qrels"]) for r, q in zip(ranked, queries))
+        n10 = statistics.mean(ndcg(r, q["qrels"]) for r, q in judged(ranked))
+        n8 = statistics.mean(ndcg(r, q["qrels"], cut) for r, q in judged(ranked))
+        p10 = statistics.mean(precision(r, q["qrels"]) for r, q in judged(ranked))
         print(f"| {name} | {n10:.4f} | {n8:.4f} | {p10:.4f} | {statistics.median(ms):.2f} ms "
               f"median, {pct(ms, 95):.2f} p95 ({note}) |")
         return n10, n8
 
-    print(f"{len(docs)} documents, {len(queries)} queries; recall returned at most {limit} results")
+    print(f"{len(stored)} of {len(docs)} documents stored; {sum(answered)} of {len(queries)} "
+          f"queries judged (answered by recall, a relevant document stored); recall returned "
+          f"at most {limit} results")
     print(f"| system | nDCG@10 | nDCG@{cut} | P@10 | latency per query |")
     print("| --- | --- | --- | --- | --- |")
     o10, o8 = row("reward-memory recall (embedded store)", ours, ours_ms,
                   f"whole process; spawn floor /bin/true {statistics.median(floor):.2f} ms")
     if inproc is not None and inproc_ms is not None:
-        n10 = statistics.mean(ndcg(r, q["qrels"]) for r, q in zip(inproc, queries))
-        n8 = statistics.mean(ndcg(r, q["qrels"], cut) for r, q in zip(inproc, queries))
-        p10 = statistics.mean(precision(r, q["qrels"]) for r, q in zip(inproc, queries))
+        n10 = statistics.mean(ndcg(r, q["qrels"]) for r, q in judged(inproc))
+        n8 = statistics.mean(ndcg(r, q["qrels"], cut) for r, q in judged(inproc))
+        p10 = statistics.mean(precision(r, q["qrels"]) for r, q in judged(inproc))
         print(f"| reward-memory search (provider retrieve) | {n10:.4f} | {n8:.4f} | {p10:.4f} | "
               f"{inproc_ms[0]:.2f} ms median, {inproc_ms[1]:.2f} p95 (in process: open, term "
               f"index, rows read) |")
@@ -283,6 +312,11 @@ def main(argv):
     cmd = argv[1]
     if cmd == "gen":
         gen(argv[2], int(argv[3]), int(argv[4]))
+    elif cmd == "gen-man":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import man_corpus
+
+        man_corpus.gen(argv[2], int(argv[3]))
     elif cmd == "fill":
         fill(argv[2], argv[3])
     elif cmd == "events":

@@ -1,15 +1,15 @@
-//! Reading a search's best hits: the records of the term index's best sums, or of FTS5's
-//! own ranking when the term index may not answer, filtered by namespace and scope.
+//! Reading a search's best hits: the records of its best BM25 sums, filtered by namespace
+//! and scope.
 
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::postings;
 
-/// A search hit as read: the record's ref, its bytes and its FTS5 rank (the negated BM25
+/// A search hit as read: the record's ref, its bytes and its rank (the negated BM25
 /// score).
 pub(super) type Hit = (String, Vec<u8>, f64);
 
-/// The best `fetch` hits of the term index's `scores` that are records of `namespace`
+/// The best `fetch` hits of a search's `scores` that are records of `namespace`
 /// within the scope (`scope_ref` itself or under `prefix`), best first.
 pub(super) fn best_rows(
     tx: &Connection,
@@ -47,34 +47,4 @@ pub(super) fn best_rows(
         seen = best.len();
         window = window.saturating_mul(4);
     }
-}
-
-/// The best `fetch` hits of FTS5's own ranking (the index answers when the term index may
-/// not), with the same filters as [`best_rows`].
-pub(super) fn fts_rows(
-    tx: &Connection,
-    fts: &str,
-    namespace: &str,
-    scope_ref: &str,
-    prefix: &str,
-    fetch: usize,
-) -> rusqlite::Result<Vec<Hit>> {
-    let mut stmt = tx.prepare(
-        "SELECT r.resource_ref, r.content, bm25(resources_fts) AS rank
-         FROM resources_fts JOIN resources r ON r.id = resources_fts.rowid
-         WHERE resources_fts MATCH ?1 AND r.namespace = ?2
-           AND (r.resource_ref = ?3 OR substr(r.resource_ref, 1, length(?4)) = ?4)
-         ORDER BY rank, r.id LIMIT ?5",
-    )?;
-    stmt.query_map(
-        params![
-            fts,
-            namespace,
-            scope_ref,
-            prefix,
-            i64::try_from(fetch).unwrap_or(i64::MAX)
-        ],
-        |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-    )?
-    .collect()
 }

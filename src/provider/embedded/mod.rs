@@ -115,18 +115,6 @@ pub fn query_words(query: &str) -> Vec<String> {
     words
 }
 
-/// An FTS5 query matching any word of `query` (each word quoted, so no FTS syntax leaks).
-pub fn fts_query(query: &str) -> Option<String> {
-    let words = query_words(query);
-    (!words.is_empty()).then(|| {
-        words
-            .iter()
-            .map(|w| format!("\"{w}\""))
-            .collect::<Vec<_>>()
-            .join(" OR ")
-    })
-}
-
 /// One resource as stored (for operators and tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResource {
@@ -557,11 +545,11 @@ impl EmbeddedStore {
             }
         };
         let words = query_words(query);
-        let Some(fts) = fts_query(query) else {
+        if words.is_empty() {
             retrieval.snapshot = file::retry_busy(deadline, || generation(&opened.conn)).ok();
             retrieval.latency_ms = elapsed_ms(start);
             return retrieval;
-        };
+        }
         let scope = request.scope_ref.trim_end_matches('/');
         let prefix = format!("{scope}/");
         let search = || {
@@ -570,12 +558,9 @@ impl EmbeddedStore {
             let generation = generation(&tx)?;
             // Hits the lifecycle drops must not shorten the answer (`lifecycle::visible`).
             let fetch = limit + lifecycle::inactive_count(&tx, namespace)?;
-            let rows = match search::search(&tx, &generation, &words)? {
-                Some(scores) => {
-                    hits::best_rows(&tx, &scores, namespace, &request.scope_ref, &prefix, fetch)?
-                }
-                None => hits::fts_rows(&tx, &fts, namespace, &request.scope_ref, &prefix, fetch)?,
-            };
+            let scores = search::search(&tx, &generation, &words)?;
+            let rows =
+                hits::best_rows(&tx, &scores, namespace, &request.scope_ref, &prefix, fetch)?;
             let visible = lifecycle::visible(&tx, namespace, rows, limit, &request.observed_at)?;
             Ok((generation, visible))
         };
@@ -765,8 +750,8 @@ impl ContextProvider for EmbeddedStore {
     }
 }
 
-/// The relevance in `[0, 1)` of an item whose `score` is the negated FTS5 `bm25()` rank
-/// `x` (FTS5 ranks better matches more negative, so `x > 0` grows with the match):
+/// The relevance in `[0, 1)` of an item whose `score` is its BM25 score `x` (`x > 0`
+/// grows with the match):
 /// `x / (1 + x)`; `x ≤ 0` or NaN gives 0 and `+∞` gives 1. Monotone, so the order of a
 /// search is kept.
 pub fn bm25_relevance(score: f64) -> f64 {

@@ -1,5 +1,5 @@
-//! Posting blocks of the embedded store's term index, and the BM25 score FTS5's `bm25()`
-//! gives, computed term at a time over them.
+//! Posting blocks of the embedded store's term index, and the BM25 score of a search,
+//! computed term at a time over postings.
 //!
 //! * **Blocks.** A term's postings are kept in blocks of at most [`BLOCK_POSTINGS`], in
 //!   document order. A block is `(first_doc, last_doc, count, data)`; `data` is, per
@@ -7,17 +7,19 @@
 //!   `first_doc` for the first), the term's frequency in it, and the document's length in
 //!   tokens. A document joins the end of its term's last block ([`append`]) or starts a new
 //!   one, so a write never re-encodes a block.
-//! * **Score** ([`Scores`]): for each query phrase in order, `idf * (f * (k1 + 1)) /
-//!   (f + k1 * (1 - b + b * D / avgdl))` added to the document's sum, with FTS5's constants
-//!   (`k1` 1.2, `b` 0.75), its IDF (`ln((N - n + 0.5) / (n + 0.5))`, 1e-6 when not
-//!   positive) and its corpus statistics (rows and tokens of the whole index), in the same
-//!   order of operations, so every score equals the one `bm25()` negates, bit for bit.
+//! * **Score** ([`Scores`]): BM25 as Lucene computes it (the variant `bm25s` calls
+//!   `lucene`): for each query term in order, `idf * (f * (k1 + 1)) /
+//!   (f + k1 * (1 - b + b * D / avgdl))` added to the document's sum, with `k1` 1.5,
+//!   `b` 0.75 and the IDF `ln(1 + (N - n + 0.5) / (n + 0.5))` (positive for every term,
+//!   however common), over the corpus statistics of the whole index (rows and tokens).
+//!   The same postings give the same sums, bit for bit, whichever index they were read
+//!   from.
 
 /// Most postings a block holds.
 pub const BLOCK_POSTINGS: usize = 128;
 
-const K1: f64 = 1.2;
-/// The (tf, len) pairs below these are memoized per phrase ([`Scores::add`]).
+const K1: f64 = 1.5;
+/// The (tf, len) pairs below these are memoized per term ([`Scores::add`]).
 const MEMO_TF: usize = 8;
 const MEMO_LEN: usize = 512;
 const B: f64 = 0.75;
@@ -109,15 +111,16 @@ pub fn decode(
     }
 }
 
-/// FTS5's IDF of a phrase found in `hits` of `rows` rows.
+/// The IDF of a term found in `hits` of `rows` rows: `ln(1 + (N - n + 0.5) / (n + 0.5))`,
+/// positive even for a term in every row (FTS5's `bm25()` floors the negative
+/// `ln((N - n + 0.5) / (n + 0.5))` to 1e-6 instead, so a term in half the rows or more
+/// weighs nothing).
 pub fn idf(rows: i64, hits: i64) -> f64 {
-    let idf = (((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln();
-    if idf <= 0.0 { 1e-6 } else { idf }
+    (1.0 + ((rows - hits) as f64 + 0.5) / (hits as f64 + 0.5)).ln()
 }
 
-/// BM25 sums of the documents holding a query's terms, one phrase at a time
-/// ([`Scores::add`]) in the query's order, so each document's sum is added up in the order
-/// FTS5 adds it.
+/// BM25 sums of the documents holding a query's terms, one term at a time
+/// ([`Scores::add`]) in the query's order, so each document's sum is added up in one order.
 #[derive(Debug, Clone)]
 pub struct Scores {
     avgdl: f64,
@@ -150,7 +153,7 @@ impl Scores {
         }
     }
 
-    /// Adds one phrase's contribution (IDF `weight`) to each document of `postings`.
+    /// Adds one term's contribution (IDF `weight`) to each document of `postings`.
     pub fn add(&mut self, weight: f64, postings: &[Posting]) {
         let avgdl = self.avgdl;
         let contribution = |tf: u32, len: u32| {
@@ -158,7 +161,7 @@ impl Scores {
             let d = f64::from(len);
             weight * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl)))
         };
-        // A phrase's contribution depends only on its weight and (tf, len): the common
+        // A term's contribution depends only on its weight and (tf, len): the common
         // small pairs are computed once per weight (the same expression, the same bits).
         if self.memo_weight != Some(weight.to_bits()) {
             self.memo.clear();
@@ -256,8 +259,7 @@ impl Ord for Ranked {
     }
 }
 
-/// The order of search results: the higher score first, then the lower document id (the
-/// order `ORDER BY rank, id` gives FTS5's negated scores).
+/// The order of search results: the higher score first, then the lower document id.
 pub fn ranked(a: &(i64, f64), b: &(i64, f64)) -> std::cmp::Ordering {
     b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
@@ -297,10 +299,11 @@ mod tests {
     }
 
     #[test]
-    fn the_idf_is_floored_as_fts5_floors_it() {
-        assert!((idf(10, 1) - (9.5_f64 / 1.5).ln()).abs() < 1e-15);
-        assert_eq!(idf(10, 5), 1e-6);
-        assert_eq!(idf(10, 9), 1e-6);
+    fn the_idf_is_lucenes_positive_for_every_term_and_falls_with_frequency() {
+        assert!((idf(10, 1) - (1.0 + 9.5_f64 / 1.5).ln()).abs() < 1e-15);
+        assert!((idf(10, 5) - 2.0_f64.ln()).abs() < 1e-15);
+        let every = idf(10, 10);
+        assert!(every > 0.0 && every < idf(10, 9) && idf(10, 9) < idf(10, 5));
     }
 
     fn scored(phrases: &[(f64, &[Posting])], corpus: Corpus, slots: Option<usize>) -> Scores {
@@ -325,7 +328,7 @@ mod tests {
         let sparse = scored(&[(wa, &a), (wb, &b)], corpus, None);
         assert_eq!(dense.best(10), sparse.best(10));
         assert_eq!(partly.best(10), sparse.best(10));
-        let term = |w: f64, f: f64, d: f64| w * ((f * 2.2) / (f + 1.2 * (0.25 + 0.75 * d / 10.0)));
+        let term = |w: f64, f: f64, d: f64| w * ((f * 2.5) / (f + 1.5 * (0.25 + 0.75 * d / 10.0)));
         let doc3 = sparse
             .best(10)
             .iter()

@@ -1,6 +1,6 @@
 //! The embedded store's term index (`search_postings`): kept up to date from the FTS5
 //! index's search texts in every write transaction, and searched without FTS5's per-row
-//! ranking cost, with the same BM25 scores.
+//! cost.
 //!
 //! * **What it holds.** Per term, blocks of postings ([`super::postings`]) over every row
 //!   of `resources_fts`, tokenized by FTS5 itself (a temporary FTS5 table with the store's
@@ -10,11 +10,11 @@
 //!   tokens) and the tokenizer it was built with.
 //! * **When it is used.** Only when its recorded generation and tokenizer are the store's
 //!   ([`search`]); otherwise (a store written by an older version, a rebuilt FTS5 index,
-//!   a record inserted by hand) a search falls back to FTS5, and the next write rebuilds
-//!   it ([`update`]). A stale index is never read.
-//! * **Queries.** Each query word is tokenized as FTS5 tokenizes a quoted phrase; a word
-//!   that is more than one token (a phrase, which FTS5 matches by position) makes the
-//!   search fall back to FTS5.
+//!   a record inserted by hand) a search reads the same postings from FTS5's own index
+//!   (`fallback`), and the next write rebuilds it ([`update`]). A stale index is never
+//!   read.
+//! * **Queries.** Each query word is tokenized as FTS5 tokenizes it; every distinct token
+//!   is a term of the search (`query_terms`).
 
 use std::collections::BTreeMap;
 
@@ -319,18 +319,75 @@ pub fn update(conn: &Connection, previous: &str, last_id: i64, next: &str) -> ru
     Ok(())
 }
 
-/// The BM25 sums of every indexed document holding a term of `words`, or `None` when the
-/// index may not answer for the store at `generation` (then FTS5 does): another
-/// generation or tokenizer, or a last record id other than the one it covers.
-pub fn search(
+/// The distinct terms of a query's `words` as the store's `tokenizer` makes them, in
+/// query order: a word FTS5 splits (`v2.0`, or a word `porter` folds onto another's stem)
+/// adds each of its tokens once, as `bm25s` and Lucene treat a query's tokens.
+pub(super) fn query_terms(tokenizer: Tokenizer, words: &[String]) -> rusqlite::Result<Vec<String>> {
+    let mut instances: Vec<(i64, String)> = Vec::new();
+    if words.iter().all(|w| tokenized_here(tokenizer, w)) {
+        for (i, word) in words.iter().enumerate() {
+            let lowered = word.to_ascii_lowercase();
+            instances.extend(ascii_unicode61(&lowered).map(|t| (i as i64, t.to_owned())));
+        }
+    } else {
+        let scratch = Connection::open_in_memory()?;
+        let indexed = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i as i64, w.as_str()));
+        instances = tokenize(&scratch, tokenizer, indexed)?
+            .into_iter()
+            .map(|(term, word)| (word, term))
+            .collect();
+        // By word, then term (the order within a word is immaterial to a sum of terms).
+        instances.sort_unstable();
+    }
+    let mut terms: Vec<String> = Vec::new();
+    for (_, term) in instances {
+        if !terms.contains(&term) {
+            terms.push(term);
+        }
+    }
+    Ok(terms)
+}
+
+/// The BM25 sums ([`postings::Scores`]) of every indexed document holding a term of
+/// `words`, for the store at `generation`: read from the term index when it is current,
+/// else from FTS5's own index (`fallback`), the same sums either way.
+pub fn search(conn: &Connection, generation: &str, words: &[String]) -> rusqlite::Result<Scores> {
+    let tokenizer = index::recorded_tokenizer(conn)?;
+    let terms = query_terms(tokenizer, words)?;
+    match indexed(conn, generation, tokenizer, &terms)? {
+        Some(scores) => Ok(scores),
+        None => fallback::scores(conn, &terms),
+    }
+}
+
+/// The room the sums of `hits` postings over documents up to `last_doc` are given: a dense
+/// array by document id unless the ids are much sparser than the hits.
+fn scores_for(corpus: Corpus, last_doc: i64, hits: i64) -> Scores {
+    let slots = usize::try_from(last_doc)
+        .ok()
+        .and_then(|n| n.checked_add(1));
+    let dense_limit = usize::try_from(hits)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(16)
+        .max(1 << 16);
+    Scores::new(corpus, slots, dense_limit)
+}
+
+/// The sums of `terms` from the term index, or `None` when it may not answer for the store
+/// at `generation`: another generation or tokenizer, a last record id other than the one it
+/// covers, or a block that does not decode.
+pub(super) fn indexed(
     conn: &Connection,
     generation: &str,
-    words: &[String],
+    tokenizer: Tokenizer,
+    terms: &[String],
 ) -> rusqlite::Result<Option<Scores>> {
     let Some(state) = state(conn)? else {
         return Ok(None);
     };
-    let tokenizer = index::recorded_tokenizer(conn)?;
     // A record added by hand leaves the generation as it was, not the last record id.
     let last_id: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM resources", [], |r| {
         r.get(0)
@@ -341,59 +398,18 @@ pub fn search(
     {
         return Ok(None);
     }
-    let here = words.iter().all(|w| tokenized_here(tokenizer, w));
-    let by_fts5 = if here {
-        Vec::new()
-    } else {
-        let scratch = Connection::open_in_memory()?;
-        tokenize(
-            &scratch,
-            tokenizer,
-            words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| (i as i64, w.as_str())),
-        )?
-    };
-    let lowered: Vec<String> = if here {
-        words.iter().map(|w| w.to_ascii_lowercase()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut instances: Vec<(&str, i64)> = by_fts5.iter().map(|(t, i)| (t.as_str(), *i)).collect();
-    for (i, word) in lowered.iter().enumerate() {
-        instances.extend(ascii_unicode61(word).map(|t| (t, i as i64)));
-    }
-    // Each word's one token, in query order; a word of several tokens is a phrase.
-    let mut terms: Vec<Option<&str>> = vec![None; words.len()];
-    for &(term, word) in &instances {
-        let Some(slot) = usize::try_from(word).ok().and_then(|i| terms.get_mut(i)) else {
-            return Ok(None);
-        };
-        if slot.is_some() {
-            return Ok(None);
-        }
-        *slot = Some(term);
-    }
-    // Each phrase's document frequency first (its IDF weighs every posting), from the
-    // blocks' counts; then each phrase's postings, a block at a time, into the sums.
+    // Each term's document frequency first (its IDF weighs every posting), from the
+    // blocks' counts; then each term's postings, a block at a time, into the sums.
     let mut frequency =
         conn.prepare_cached("SELECT coalesce(sum(count), 0) FROM search_postings WHERE term = ?1")?;
     let mut weights: Vec<(&str, f64)> = Vec::new();
     let mut hits: i64 = 0;
-    for term in terms.iter().flatten() {
+    for term in terms {
         let df: i64 = frequency.query_row(params![term], |r| r.get(0))?;
         hits = hits.saturating_add(df);
         weights.push((term, postings::idf(state.corpus.rows, df)));
     }
-    let slots = usize::try_from(state.last_doc)
-        .ok()
-        .and_then(|n| n.checked_add(1));
-    let dense_limit = usize::try_from(hits)
-        .unwrap_or(usize::MAX)
-        .saturating_mul(16)
-        .max(1 << 16);
-    let mut scores = Scores::new(state.corpus, slots, dense_limit);
+    let mut scores = scores_for(state.corpus, state.last_doc, hits);
     let mut blocks = conn.prepare_cached(
         "SELECT first_doc, count, data FROM search_postings WHERE term = ?1 ORDER BY first_doc",
     )?;
@@ -413,6 +429,8 @@ pub fn search(
     }
     Ok(Some(scores))
 }
+
+mod fallback;
 
 #[cfg(test)]
 mod tests;

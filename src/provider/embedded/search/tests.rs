@@ -1,4 +1,6 @@
-//! The term index against FTS5's own `bm25()` ranking on the same rows.
+//! The term index and the FTS5 fallback against a textbook BM25 over FTS5's own tokens.
+
+use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
 
@@ -67,55 +69,131 @@ fn corpus(tokenizer: Tokenizer, n: i64) -> Connection {
     conn
 }
 
-fn fts5_ranking(conn: &Connection, words: &[String]) -> Vec<(i64, f64)> {
-    let query = words
-        .iter()
-        .map(|w| format!("\"{w}\""))
-        .collect::<Vec<_>>()
-        .join(" OR ");
-    let mut stmt = conn
-        .prepare(
-            "SELECT rowid, bm25(resources_fts) AS rank FROM resources_fts
-             WHERE resources_fts MATCH ?1 ORDER BY rank, rowid",
-        )
-        .expect("prepare");
-    stmt.query_map(params![query], |r| Ok((r.get(0)?, -r.get::<_, f64>(1)?)))
+/// The textbook sums: every row's tokens as FTS5 holds them (`fts5vocab`), counted here,
+/// and Lucene's BM25 (k1 1.5, b 0.75) over them, term by term in query order.
+fn textbook(conn: &Connection, terms: &[String]) -> BTreeMap<i64, f64> {
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.oracle USING fts5vocab('main', 'resources_fts', 'instance');",
+    )
+    .expect("vocab");
+    let instances: Vec<(String, i64)> = conn
+        .prepare("SELECT term, doc FROM temp.oracle")
+        .expect("prepare")
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
         .expect("query")
         .collect::<rusqlite::Result<_>>()
-        .expect("rows")
+        .expect("rows");
+    let rows: i64 = conn
+        .query_row("SELECT count(*) FROM resources_fts", [], |r| r.get(0))
+        .expect("count");
+    let mut len: BTreeMap<i64, f64> = BTreeMap::new();
+    let mut tf: BTreeMap<(&str, i64), f64> = BTreeMap::new();
+    for (term, doc) in &instances {
+        *len.entry(*doc).or_default() += 1.0;
+        *tf.entry((term.as_str(), *doc)).or_default() += 1.0;
+    }
+    let avgdl = instances.len() as f64 / rows as f64;
+    let mut sums: BTreeMap<i64, f64> = BTreeMap::new();
+    for term in terms {
+        let docs: Vec<(i64, f64)> = tf
+            .iter()
+            .filter(|((t, _), _)| t == term)
+            .map(|((_, d), f)| (*d, *f))
+            .collect();
+        let n = docs.len() as f64;
+        let idf = (1.0 + (rows as f64 - n + 0.5) / (n + 0.5)).ln();
+        for (doc, f) in docs {
+            let norm = 1.5 * (1.0 - 0.75 + 0.75 * len[&doc] / avgdl);
+            *sums.entry(doc).or_default() += idf * (f * 2.5) / (f + norm);
+        }
+    }
+    sums
 }
 
-fn ours(conn: &Connection, generation: &str, words: &[String]) -> Option<Vec<(i64, f64)>> {
-    let scores = search(conn, generation, words).expect("search")?;
-    Some(scores.best(scores.len()))
+fn all(scores: &Scores) -> Vec<(i64, f64)> {
+    scores.best(scores.len())
+}
+
+fn assert_textbook(conn: &Connection, terms: &[String], got: &[(i64, f64)], what: &str) {
+    let expected = textbook(conn, terms);
+    assert!(!expected.is_empty(), "{what}: {terms:?} matches");
+    let got_map: BTreeMap<i64, f64> = got.iter().copied().collect();
+    assert_eq!(
+        got_map.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "{what}: {terms:?}: the documents scored"
+    );
+    for (doc, score) in &expected {
+        let ours = got_map[doc];
+        assert!(
+            (ours - score).abs() <= 1e-12 * score.abs().max(1.0),
+            "{what}: {terms:?}: document {doc} scores {ours}, the textbook {score}"
+        );
+    }
+}
+
+fn indexed_scores(
+    conn: &Connection,
+    generation: &str,
+    terms: &[String],
+) -> Option<Vec<(i64, f64)>> {
+    let tokenizer = index::recorded_tokenizer(conn).expect("tokenizer");
+    indexed(conn, generation, tokenizer, terms)
+        .expect("search")
+        .map(|s| all(&s))
+}
+
+fn fts5_scores(conn: &Connection, terms: &[String]) -> Vec<(i64, f64)> {
+    all(&fallback::scores(conn, terms).expect("fallback"))
 }
 
 fn words(list: &[&str]) -> Vec<String> {
     list.iter().map(|w| w.to_string()).collect()
 }
 
+fn terms(tokenizer: Tokenizer, list: &[&str]) -> Vec<String> {
+    query_terms(tokenizer, &words(list)).expect("terms")
+}
+
 #[test]
-fn the_term_index_ranks_and_scores_exactly_as_fts5_bm25() {
+fn the_term_index_and_fts5_give_the_textbook_sums_bit_for_bit_alike() {
     for tokenizer in Tokenizer::ALL {
         let conn = corpus(tokenizer, 300);
         update(&conn, "g0", 0, "g1").expect("build");
         for query in [
-            words(&["alpha"]),
-            words(&["alpha", "beta", "gamma"]),
-            words(&["run", "runs", "running", "cafe"]),
-            words(&["zeta", "iota", "theta", "eta", "delta", "nothing"]),
-            words(&["snake", "case", "don", "t", "v2", "0", "rc1"]),
-            words(&["ecole", "école", "alpha"]),
+            &["alpha"][..],
+            &["alpha", "beta", "gamma"],
+            &["run", "runs", "running", "cafe"],
+            &["zeta", "iota", "theta", "eta", "delta", "nothing"],
+            &["snake", "case", "don", "t", "v2", "0", "rc1"],
+            &["ecole", "école", "alpha"],
         ] {
-            let expected = fts5_ranking(&conn, &query);
-            assert!(!expected.is_empty(), "{tokenizer:?} {query:?} matches");
+            let terms = terms(tokenizer, query);
+            let what = format!("{tokenizer:?}");
+            let ours = indexed_scores(&conn, "g1", &terms).expect("current");
+            assert_textbook(&conn, &terms, &ours, &what);
+            assert_eq!(fts5_scores(&conn, &terms), ours, "{what}: {terms:?}");
             assert_eq!(
-                ours(&conn, "g1", &query),
-                Some(expected),
-                "{tokenizer:?} {query:?}"
+                all(&search(&conn, "g1", &words(query)).expect("search")),
+                ours
             );
         }
     }
+}
+
+#[test]
+fn query_words_become_the_stores_distinct_terms() {
+    let u = Tokenizer::Unicode61;
+    assert_eq!(
+        terms(u, &["alpha beta", "v2.0-rc1", "Alpha"]),
+        ["alpha", "beta", "v2", "0", "rc1"]
+    );
+    assert_eq!(terms(u, &["École", "ecole", "..."]), ["ecole"]);
+    assert_eq!(
+        terms(Tokenizer::Porter, &["running", "runs", "run"]),
+        ["run"]
+    );
+    assert!(terms(u, &[]).is_empty());
 }
 
 #[test]
@@ -139,7 +217,9 @@ fn rows_written_after_the_index_are_added_incrementally_with_the_same_scores() {
         .expect("blocks");
     assert!(blocks >= 3, "alpha's postings span {blocks} blocks");
     let query = words(&["alpha", "beta", "gammagamma", "eta"]);
-    assert_eq!(ours(&conn, "g2", &query), Some(fts5_ranking(&conn, &query)));
+    let ours = indexed_scores(&conn, "g2", &query).expect("current");
+    assert_textbook(&conn, &query, &ours, "grown");
+    assert_eq!(fts5_scores(&conn, &query), ours);
 }
 
 #[test]
@@ -147,31 +227,34 @@ fn a_stale_or_invalidated_index_is_never_read_and_the_next_write_rebuilds_it() {
     let conn = corpus(Tokenizer::Unicode61, 50);
     update(&conn, "g0", 0, "g1").expect("build");
     let query = words(&["alpha"]);
-    assert!(ours(&conn, "g1", &query).is_some());
-    // Another generation (a write by a version that does not keep the index).
-    assert_eq!(ours(&conn, "g2", &query), None);
+    let before = indexed_scores(&conn, "g1", &query).expect("current");
+    // Another generation (a write by a version that does not keep the index): FTS5
+    // answers, with the same sums.
+    assert_eq!(indexed_scores(&conn, "g2", &query), None);
+    assert_eq!(all(&search(&conn, "g2", &query).expect("search")), before);
     // A write whose previous state is not the recorded one rebuilds from every row.
     update(&conn, "g-other", 50, "g3").expect("rebuild");
-    assert_eq!(ours(&conn, "g3", &query), Some(fts5_ranking(&conn, &query)));
+    assert_eq!(indexed_scores(&conn, "g3", &query), Some(before));
     // A record added by hand (the generation unchanged) is not in the index: it may not
-    // answer; the next write, whose last record id is not the recorded one, rebuilds it.
+    // answer, FTS5 does (the new record included); the next write rebuilds it.
     add_row(&conn, 51, "alpha");
-    assert_eq!(ours(&conn, "g3", &query), None);
+    assert_eq!(indexed_scores(&conn, "g3", &query), None);
+    let by_fts5 = all(&search(&conn, "g3", &query).expect("search"));
+    assert!(by_fts5.iter().any(|(doc, _)| *doc == 51));
     update(&conn, "g3", 51, "g4").expect("rebuild");
-    assert_eq!(ours(&conn, "g4", &query), Some(fts5_ranking(&conn, &query)));
+    assert_eq!(indexed_scores(&conn, "g4", &query), Some(by_fts5));
     invalidate(&conn).expect("invalidate");
-    assert_eq!(ours(&conn, "g4", &query), None);
+    assert_eq!(indexed_scores(&conn, "g4", &query), None);
     // A recorded tokenizer other than the index's.
     update(&conn, "g4", 51, "g5").expect("rebuild");
     index::set_meta(&conn, index::TOKENIZER_KEY, "porter").expect("meta");
-    assert_eq!(ours(&conn, "g5", &query), None);
+    assert_eq!(indexed_scores(&conn, "g5", &query), None);
 }
 
 #[test]
-fn a_word_fts5_reads_as_several_tokens_leaves_the_search_to_fts5() {
-    let conn = corpus(Tokenizer::Unicode61, 20);
-    update(&conn, "g0", 0, "g1").expect("build");
-    assert_eq!(ours(&conn, "g1", &words(&["alpha beta"])), None);
-    // A word of no token (only separators) is no phrase.
-    assert!(ours(&conn, "g1", &words(&["alpha", "..."])).is_some());
+fn fts5_answers_an_empty_index_with_nothing() {
+    let conn = corpus(Tokenizer::Unicode61, 0);
+    assert!(fts5_scores(&conn, &words(&["alpha"])).is_empty());
+    add_row(&conn, 1, "");
+    assert!(fts5_scores(&conn, &words(&["alpha"])).is_empty());
 }
