@@ -73,8 +73,10 @@ direct)
 *)
     "$py" bench/search_quality.py jsonl "$work" fixtures/recall/loop/event-a.json "$work/events.jsonl"
     start=$(date +%s.%N)
+    # Exit 1 when a line was refused (the summary counts them); the others are stored.
     "$bin" "${route[@]}" ingest-event --input "$work/events.jsonl" --goal-id embedded-demo \
-        --agent-id pilot --execute --format jsonl >"$work/ingest.jsonl"
+        --agent-id pilot --execute --format jsonl >"$work/ingest.jsonl" || true
+    tail -n 1 "$work/ingest.jsonl" | python3 -c 'import json, sys; s = json.load(sys.stdin); print("ingest summary:", s["status_counts"], "records written", s["records_written"])'
     ;;
 esac
 n_records=$(sqlite3 "$store" 'SELECT count(*) FROM resources')

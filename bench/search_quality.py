@@ -212,7 +212,7 @@ def evaluate(out, store, binary, route):
     if os.path.exists(receipts):
         for doc, line in zip(docs, load(receipts)):
             if line.get("ok") and line.get("candidate_ref"):
-                cand[line["candidate_ref"]] = doc["id"]
+                cand.setdefault(line["candidate_ref"], doc["id"])  # a duplicate: the first
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     by_summary = {} if cand else {shorten(d["text"]): d["id"] for d in docs}
     by_ref, scope = {}, None
