@@ -14,7 +14,7 @@ use crate::wire::digest;
 use crate::wire::json::{Map, Value, str_items};
 use crate::wire::pyfmt::{pystr, pystr_strip};
 use crate::wire::text::{
-    FieldError, FieldResult, SURFACE_RE, compact, object, optional_token, strict_bool, token,
+    FieldError, FieldResult, compact, object, optional_token, strict_bool, token,
 };
 use crate::wire::timestamp;
 
@@ -138,7 +138,11 @@ fn optional_timestamp(v: Option<&Value>, label: &str) -> FieldResult<Option<Stri
 fn scope(raw: Option<&Value>) -> FieldResult<Map> {
     let raw = object(raw, "scope")?;
     let surfaces = bounded_tokens(raw.get("surface_ids"), "scope.surface_ids", MAX_SURFACES)?;
-    if surfaces.is_empty() || surfaces.iter().any(|s| !SURFACE_RE.is_match(s)) {
+    if surfaces.is_empty()
+        || surfaces
+            .iter()
+            .any(|s| !crate::wire::text::is_surface_id(s))
+    {
         return Err(fail(
             "scope.surface_ids must contain module-qualified tokens",
         ));

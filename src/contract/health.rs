@@ -10,7 +10,7 @@ use crate::contract::registry::{normalize_corpus, reference_corpus};
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr_strip;
-use crate::wire::text::{FieldError, FieldResult, SURFACE_RE, optional_token, strict_bool, token};
+use crate::wire::text::{FieldError, FieldResult, optional_token, strict_bool, token};
 
 crate::choice! {
     /// A built-in fixture case of `health-check`: the `retrieval-verified` observation
@@ -81,7 +81,7 @@ impl HealthObservation {
             "requested_project_ref",
         )?;
         let requested_surface = pystr_strip(observation.get("requested_surface"));
-        if !SURFACE_RE.is_match(&requested_surface) {
+        if !crate::wire::text::is_surface_id(&requested_surface) {
             return Err(fail("requested_surface must be a module-qualified token"));
         }
         let current_source_revision = optional_token(

@@ -13,9 +13,7 @@ use crate::contract::architecture::CLASS_IDS;
 use crate::obj;
 use crate::wire::json::{self, Map, Value};
 use crate::wire::pyfmt::pystr_strip;
-use crate::wire::text::{
-    self, CORPUS_ID_RE, FieldError, FieldResult, SURFACE_RE, TOKEN_RE, optional_token, token,
-};
+use crate::wire::text::{self, FieldError, FieldResult, optional_token, token};
 
 pub const READ_AUTHORITIES: &[&str] = &[
     "goal_run_scoped",
@@ -54,7 +52,7 @@ fn normalize_scope(v: Option<&Value>) -> FieldResult<Map> {
     let mut surface_ids = Vec::with_capacity(surfaces.len());
     for item in surfaces {
         let s = pystr_strip(Some(item));
-        if !SURFACE_RE.is_match(&s) {
+        if !text::is_surface_id(&s) {
             return Err(fail("scope.surface_ids contains an invalid token"));
         }
         surface_ids.push(s);
@@ -126,15 +124,15 @@ fn normalize_lifecycle(v: Option<&Value>) -> FieldResult<Map> {
         lifecycle.get("supersedes"),
         "lifecycle.supersedes",
         50,
-        &TOKEN_RE,
+        text::is_token,
         true,
     )?;
-    if supersedes.iter().any(|s| !CORPUS_ID_RE.is_match(s)) {
+    if supersedes.iter().any(|s| !text::is_corpus_id(s)) {
         return Err(fail("lifecycle.supersedes must contain corpus ids"));
     }
     let superseded_by = optional_token(lifecycle.get("superseded_by"), "lifecycle.superseded_by")?;
     if let Some(s) = &superseded_by
-        && !CORPUS_ID_RE.is_match(s)
+        && !text::is_corpus_id(s)
     {
         return Err(fail("lifecycle.superseded_by must be a corpus id"));
     }
@@ -175,7 +173,7 @@ fn normalize_maintenance(v: Option<&Value>) -> FieldResult<Map> {
         maintenance.get("writeback_triggers"),
         "maintenance.writeback_triggers",
         10,
-        &TOKEN_RE,
+        text::is_token,
         true,
     )?;
     let closure_policy = token(
@@ -220,7 +218,7 @@ pub fn normalize_corpus(value: &Value) -> FieldResult<Map> {
         _ => return Err(fail("corpus must be an object")),
     };
     let corpus_id = pystr_strip(corpus.get("corpus_id"));
-    if !CORPUS_ID_RE.is_match(&corpus_id) {
+    if !text::is_corpus_id(&corpus_id) {
         return Err(fail("corpus_id must be a lower-snake token"));
     }
     let class_id = text::one_of(

@@ -10,7 +10,7 @@ use crate::obj;
 use crate::wire::digest::{application_receipt_id as rma_digest, short16};
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::{py_str_value, py_strip, pystr_strip};
-use crate::wire::text::{self, FieldError, FieldResult, REF_RE, TOKEN_RE};
+use crate::wire::text::{self, FieldError, FieldResult};
 
 use super::execute::{RecallItem, RecallSession};
 
@@ -218,6 +218,12 @@ pub fn contains_non_finite(v: &Value) -> bool {
     }
 }
 
+/// [`MEMORY_DIGEST_RE`] without the regex engine (checked for every digest of every
+/// observation; a property test holds it to the pattern).
+pub fn is_memory_digest(s: &str) -> bool {
+    text::is_prefixed_hex(s, "", 16) || text::is_prefixed_hex(s, "sha256:", 64)
+}
+
 /// `^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$`: a canonical opaque memory digest.
 pub static MEMORY_DIGEST_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:[0-9a-f]{16}|sha256:[0-9a-f]{64})$").unwrap_or_else(|e| panic!("{e}"))
@@ -278,7 +284,7 @@ fn opaque(v: Option<&Value>, label: &str) -> FieldResult<String> {
         && s.as_bytes()[1] == b':'
         && s.as_bytes()[0].is_ascii_alphabetic()
         && s[2..].starts_with(['\\', '/']);
-    if !REF_RE.is_match(&s) || s.contains("://") || s.starts_with('/') || windows_abs {
+    if !text::is_ref(&s) || s.contains("://") || s.starts_with('/') || windows_abs {
         return Err(FieldError(format!(
             "{label} must be an opaque public-safe reference"
         )));
@@ -406,7 +412,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
             "{digests_label} must not contain duplicates"
         )));
     }
-    if normalized.iter().any(|d| !MEMORY_DIGEST_RE.is_match(d)) {
+    if normalized.iter().any(|d| !is_memory_digest(d)) {
         return Err(FieldError(format!(
             "{digests_label} must contain only canonical opaque memory digests"
         )));
@@ -419,7 +425,7 @@ pub fn application_receipt_id(receipt: &Map) -> FieldResult<String> {
         )));
     }
     for key in ["application_id", "artifact_ref"] {
-        if !TOKEN_RE.is_match(&pystr_strip(receipt.get(key))) {
+        if !text::is_token(&pystr_strip(receipt.get(key))) {
             return Err(FieldError(format!(
                 "{label}.{key} must be a compact public-safe token"
             )));

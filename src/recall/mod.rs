@@ -45,7 +45,7 @@ pub use application::{
     APPLICATION_OUTCOMES, APPLICATION_QUERY_KINDS, APPLICATION_RECEIPT_FIELDS,
     APPLICATION_RECEIPT_OPTIONAL_FIELDS, APPLICATION_RECEIPT_SCHEMA_VERSION,
     APPLICATION_RECEIPT_SCOPE_FIELDS, APPLICATION_SCHEMA_VERSION, Applier, MEMORY_DIGEST_RE,
-    application_receipt_id, apply_recall, contains_non_finite,
+    application_receipt_id, apply_recall, contains_non_finite, is_memory_digest,
 };
 pub use binding::{normalize_binding, timeout_seconds};
 pub use decision::{ApplyError, ApplyOutcome};

@@ -9,7 +9,7 @@ use crate::wire::credential;
 use crate::wire::digest::short16;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr_strip;
-use crate::wire::text::{self, FieldError, FieldResult, SURFACE_RE};
+use crate::wire::text::{self, FieldError, FieldResult};
 use crate::wire::timestamp::timestamp_field;
 
 /// Schema of a recall request packet.
@@ -228,7 +228,7 @@ pub fn build_recall_request(
         ));
     }
     let surface = pystr_strip(request.get("surface_id"));
-    if !SURFACE_RE.is_match(&surface) {
+    if !text::is_surface_id(&surface) {
         return Err(FieldError::new("surface_id must be module-qualified"));
     }
     let workspace_ref = text::token(request.get("workspace_ref"), "workspace_ref")?;

@@ -26,6 +26,7 @@ fn re(pattern: &str) -> Regex {
     }
 }
 
+#[cfg(test)]
 pub use crate::recall::MEMORY_DIGEST_RE;
 /// `^muo_[0-9a-f]{64}$`: an observation id (the definition [`is_observation_id`] is
 /// tested against).
@@ -36,11 +37,7 @@ pub static OBSERVATION_ID_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^muo_[0-9a
 #[cfg(test)]
 pub static FINGERPRINT_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^muof_[0-9a-f]{64}$"));
 
-/// [`MEMORY_DIGEST_RE`] without the regex engine (checked for every digest of every
-/// observation; a property test holds it to the pattern).
-pub fn is_memory_digest(s: &str) -> bool {
-    is_prefixed_hex(s, "", 16) || is_prefixed_hex(s, "sha256:", 64)
-}
+pub use crate::recall::is_memory_digest;
 
 /// `^muo_[0-9a-f]{64}$`: an observation id, without the regex engine.
 pub fn is_observation_id(s: &str) -> bool {

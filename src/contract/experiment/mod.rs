@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::obj;
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::{self, pystr, pystr_strip};
-use crate::wire::text::{AGENT_ID_RE, FieldError, FieldResult};
+use crate::wire::text::{FieldError, FieldResult};
 
 pub use config::{
     Automation, CONFIG_SCHEMA_VERSION, CorpusEntry, ExperimentConfig, ISSUE_FIX_ADAPTER,
@@ -47,7 +47,7 @@ pub enum ExperimentError {
 pub fn normalize_agent_id(value: Option<&Value>) -> Option<String> {
     let collapsed = pyfmt::collapse_ws(&pystr(value));
     let candidate = collapsed.to_lowercase().replace(' ', "-");
-    (!candidate.is_empty() && AGENT_ID_RE.is_match(&candidate)).then_some(candidate)
+    (!candidate.is_empty() && crate::wire::text::is_agent_id(&candidate)).then_some(candidate)
 }
 
 fn push_unique(out: &mut Vec<String>, agent: Option<String>) {

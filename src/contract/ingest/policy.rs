@@ -4,7 +4,7 @@
 use crate::contract::architecture::DURABLE_CLASS_IDS;
 use crate::obj;
 use crate::wire::json::{Map, Value};
-use crate::wire::text::{self, FieldError, FieldResult, SURFACE_RE, TOKEN_RE};
+use crate::wire::text::{self, FieldError, FieldResult};
 
 /// Schema of a standing policy.
 pub const STANDING_POLICY_SCHEMA_VERSION: &str = "reward_memory_standing_policy_v0";
@@ -65,12 +65,12 @@ fn policy_tokens(
     if unique.len() != result.len() {
         return Err(FieldError(format!("{label} must not contain duplicates")));
     }
-    if surface && result.iter().any(|s| !SURFACE_RE.is_match(s)) {
+    if surface && result.iter().any(|s| !text::is_surface_id(s)) {
         return Err(FieldError(format!(
             "{label} must contain module-qualified surfaces"
         )));
     }
-    debug_assert!(result.iter().all(|s| TOKEN_RE.is_match(s)));
+    debug_assert!(result.iter().all(|s| text::is_token(s)));
     result.sort_unstable();
     Ok(result)
 }

@@ -16,10 +16,9 @@ use crate::const_string;
 use crate::ranking::prior::{MAX_RELEVANCE, Partition};
 use crate::utility::observation::{OBSERVATION_SCHEMA_VERSION, validate_observation};
 use crate::utility::reducer::DEFAULT_REDUCER_VERSION;
-use crate::utility::strict::MEMORY_DIGEST_RE;
 use crate::wire::credential;
 use crate::wire::json::{self, Map, Value};
-use crate::wire::text::{self, REF_RE};
+use crate::wire::text;
 use crate::wire::timestamp::{Instant, parse_aware};
 
 use super::dataset::{Dataset, HeldOutCandidate, HeldOutEpisode, TrainingEpisode, Truth};
@@ -150,7 +149,7 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<EpisodeCandidate,
     };
     unknown_keys(map, allowed, label)?;
     let digest = match map.get("memory_ref_digest") {
-        Some(Value::Str(s)) if MEMORY_DIGEST_RE.is_match(s) => s.clone(),
+        Some(Value::Str(s)) if crate::utility::strict::is_memory_digest(s) => s.clone(),
         _ => {
             return Err(format!(
                 "{label}.memory_ref_digest must be 16 lowercase hex characters or sha256: and 64"
@@ -221,7 +220,7 @@ fn candidate(v: &Value, label: &str, held_out: bool) -> Result<EpisodeCandidate,
 fn episode(map: &Map) -> Result<Episode, String> {
     unknown_keys(map, &EPISODE_FIELDS, "episode")?;
     let id = match map.get("episode_id") {
-        Some(Value::Str(s)) if REF_RE.is_match(s) => s.clone(),
+        Some(Value::Str(s)) if text::is_ref(s) => s.clone(),
         _ => return Err("episode_id must be an opaque public-safe reference".to_owned()),
     };
     credential::check(&id, "episode_id").map_err(|e| e.0)?;
