@@ -1023,6 +1023,85 @@ fn sigkill_during_append_never_corrupts_or_half_commits() {
     );
 }
 
+/// `PRAGMA journal_mode` of a ledger file, read without changing it.
+fn journal_mode(path: &Path) -> String {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("opens");
+    conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .expect("journal mode")
+}
+
+#[test]
+fn a_new_ledger_is_filled_under_a_rollback_journal_and_left_with_write_ahead_logging() {
+    let scratch = Scratch::new();
+    let ledger = scratch.path.join("first.sqlite3");
+    let ledger_text = ledger.to_string_lossy().into_owned();
+    // Enough deliveries to spill the page cache into the file before the commit.
+    scratch.write("many.jsonl", &jsonl(&deliveries(20_000)));
+    let mut child = bin()
+        .current_dir(&scratch.path)
+        .env("HOME", scratch.path.join(".home"))
+        .args([
+            "utility-ledger",
+            "append",
+            "--ledger",
+            &ledger_text,
+            "--input",
+            "many.jsonl",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("appender starts");
+    // Killed once its rollback journal exists (a first write journals into `-journal`,
+    // never `-wal`), unless it commits first.
+    let journal = scratch.path.join("first.sqlite3-journal");
+    let start = std::time::Instant::now();
+    let mut killed = false;
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        if journal.exists() {
+            let _ = child.kill(); // SIGKILL
+            killed = true;
+            break;
+        }
+        if child.try_wait().expect("waits").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        !scratch.path.join("first.sqlite3-wal").exists(),
+        "a first write keeps no log"
+    );
+    let export = ledger_cmd(&scratch, "export", &ledger_text, &[]);
+    if killed {
+        // The journal rolls the file back to what it held: nothing.
+        assert_ne!(export.code, 0, "{}", export.stdout);
+        assert!(
+            error_text(&export).contains("does not exist yet"),
+            "{}",
+            export.stdout
+        );
+    }
+    // The next append completes the ledger, and leaves it with write-ahead logging.
+    scratch.write("one.jsonl", &jsonl(&deliveries(3)));
+    assert_eq!(append(&scratch, &ledger_text, "one.jsonl", None).code, 0);
+    assert!(!journal.exists());
+    assert_eq!(journal_mode(&ledger), "wal");
+    let check = reward_memory::ledger::sqlite::integrity_check(&ledger).expect("integrity");
+    assert_eq!(check, "ok");
+    let verify = ledger_cmd(&scratch, "verify", &ledger_text, &[]);
+    assert_eq!(verify.code, 0, "{}", verify.stdout);
+    let exported = ledger_cmd(&scratch, "export", &ledger_text, &[])
+        .stdout
+        .lines()
+        .count();
+    assert_eq!(exported, if killed { 3 } else { 20_000 });
+}
+
 // ---------------------------------------------------------------------------------------
 // Bad locations and faults
 // ---------------------------------------------------------------------------------------

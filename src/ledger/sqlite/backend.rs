@@ -51,6 +51,7 @@ impl LedgerBackend for SqliteLedger {
 
     fn commit(&mut self) -> LedgerResult<()> {
         let traffic = std::mem::take(&mut self.traffic_write);
+        let first_write = std::mem::take(&mut self.first_write);
         let path = self.path.clone();
         let conn = self.conn()?;
         if let Err(e) = conn.execute_batch("COMMIT") {
@@ -59,6 +60,12 @@ impl LedgerBackend for SqliteLedger {
         }
         if traffic {
             traffic::fold_long_wal(conn, &path);
+        }
+        if first_write {
+            // Best effort: a reader holding the file keeps the rollback journal until the
+            // next write, which asks for the log again.
+            let _ = conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0));
         }
         self.committed = true;
         Ok(())
@@ -776,14 +783,22 @@ impl SqliteLedger {
         // stop at `wait` too.
         sq(conn.busy_timeout(wait))?;
         Self::check_schema(conn)?;
+        // A file created by this write holds nothing yet: its first transaction runs under
+        // a rollback journal, which journals only the pages the file had (none), where the
+        // write-ahead log would take every page twice (into the log, then into the file at
+        // the checkpoint). Atomic all the same: a crash leaves the journal, and the next
+        // connection rolls the file back to empty. The commit switches it to the log.
+        let wanted = if created { "delete" } else { "wal" };
         let mode: String = retry_busy_within(wait, || {
-            conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            conn.pragma_update_and_check(None, "journal_mode", wanted, |r| r.get(0))
         })?;
-        if !mode.eq_ignore_ascii_case("wal") {
+        if !mode.eq_ignore_ascii_case(wanted) {
             return Err(LedgerError::Storage(format!(
                 "the ledger file cannot use write-ahead logging (journal mode {mode})"
             )));
         }
+        self.first_write = created;
+        let conn = self.conn()?;
         let synchronous = if traffic { "NORMAL" } else { "FULL" };
         sq(conn.pragma_update(None, "synchronous", synchronous))?;
         // A traffic write folds the log in itself ([`traffic::fold_long_wal`]): SQLite's

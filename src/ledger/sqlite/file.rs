@@ -250,6 +250,22 @@ pub fn immutable_fallback(wal_len: u64) -> Result<(), LedgerError> {
     }
 }
 
+/// Refuses an immutable read of a ledger beside which lies a rollback journal with
+/// content: what an append interrupted while filling a new ledger left (its first
+/// transaction runs under a rollback journal), which an immutable read would ignore, and
+/// with it the fact that the file holds no committed batch.
+pub fn no_rollback_journal(path: &Path) -> Result<(), LedgerError> {
+    match std::fs::metadata(beside(path, "-journal")) {
+        Ok(meta) if meta.len() > 0 => Err(LedgerError::ReadOnly(
+            "the ledger has a rollback journal (-journal) left by an interrupted first \
+             append, which a read without locks would ignore; run any command on the \
+             ledger where it is writable (it rolls the journal back), then read it here"
+                .into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The ledger as an immutable read found it: compared again when the read ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileState {
@@ -289,6 +305,23 @@ pub fn immutable_uri(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_immutable_read_is_refused_beside_a_rollback_journal_with_content() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ledger = dir.path().join("l.sqlite3");
+        assert!(no_rollback_journal(&ledger).is_ok(), "no journal");
+        std::fs::write(beside(&ledger, "-journal"), b"").expect("empty journal");
+        assert!(
+            no_rollback_journal(&ledger).is_ok(),
+            "an empty journal is no hot one"
+        );
+        std::fs::write(beside(&ledger, "-journal"), [0xd9_u8; 512]).expect("journal");
+        match no_rollback_journal(&ledger) {
+            Err(LedgerError::ReadOnly(why)) => assert!(why.contains("rollback journal"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn writes_name_the_read_only_file_system_before_permissions() {

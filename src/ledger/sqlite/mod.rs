@@ -1,4 +1,5 @@
-//! The SQLite backend of the utility ledger: one file, WAL, `synchronous=FULL`.
+//! The SQLite backend of the utility ledger: one file, WAL (a new file's first
+//! transaction under a rollback journal), `synchronous=FULL`.
 //!
 //! Owns the file's creation (mode 0600, parent directories 0700, never over an existing
 //! file), its schema and every SQL statement of this backend. An append is one
@@ -129,6 +130,9 @@ pub struct SqliteLedger {
     committed: bool,
     /// The open write transaction is a traffic write ([`super::traffic`]).
     traffic_write: bool,
+    /// The open write transaction fills a file this process created, under a rollback
+    /// journal; the file takes write-ahead logging at its commit.
+    first_write: bool,
 }
 
 impl Drop for SqliteLedger {
@@ -148,6 +152,7 @@ impl SqliteLedger {
             verified: false,
             committed: false,
             traffic_write: false,
+            first_write: false,
         }
     }
 
@@ -300,6 +305,7 @@ impl SqliteLedger {
                 Err(err) => return Err(map_error(&err)),
             }
         }
+        file::no_rollback_journal(&self.path)?;
         let conn = sq(Connection::open_with_flags(
             file::immutable_uri(&self.path),
             flags | OpenFlags::SQLITE_OPEN_URI,
