@@ -46,12 +46,15 @@ pub static REF_RE: LazyLock<Regex> = LazyLock::new(|| re(r"^[A-Za-z0-9][A-Za-z0-
 // the four a recall checks cost a fifth of its instructions); the patterns stay the
 // definition, and property tests hold the byte tests to them.
 
-/// One ASCII byte class, as a 256-entry membership table.
-const fn class(extra: &[u8]) -> [bool; 256] {
+/// One ASCII byte class, as a 256-entry membership table: the digits, the lowercase
+/// letters, the uppercase ones when `upper`, and `extra`.
+const fn byte_class(upper: bool, extra: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = (b as u8).is_ascii_alphanumeric();
+        let c = b as u8;
+        table[b] =
+            c.is_ascii_digit() || c.is_ascii_lowercase() || (upper && c.is_ascii_uppercase());
         b += 1;
     }
     let mut i = 0;
@@ -62,24 +65,18 @@ const fn class(extra: &[u8]) -> [bool; 256] {
     table
 }
 
+/// `[A-Za-z0-9]` and `extra`.
+const fn class(extra: &[u8]) -> [bool; 256] {
+    byte_class(true, extra)
+}
+
 const ALNUM: [bool; 256] = class(b"");
 const REF_REST: [bool; 256] = class(b"_.:-");
 const TOKEN_REST: [bool; 256] = class(b"._:/#-");
 
-/// `[a-z0-9]` and `extra`, as a 256-entry membership table.
+/// `[a-z0-9]` and `extra`.
 const fn lower_class(extra: &[u8]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        table[b] = (b as u8).is_ascii_lowercase() || (b as u8).is_ascii_digit();
-        b += 1;
-    }
-    let mut i = 0;
-    while i < extra.len() {
-        table[extra[i] as usize] = true;
-        i += 1;
-    }
-    table
+    byte_class(false, extra)
 }
 
 const ID_REST: [bool; 256] = lower_class(b"_-");
