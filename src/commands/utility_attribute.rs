@@ -36,7 +36,7 @@ use crate::error::Error;
 use crate::io;
 use crate::io::evaluator::{self, RunEnd};
 use crate::ledger::engine::{self, Record};
-use crate::ledger::{LedgerBackend, LedgerError, Provenance};
+use crate::ledger::{LedgerBackend, LedgerResult, Provenance};
 use crate::obj;
 use crate::recall::traffic::{TrafficPartition, TrafficScope, outcome_event};
 use crate::runtime::receipts;
@@ -444,20 +444,21 @@ fn append_column(
     let batch = usize::try_from(batch.max(1)).unwrap_or(usize::MAX);
     for chunk in pending.chunks(batch) {
         let mut line = 0u64;
-        let mut records = chunk
+        let records: Vec<LedgerResult<Record>> = chunk
             .iter()
             .flat_map(|(_, obs)| obs.iter())
             .map(|(_, bytes)| {
                 line += 1;
-                Ok::<Record, LedgerError>(Record::Item {
+                Ok(Record::Item {
                     line,
                     bytes: bytes.clone(),
                 })
-            });
+            })
+            .collect();
         let provenance = Provenance::Attribute {
             evaluator_id: evaluator_id.to_owned(),
         };
-        let report = engine::append_with(backend, &mut records, &provenance)?;
+        let report = engine::append_with(backend, Box::new(records.into_iter()), &provenance)?;
         if report.batch.refused > 0 {
             let why = report
                 .refusals

@@ -62,12 +62,12 @@ pub fn run(request: &UtilityCorrectRequest, ctx: &Context) -> Result<Outcome, Er
         checkpoint_ref: correction.checkpoint_ref.clone(),
     };
     let line = json::dumps(&correction.observation.to_value(), engine::COMPACT);
-    let mut records = std::iter::once(Ok(Record::Item {
+    let records = std::iter::once(Ok(Record::Item {
         line: 1,
         bytes: line.into_bytes(),
     }));
     let mut opened = open_ledger(request.ledger.as_deref(), ctx)?;
-    let report = engine::append_with(opened.backend.as_mut(), &mut records, &provenance)?;
+    let report = engine::append_with(opened.backend.as_mut(), Box::new(records), &provenance)?;
     let receipt = CorrectionReceipt::new(&correction, &report).ok_or_else(|| {
         LedgerError::Storage(format!(
             "the ledger refused the correction: {}",

@@ -305,8 +305,9 @@ fn append(r: &LedgerAppendRequest, ctx: &Context) -> Result<Outcome, Error> {
     let reader = io::open_input_stream(&ctx.env, &r.input)?;
     let mut opened = open_ledger(r.location.ledger.as_deref(), ctx)?;
     let progress = io::progress::Progress::counter(None, "utility-ledger append: records read");
-    let mut records = crate::ledger::input::records(reader).inspect(|_| progress.inc(1));
-    let report = engine::append(opened.backend.as_mut(), &mut records)?;
+    let ticker = progress.ticker();
+    let records = crate::ledger::input::records(reader).inspect(move |_| ticker.inc(1));
+    let report = engine::append(opened.backend.as_mut(), Box::new(records))?;
     let receipt = packets::to_value(&AppendReceipt::new(&report))?;
     Ok(Outcome::by_ok(receipt).with_notes(opened.notes))
 }

@@ -122,7 +122,10 @@ fn var(name: &str) -> Option<String> {
 }
 
 /// Opens `--input` (`-` = stdin) as a buffered stream, for inputs read record by record.
-pub fn open_input_stream(env: &Env, spec: &str) -> Result<Box<dyn std::io::BufRead>, InputError> {
+pub fn open_input_stream(
+    env: &Env,
+    spec: &str,
+) -> Result<Box<dyn std::io::BufRead + Send>, InputError> {
     if spec == "-" {
         if let Some(bytes) = &env.stdin {
             return Ok(Box::new(std::io::Cursor::new(bytes.clone())));

@@ -86,10 +86,33 @@ impl Progress {
         }
     }
 
+    /// A handle that advances this counter from another thread (the reader of a ledger
+    /// append); the progress still ends when this value is dropped.
+    pub fn ticker(&self) -> Ticker {
+        Ticker {
+            bar: self.bar.clone(),
+        }
+    }
+
     /// Names the current step.
     pub fn set_message(&self, message: &str) {
         if let Some(bar) = &self.bar {
             bar.set_message(message.to_owned());
+        }
+    }
+}
+
+/// Advances a [`Progress`] counter from any thread.
+#[derive(Debug, Clone)]
+pub struct Ticker {
+    bar: Option<ProgressBar>,
+}
+
+impl Ticker {
+    /// Counts `n` more items done.
+    pub fn inc(&self, n: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(n);
         }
     }
 }

@@ -64,13 +64,18 @@ pub(super) fn stage2_context() -> ReducerContext {
 }
 
 pub(super) fn append_all(ledger: &mut SqliteLedger, batch: &[Value]) {
-    let mut records = batch.iter().enumerate().map(|(i, v)| {
-        Ok(Record::Item {
-            line: i as u64 + 1,
-            bytes: json::dumps(v, COMPACT).into_bytes(),
+    let records: Vec<_> = batch
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            Ok(Record::Item {
+                line: i as u64 + 1,
+                bytes: json::dumps(v, COMPACT).into_bytes(),
+            })
         })
-    });
-    let report = engine::append(ledger, &mut records).unwrap_or_else(|e| panic!("append: {e}"));
+        .collect();
+    let report = engine::append(ledger, Box::new(records.into_iter()))
+        .unwrap_or_else(|e| panic!("append: {e}"));
     assert_eq!(report.batch.refused, 0);
 }
 

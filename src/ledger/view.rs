@@ -585,13 +585,17 @@ mod tests {
         batch: &[crate::utility::testkit::Spec],
         p: &Provenance,
     ) {
-        let mut records = batch.iter().enumerate().map(|(i, spec)| {
-            Ok(engine::Record::Item {
-                line: i as u64 + 1,
-                bytes: json::dumps(&spec.build().to_value(), engine::COMPACT).into_bytes(),
+        let records: Vec<_> = batch
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                Ok(engine::Record::Item {
+                    line: i as u64 + 1,
+                    bytes: json::dumps(&spec.build().to_value(), engine::COMPACT).into_bytes(),
+                })
             })
-        });
-        let report = engine::append_with(ledger, &mut records, p).expect("append");
+            .collect();
+        let report = engine::append_with(ledger, Box::new(records.into_iter()), p).expect("append");
         assert_eq!(report.batch.refused, 0);
     }
 

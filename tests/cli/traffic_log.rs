@@ -762,13 +762,15 @@ fn build_world(location: &Location, world: &LogWorld) -> Result<(), LedgerError>
     let good = 2;
     let (recalls, epsilon) = (world.recalls, world.epsilon);
     let mut backend = reward_memory::ledger::open(location, &Default::default())?;
-    let mut records = (0..world.checks).map(|i| {
-        Ok(Record::Item {
-            line: i as u64 + 1,
-            bytes: evidence(world, good, i),
+    let records: Vec<_> = (0..world.checks)
+        .map(|i| {
+            Ok(Record::Item {
+                line: i as u64 + 1,
+                bytes: evidence(world, good, i),
+            })
         })
-    });
-    engine::append(backend.as_mut(), &mut records)?;
+        .collect();
+    engine::append(backend.as_mut(), Box::new(records.into_iter()))?;
     let candidates: Vec<(String, Option<f64>)> = (0..5)
         .map(|i| (memory(i), Some(0.6 - 0.05 * i as f64)))
         .collect();

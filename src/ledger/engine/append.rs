@@ -1,8 +1,10 @@
-//! The append: one batch, one write transaction. Records are read on the calling
-//! thread and validated on another ([`super::intake`]) while the writer stores and
+//! The append: one batch, one write transaction. Records are read on a thread of their
+//! own and validated on another ([`super::intake`]) while the writer stores and
 //! aggregates the previous chunks ([`super::aggregate`]); the head of the input is
 //! validated before the write lock is taken, and the batch commits as a whole or not at
 //! all, with its [`Provenance`].
+
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use super::super::backend::LedgerBackend;
 use super::super::error::{LedgerError, LedgerResult};
@@ -11,92 +13,117 @@ use super::super::provenance::Provenance;
 use super::aggregate::{AppendState, CHUNK, Garbage};
 use super::intake::{Intake, Record};
 
-/// Chunks of records handed to the validating thread ahead of the writer.
-const PIPELINE_DEPTH: usize = 2;
+/// The records of one append, read on their own thread: an owned source, so that an
+/// append that fails early never waits for a read (a terminal or a silent pipe) to end.
+pub type Records = Box<dyn Iterator<Item = LedgerResult<Record>> + Send>;
 
-/// Reads records on the calling thread and hands them, [`CHUNK`] at a time, to a
-/// validating thread; validated chunks come back in input order. Parsing, validation
-/// and hashing thus run beside the storage writes (and, before the write lock is
-/// taken, beside another appender's transaction).
-struct Pipeline<'r> {
-    records: &'r mut dyn Iterator<Item = LedgerResult<Record>>,
-    to_worker: Option<std::sync::mpsc::SyncSender<Vec<Record>>>,
-    from_worker: std::sync::mpsc::Receiver<Intake>,
-    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
-    in_flight: usize,
-    ended: bool,
-    /// A failure of the input itself (the whole append is refused).
-    failed: Option<LedgerError>,
+/// Chunks of records read ahead of the validating thread.
+const READ_AHEAD: usize = 2;
+
+/// Chunks validated ahead of the writer: deep enough that the writer's bursts (an
+/// aggregate run) do not leave the validator idle, shallow enough to bound memory.
+const VALIDATE_AHEAD: usize = 8;
+
+/// What the validating thread hands the writer, in input order.
+enum Step {
+    Chunk(Intake),
+    /// The input itself failed (the whole append is refused).
+    Failed(LedgerError),
+    /// Every record was read and validated.
+    End,
 }
 
-impl Pipeline<'_> {
-    /// Reads and sends chunks until [`PIPELINE_DEPTH`] are in flight or the input ends.
-    fn feed(&mut self) {
-        while self.in_flight < PIPELINE_DEPTH && !self.ended {
-            let mut chunk = Vec::with_capacity(CHUNK);
-            while chunk.len() < CHUNK {
-                match self.records.next() {
-                    None => {
-                        self.ended = true;
-                        break;
-                    }
-                    Some(Ok(record)) => chunk.push(record),
-                    Some(Err(err)) => {
-                        self.ended = true;
-                        self.failed = Some(err);
-                        break;
-                    }
+/// Reads `records` into chunks of [`CHUNK`] on a reading thread; the chunks go to the
+/// validating thread. A failure of the input ends the reading.
+fn read_chunks(mut records: Records, to_validator: SyncSender<LedgerResult<Vec<Record>>>) {
+    loop {
+        let mut chunk = Vec::with_capacity(CHUNK);
+        let mut failed = None;
+        let mut ended = false;
+        while chunk.len() < CHUNK {
+            match records.next() {
+                None => {
+                    ended = true;
+                    break;
+                }
+                Some(Ok(record)) => chunk.push(record),
+                Some(Err(err)) => {
+                    failed = Some(err);
+                    break;
                 }
             }
-            if self.failed.is_some() {
-                return;
-            }
-            if chunk.is_empty() {
-                break;
-            }
-            let sent = self
-                .to_worker
-                .as_ref()
-                .is_some_and(|tx| tx.send(chunk).is_ok());
-            if !sent {
-                self.ended = true;
-                self.failed = Some(LedgerError::Storage("the validating thread stopped".into()));
-                return;
-            }
-            self.in_flight += 1;
         }
-        if self.ended {
-            // No more input: let the worker finish once its queue is empty.
-            self.to_worker = None;
+        if !chunk.is_empty() && to_validator.send(Ok(chunk)).is_err() {
+            return;
+        }
+        if let Some(err) = failed {
+            let _ = to_validator.send(Err(err));
+            return;
+        }
+        if ended {
+            return;
         }
     }
+}
 
+/// Validates the chunks in the order they were read; ends with [`Step::End`] once the
+/// reader has read everything, or [`Step::Failed`] when the input failed.
+fn validate_chunks(from_reader: Receiver<LedgerResult<Vec<Record>>>, to_writer: SyncSender<Step>) {
+    for chunk in from_reader {
+        let step = match chunk {
+            Ok(chunk) => {
+                let mut intake = Intake::default();
+                for record in chunk {
+                    intake.take(record);
+                }
+                Step::Chunk(intake)
+            }
+            Err(err) => {
+                let _ = to_writer.send(Step::Failed(err));
+                return;
+            }
+        };
+        if to_writer.send(step).is_err() {
+            return;
+        }
+    }
+    let _ = to_writer.send(Step::End);
+}
+
+/// The writer's end of the pipeline: validated chunks in input order.
+struct Pipeline {
+    from_validator: Receiver<Step>,
+    garbage: Option<std::sync::mpsc::Sender<Garbage>>,
+    ended: bool,
+}
+
+impl Pipeline {
     /// The next validated chunk in input order; `None` when the input is exhausted.
     fn next(&mut self) -> LedgerResult<Option<Intake>> {
-        self.feed();
-        if let Some(err) = self.failed.take() {
-            return Err(err);
-        }
-        if self.in_flight == 0 {
+        if self.ended {
             return Ok(None);
         }
-        let intake = self
-            .from_worker
-            .recv()
-            .map_err(|_| LedgerError::Storage("the validating thread stopped".into()))?;
-        self.in_flight -= 1;
-        // Keep the worker busy while the caller writes this chunk.
-        self.feed();
-        Ok(Some(intake))
+        match self.from_validator.recv() {
+            Ok(Step::Chunk(intake)) => Ok(Some(intake)),
+            Ok(Step::End) => {
+                self.ended = true;
+                Ok(None)
+            }
+            Ok(Step::Failed(err)) => {
+                self.ended = true;
+                Err(err)
+            }
+            // The threads stopped before the end (or could not be started).
+            Err(_) => Err(LedgerError::Storage(
+                "the reading or validating thread stopped".into(),
+            )),
+        }
     }
 }
 
 /// Appends every record as one batch of [`Provenance::Import`] (what
 /// `utility-ledger append` stores): [`append_with`] of an import.
-pub fn append(
-    backend: &mut dyn LedgerBackend,
-    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
-) -> LedgerResult<AppendReport> {
+pub fn append(backend: &mut dyn LedgerBackend, records: Records) -> LedgerResult<AppendReport> {
     append_with(backend, records, &Provenance::Import)
 }
 
@@ -106,54 +133,40 @@ pub fn append(
 /// whole or not at all.
 pub fn append_with(
     backend: &mut dyn LedgerBackend,
-    records: &mut dyn Iterator<Item = LedgerResult<Record>>,
+    records: Records,
     provenance: &Provenance,
 ) -> LedgerResult<AppendReport> {
-    std::thread::scope(|scope| {
-        let (to_worker, worker_rx) = std::sync::mpsc::sync_channel::<Vec<Record>>(PIPELINE_DEPTH);
-        let (worker_tx, from_worker) = std::sync::mpsc::sync_channel::<Intake>(PIPELINE_DEPTH);
-        let (garbage, dropper_rx) = std::sync::mpsc::channel::<Garbage>();
-        // Without these threads (the system refused them) the channels close at once
-        // and the append fails with a storage error; nothing is written.
-        let _ = std::thread::Builder::new()
-            .name("ledger-drop".into())
-            .spawn_scoped(scope, move || {
-                for garbage in dropper_rx {
-                    drop(garbage);
-                }
-            });
-        let _ = std::thread::Builder::new()
-            .name("ledger-validate".into())
-            .spawn_scoped(scope, move || {
-                for chunk in worker_rx {
-                    let mut intake = Intake::default();
-                    for record in chunk {
-                        intake.take(record);
-                    }
-                    if worker_tx.send(intake).is_err() {
-                        break;
-                    }
-                }
-            });
-        let mut pipeline = Pipeline {
-            records,
-            to_worker: Some(to_worker),
-            from_worker,
-            garbage: Some(garbage),
-            in_flight: 0,
-            ended: false,
-            failed: None,
-        };
-        let result = append_pipelined(backend, &mut pipeline, provenance);
-        // Dropping the pipeline closes both channels: the worker ends.
-        drop(pipeline);
-        result
-    })
+    let (to_validator, from_reader) = sync_channel(READ_AHEAD);
+    let (to_writer, from_validator) = sync_channel(VALIDATE_AHEAD);
+    let (garbage, dropper_rx) = std::sync::mpsc::channel::<Garbage>();
+    // Threads of their own, not scoped: when the write fails early, the append returns
+    // at once; the reader stops at its next chunk (or with the process). Without these
+    // threads (the system refused them) the channels close at once and the append fails
+    // with a storage error; nothing is written.
+    let _ = std::thread::Builder::new()
+        .name("ledger-read".into())
+        .spawn(move || read_chunks(records, to_validator));
+    let _ = std::thread::Builder::new()
+        .name("ledger-validate".into())
+        .spawn(move || validate_chunks(from_reader, to_writer));
+    let _ = std::thread::Builder::new()
+        .name("ledger-drop".into())
+        .spawn(move || {
+            for garbage in dropper_rx {
+                drop(garbage);
+            }
+        });
+    let mut pipeline = Pipeline {
+        from_validator,
+        garbage: Some(garbage),
+        ended: false,
+    };
+    append_pipelined(backend, &mut pipeline, provenance)
 }
 
 fn append_pipelined(
     backend: &mut dyn LedgerBackend,
-    pipeline: &mut Pipeline<'_>,
+    pipeline: &mut Pipeline,
     provenance: &Provenance,
 ) -> LedgerResult<AppendReport> {
     // Validate the head of the input before taking the write lock, so that concurrent
@@ -196,7 +209,7 @@ const PREVALIDATED: usize = 4096;
 fn append_in_transaction(
     backend: &mut dyn LedgerBackend,
     head: Vec<Intake>,
-    pipeline: &mut Pipeline<'_>,
+    pipeline: &mut Pipeline,
     provenance: &Provenance,
 ) -> LedgerResult<AppendReport> {
     let mut state = AppendState::begin(backend, pipeline.garbage.take())?;

@@ -25,7 +25,7 @@ pub mod review;
 mod state;
 mod verify;
 
-pub use append::{append, append_with};
+pub use append::{Records, append, append_with};
 pub use export::{COMPACT, DELIVERY_SCHEMA_VERSION, export, salvage};
 pub use intake::{NOT_PUBLIC_SAFE, Record, prepare_delivery};
 pub use read::{

@@ -226,16 +226,16 @@ impl EvaluationLedger {
         }
         let start = *line;
         *line += pending.len() as u64;
-        let mut records = std::mem::take(pending)
+        let records = std::mem::take(pending)
             .into_iter()
             .enumerate()
-            .map(|(i, bytes)| {
+            .map(move |(i, bytes)| {
                 Ok(Record::Item {
                     line: start + i as u64 + 1,
                     bytes,
                 })
             });
-        let report = engine::append(backend.as_mut(), &mut records).map_err(ledger_error)?;
+        let report = engine::append(backend.as_mut(), Box::new(records)).map_err(ledger_error)?;
         if report.batch.refused > 0 {
             let first = report
                 .refusals
