@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Retrieval quality and speed of `reward-memory recall` on the embedded store, side by side
-# with bm25s (PyPI) on the same corpus, queries, tokenization and BM25 (bm25s's defaults): nDCG@10, nDCG@k
+# with bm25s (PyPI) on the same corpus, queries and BM25, bm25s run twice: with its own
+# defaults (English stop words) and with the store's tokenization: nDCG@10, nDCG@k
 # (k: the most results recall returned), P@10 and per-query latency (recall: whole process, timed by a Python loop whose spawn
 # floor, /bin/true, is printed beside; bm25s: in process, one query at a time), and the
 # same search in process through the provider's retrieve (examples/search_timing.rs).
@@ -9,7 +10,11 @@
 # Zipf-like vocabulary with graded topic judgments, BENCH_QUERIES (200) queries of 20
 # distinct terms. BENCH_CORPUS=man uses real text instead: this machine's manual pages,
 # with their NAME descriptions as known-item queries (BENCH_QUERIES, 400 there;
-# bench/man_corpus.py explains it). Getting it into the store:
+# bench/man_corpus.py explains it); BENCH_CORPUS=apps the application descriptions of
+# Debian's AppStream metadata with their summaries as queries (bench/apps_corpus.py).
+# BENCH_TOKENIZER=unicode61|porter builds the store with that tokenizer (the binding's
+# store_tokenizer); unset, the store is built as a new store is (porter). Getting it into
+# the store:
 # * BENCH_INGEST=bulk (the default): one `ingest-event --input events.jsonl --execute`
 #   (JSON Lines, one event per document, batches of 500): the store exactly as the CLI
 #   writes it, its term index included; the ingest rate is printed.
@@ -21,8 +26,8 @@
 # Recall is asked for `--limit BENCH_LIMIT` (10) results, so nDCG@10 and P@10 compare
 # like with like; nDCG@k compares both on the k results recall returned.
 #
-# Usage: bench/search-quality.sh   (from the repository root). bm25s and numpy are
-# installed into ~/.cache/reward-memory/venv-search when missing. BENCH_KEEP=1 keeps the
+# Usage: bench/search-quality.sh   (from the repository root). bm25s, numpy, PyStemmer
+# and PyYAML are installed into ~/.cache/reward-memory/venv-search when missing. BENCH_KEEP=1 keeps the
 # work directory; BENCH_BIN=path uses that binary instead of building one. Figures are printed only; nothing here asserts a figure.
 set -euo pipefail
 
@@ -33,9 +38,9 @@ if [ -n "${BENCH_KEEP:-}" ]; then echo "work dir kept: $work"; else trap 'rm -rf
 docs="${BENCH_DOCS:-10000}"
 queries="${BENCH_QUERIES:-200}"
 venv="$HOME/.cache/reward-memory/venv-search"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import bm25s' 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import bm25s, Stemmer, yaml' 2>/dev/null; then
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet bm25s numpy
+    "$venv/bin/pip" install --quiet bm25s numpy PyStemmer PyYAML
 fi
 py="$venv/bin/python"
 
@@ -49,11 +54,29 @@ fi
 if cargo build --release --quiet --example search_timing 2>/dev/null; then
     export BENCH_SEARCH_TIMING="$root/target/release/examples/search_timing"
 fi
-route=(--registry fixtures/ingest_event/embedded/registry.json --runtime-root "$work/rt")
+registry=fixtures/ingest_event/embedded/registry.json
+if [ -n "${BENCH_TOKENIZER:-}" ]; then
+    # A copy of the fixture project whose provider binding names the tokenizer.
+    cp -r fixtures/ingest_event/embedded/project "$work/project"
+    python3 - "$work" "$BENCH_TOKENIZER" "$registry" <<'PY'
+import json, sys
+work, tokenizer, registry = sys.argv[1:]
+path = f"{work}/project/.loopx/config/reward-memory/experiment.json"
+config = json.load(open(path))
+config["project_provider_binding"]["store_tokenizer"] = tokenizer
+json.dump(config, open(path, "w"), indent=2)
+reg = json.load(open(registry))
+reg["goals"][0]["repo"] = f"{work}/project"
+json.dump(reg, open(f"{work}/registry.json", "w"), indent=2)
+PY
+    registry="$work/registry.json"
+fi
+route=(--registry "$registry" --runtime-root "$work/rt")
 store="$work/rt/reward-memory/embedded.sqlite3"
 
 case "${BENCH_CORPUS:-synthetic}" in
 man) "$py" bench/search_quality.py gen-man "$work" "${BENCH_QUERIES:-400}" ;;
+apps) "$py" bench/search_quality.py gen-apps "$work" "${BENCH_QUERIES:-400}" ;;
 *) "$py" bench/search_quality.py gen "$work" "$docs" "$queries" ;;
 esac
 start=$(date +%s.%N)

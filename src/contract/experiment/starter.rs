@@ -394,12 +394,13 @@ fn lesson(setup: &StarterSetup) -> Map {
 }
 
 /// The demo's three lessons (`init --demo`): the example lesson's event with another
-/// summary each. A query for `tests commits` finds the first two.
+/// summary each. A query for `tests commits` finds the first two, one word each (under
+/// stemming too), so their relevance is close enough for the bounded prior to reorder.
 pub fn demo_lessons(setup: &StarterSetup) -> Vec<Value> {
     [
         (
             "tests",
-            "Run the focused tests of the changed module before committing.",
+            "Run the focused tests of the changed module before pushing.",
         ),
         (
             "commits",

@@ -424,7 +424,7 @@ fn prepare(conn: &Connection, tokenizer: Option<Tokenizer>) -> rusqlite::Result<
     conn.pragma_update(None, "synchronous", "FULL")?;
     if !schema_present(conn)? {
         let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-        tx.execute_batch(&schema(tokenizer.unwrap_or_default()))?;
+        tx.execute_batch(&schema(tokenizer.unwrap_or(Tokenizer::NEW_STORE)))?;
         tx.commit()?;
     }
     if index_outdated(conn, tokenizer)? {

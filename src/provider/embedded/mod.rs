@@ -35,6 +35,7 @@ pub mod file;
 mod hits;
 pub mod index;
 pub mod lifecycle;
+mod porter;
 pub mod postings;
 pub mod search;
 
@@ -80,7 +81,7 @@ pub struct EmbeddedStore {
     /// The runtime root, when the store is at its default location there: the directories
     /// from it down are checked (and created 0700) too.
     root: Option<PathBuf>,
-    /// The tokenizer the binding names (`None`: the store's own, `unicode61` for a new one).
+    /// The tokenizer the binding names (`None`: the store's own, `porter` for a new one).
     tokenizer: Option<Tokenizer>,
 }
 

@@ -16,11 +16,13 @@
 //! * **Queries.** Each query word is tokenized as FTS5 tokenizes it; every distinct token
 //!   is a term of the search (`query_terms`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::index::{self, Tokenizer};
+use super::porter;
 use super::postings::{self, BLOCK_POSTINGS, Corpus, Posting, Scores};
 
 const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS search_postings (
@@ -141,9 +143,18 @@ fn ascii_unicode61(lowered: &str) -> impl Iterator<Item = &str> {
         .filter(|t| !t.is_empty())
 }
 
-/// True when a text's tokens may be made by [`ascii_unicode61`] instead of FTS5.
-fn tokenized_here(tokenizer: Tokenizer, text: &str) -> bool {
-    tokenizer == Tokenizer::Unicode61 && text.is_ascii()
+/// The tokens of an ASCII `text` as FTS5 with `tokenizer` makes them ([`ascii_unicode61`],
+/// each stemmed by [`porter::stem`] under `porter`). `lowered`: the text lower-cased.
+fn ascii_tokens(tokenizer: Tokenizer, lowered: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    ascii_unicode61(lowered).map(move |token| match tokenizer {
+        Tokenizer::Unicode61 => Cow::Borrowed(token),
+        Tokenizer::Porter => porter::stem(token),
+    })
+}
+
+/// True when a text's tokens may be made by [`ascii_tokens`] instead of FTS5.
+fn tokenized_here(text: &str) -> bool {
+    text.is_ascii()
 }
 
 /// A term's block as it is being extended.
@@ -167,19 +178,22 @@ fn index_rows(
 ) -> rusqlite::Result<i64> {
     let lowered: Vec<(i64, String)> = rows
         .iter()
-        .filter(|(_, text)| tokenized_here(tokenizer, text))
+        .filter(|(_, text)| tokenized_here(text))
         .map(|(id, text)| (*id, text.to_ascii_lowercase()))
         .collect();
     let by_fts5 = tokenize(
         conn,
         tokenizer,
         rows.iter()
-            .filter(|(_, text)| !tokenized_here(tokenizer, text))
+            .filter(|(_, text)| !tokenized_here(text))
             .map(|(id, t)| (*id, t.as_str())),
     )?;
-    let mut instances: Vec<(&str, i64)> = by_fts5.iter().map(|(t, d)| (t.as_str(), *d)).collect();
+    let mut instances: Vec<(Cow<'_, str>, i64)> = by_fts5
+        .iter()
+        .map(|(t, d)| (Cow::Borrowed(t.as_str()), *d))
+        .collect();
     for (id, text) in &lowered {
-        instances.extend(ascii_unicode61(text).map(|t| (t, *id)));
+        instances.extend(ascii_tokens(tokenizer, text).map(|t| (t, *id)));
     }
     instances.sort_unstable();
     let mut lengths: BTreeMap<i64, u32> = BTreeMap::new();
@@ -218,7 +232,7 @@ fn index_rows(
     };
     let mut at = 0;
     while at < instances.len() {
-        let term = instances[at].0;
+        let term: &str = &instances[at].0;
         // This term's postings in the chunk, in document order.
         let mut postings: Vec<Posting> = Vec::new();
         while at < instances.len() && instances[at].0 == term {
@@ -324,10 +338,10 @@ pub fn update(conn: &Connection, previous: &str, last_id: i64, next: &str) -> ru
 /// adds each of its tokens once, as `bm25s` and Lucene treat a query's tokens.
 pub(super) fn query_terms(tokenizer: Tokenizer, words: &[String]) -> rusqlite::Result<Vec<String>> {
     let mut instances: Vec<(i64, String)> = Vec::new();
-    if words.iter().all(|w| tokenized_here(tokenizer, w)) {
+    if words.iter().all(|w| tokenized_here(w)) {
         for (i, word) in words.iter().enumerate() {
             let lowered = word.to_ascii_lowercase();
-            instances.extend(ascii_unicode61(&lowered).map(|t| (i as i64, t.to_owned())));
+            instances.extend(ascii_tokens(tokenizer, &lowered).map(|t| (i as i64, t.into_owned())));
         }
     } else {
         let scratch = Connection::open_in_memory()?;

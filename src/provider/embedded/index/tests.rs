@@ -111,7 +111,7 @@ fn meta(path: &Path, key: &str) -> Option<String> {
 }
 
 #[test]
-fn a_new_store_indexes_the_summary_not_the_envelope() {
+fn a_new_store_indexes_the_summary_not_the_envelope_and_stems_english() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = EmbeddedStore::new(dir.path().join("s.sqlite3"));
     let sync = store
@@ -124,10 +124,9 @@ fn a_new_store_indexes_the_summary_not_the_envelope() {
         meta(store.path(), "schema_version").as_deref(),
         Some(STORE_SCHEMA_VERSION)
     );
-    assert_eq!(
-        meta(store.path(), "tokenizer").as_deref(),
-        Some("unicode61")
-    );
+    // A binding that names no tokenizer: a new store stems (`porter`).
+    assert_eq!(meta(store.path(), "tokenizer").as_deref(), Some("porter"));
+    assert_eq!(search(&store, "validated reviews"), [target(1)]);
 }
 
 #[test]
@@ -149,7 +148,8 @@ fn a_search_text_given_by_the_writer_is_indexed_and_the_record_read_back_exactly
 #[test]
 fn the_porter_tokenizer_is_recorded_and_matches_stems() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let plain = EmbeddedStore::new(dir.path().join("plain.sqlite3"));
+    let plain = EmbeddedStore::new(dir.path().join("plain.sqlite3"))
+        .with_tokenizer(Some(Tokenizer::Unicode61));
     let porter = EmbeddedStore::new(dir.path().join("porter.sqlite3"))
         .with_tokenizer(Some(Tokenizer::Porter));
     for store in [&plain, &porter] {
@@ -160,12 +160,23 @@ fn the_porter_tokenizer_is_recorded_and_matches_stems() {
     assert!(search(&plain, "validating effect").is_empty());
     assert_eq!(search(&porter, "validating effect"), [target(2)]);
     assert_eq!(meta(porter.path(), "tokenizer").as_deref(), Some("porter"));
-    // A binding that names no tokenizer keeps the store's.
-    let unnamed = EmbeddedStore::new(porter.path().to_path_buf());
-    unnamed
-        .try_sync(&sync_request(&record(3), &target(3), None))
-        .expect("valid");
+    assert_eq!(
+        meta(plain.path(), "tokenizer").as_deref(),
+        Some("unicode61")
+    );
+    // A binding that names no tokenizer keeps the store's, whichever it is.
+    for store in [&plain, &porter] {
+        let unnamed = EmbeddedStore::new(store.path().to_path_buf());
+        unnamed
+            .try_sync(&sync_request(&record(3), &target(3), None))
+            .expect("valid");
+    }
     assert_eq!(meta(porter.path(), "tokenizer").as_deref(), Some("porter"));
+    assert_eq!(
+        meta(plain.path(), "tokenizer").as_deref(),
+        Some("unicode61")
+    );
+    assert!(search(&plain, "validating effect").is_empty());
 }
 
 #[test]

@@ -258,3 +258,109 @@ fn fts5_answers_an_empty_index_with_nothing() {
     add_row(&conn, 1, "");
     assert!(fts5_scores(&conn, &words(&["alpha"])).is_empty());
 }
+
+/// Words to stem: every suffix of the stemmer's rules after stems of every shape
+/// (consonant and vowel runs, `y` before and after them, doubled letters, digits), and
+/// pseudo-random runs of letters and digits, 1 to 70 bytes.
+fn stemmer_words() -> Vec<String> {
+    const SUFFIXES: [&str; 62] = [
+        "s", "es", "sses", "ies", "ss", "eed", "ed", "ing", "ated", "bled", "ized", "ating",
+        "ling", "ssing", "zing", "ping", "y", "ational", "tional", "enci", "anci", "izer", "logi",
+        "bli", "alli", "entli", "eli", "ousli", "ization", "ation", "ator", "alism", "iveness",
+        "fulness", "ousness", "aliti", "iviti", "biliti", "ical", "ness", "icate", "iciti", "ful",
+        "ative", "alize", "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment",
+        "ent", "sion", "tion", "ion", "ou", "ism", "ate",
+    ];
+    const STEMS: [&str; 24] = [
+        "", "a", "b", "ab", "ba", "tr", "tre", "tree", "yb", "by", "oy", "bay", "cat", "hop",
+        "fil", "fal", "contr", "gener", "relat", "conflat", "wax", "sow", "fix", "2",
+    ];
+    let mut words = Vec::new();
+    for stem in STEMS {
+        for suffix in SUFFIXES
+            .iter()
+            .chain(&["iti", "ous", "ive", "ize", "e", "ll", "l"])
+        {
+            words.push(format!("{stem}{suffix}"));
+            words.push(format!("{stem}{stem}{suffix}"));
+        }
+    }
+    let alphabet = b"aeiouybcdlmnrstgzwx0123";
+    let mut seed: u64 = 99;
+    for _ in 0..20_000 {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let len = 1 + (seed >> 58) as usize % 14 + if seed % 97 == 0 { 56 } else { 0 };
+        let word: String = (0..len)
+            .map(|i| {
+                let pick = (seed >> (i % 48)) as usize ^ (i * 7);
+                char::from(alphabet[pick % alphabet.len()])
+            })
+            .collect();
+        words.push(word);
+    }
+    for text in [
+        include_str!("../../../../README.md"),
+        include_str!("../../../../docs/search.md"),
+    ] {
+        words.extend(
+            text.to_ascii_lowercase()
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned),
+        );
+    }
+    words.sort();
+    words.dedup();
+    words
+}
+
+#[test]
+fn the_stemmer_agrees_with_fts5() {
+    let words = stemmer_words();
+    assert!(words.len() > 10_000, "{}", words.len());
+    let conn = Connection::open_in_memory().expect("memory");
+    let by_fts5 = tokenize(
+        &conn,
+        Tokenizer::Porter,
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (i as i64, w.as_str())),
+    )
+    .expect("tokenize");
+    let mut stems: BTreeMap<i64, String> = BTreeMap::new();
+    for (term, doc) in by_fts5 {
+        assert!(stems.insert(doc, term).is_none(), "one token per word");
+    }
+    let mut changed = 0;
+    for (i, word) in words.iter().enumerate() {
+        let theirs = stems.get(&(i as i64)).expect("a token");
+        assert_eq!(porter::stem(word), theirs.as_str(), "{word}");
+        changed += usize::from(theirs != word);
+    }
+    // The comparison is not vacuous: thousands of words are stemmed.
+    assert!(changed > 4_000, "{changed} of {}", words.len());
+}
+
+#[test]
+fn ascii_text_is_tokenized_here_as_fts5_tokenizes_it() {
+    let text =
+        "Validating the conflated caresses: hopping, ponies & v2.0-rc1 relational_generalization";
+    let conn = Connection::open_in_memory().expect("memory");
+    for tokenizer in Tokenizer::ALL {
+        let mut theirs: Vec<String> = tokenize(&conn, tokenizer, [(1, text)])
+            .expect("tokenize")
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        let lowered = text.to_ascii_lowercase();
+        let mut ours: Vec<String> = ascii_tokens(tokenizer, &lowered)
+            .map(Cow::into_owned)
+            .collect();
+        theirs.sort();
+        ours.sort();
+        assert_eq!(ours, theirs, "{tokenizer:?}");
+    }
+}
