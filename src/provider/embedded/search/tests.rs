@@ -291,7 +291,7 @@ fn stemmer_words() -> Vec<String> {
         seed = seed
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
-        let len = 1 + (seed >> 58) as usize % 14 + if seed % 97 == 0 { 56 } else { 0 };
+        let len = 1 + (seed >> 58) as usize % 14 + if seed.is_multiple_of(97) { 56 } else { 0 };
         let word: String = (0..len)
             .map(|i| {
                 let pick = (seed >> (i % 48)) as usize ^ (i * 7);
