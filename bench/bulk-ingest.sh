@@ -7,7 +7,8 @@
 #
 # Usage: bench/bulk-ingest.sh [N ...]   (from anywhere; default N: 10000 50000;
 # BENCH_BATCH sets --batch-size; BENCH_BIN runs that binary instead of building the
-# release one; BENCH_KEEP=1 keeps the work directory). Figures are printed only; nothing
+# release one; BENCH_TOKENIZER=unicode61|porter builds the store with that tokenizer, else
+# as a new store is built (porter); BENCH_KEEP=1 keeps the work directory). Figures are printed only; nothing
 # here asserts a time.
 set -euo pipefail
 
@@ -25,7 +26,11 @@ else
     cargo build --release --quiet
     bin="$root/target/release/reward-memory"
 fi
-route=(--registry fixtures/ingest_event/embedded/registry.json)
+registry=fixtures/ingest_event/embedded/registry.json
+if [ -n "${BENCH_TOKENIZER:-}" ]; then
+    registry=$(python3 bench/registry-with-tokenizer.py "$work" "$BENCH_TOKENIZER" "$registry")
+fi
+route=(--registry "$registry")
 
 for n in "${sizes[@]}"; do
     python3 - "$n" >"$work/events-$n.jsonl" <<'PY'

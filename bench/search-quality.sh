@@ -56,20 +56,7 @@ if cargo build --release --quiet --example search_timing 2>/dev/null; then
 fi
 registry=fixtures/ingest_event/embedded/registry.json
 if [ -n "${BENCH_TOKENIZER:-}" ]; then
-    # A copy of the fixture project whose provider binding names the tokenizer.
-    cp -r fixtures/ingest_event/embedded/project "$work/project"
-    python3 - "$work" "$BENCH_TOKENIZER" "$registry" <<'PY'
-import json, sys
-work, tokenizer, registry = sys.argv[1:]
-path = f"{work}/project/.loopx/config/reward-memory/experiment.json"
-config = json.load(open(path))
-config["project_provider_binding"]["store_tokenizer"] = tokenizer
-json.dump(config, open(path, "w"), indent=2)
-reg = json.load(open(registry))
-reg["goals"][0]["repo"] = f"{work}/project"
-json.dump(reg, open(f"{work}/registry.json", "w"), indent=2)
-PY
-    registry="$work/registry.json"
+    registry=$(python3 bench/registry-with-tokenizer.py "$work" "$BENCH_TOKENIZER" "$registry")
 fi
 route=(--registry "$registry" --runtime-root "$work/rt")
 store="$work/rt/reward-memory/embedded.sqlite3"

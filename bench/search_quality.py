@@ -280,7 +280,7 @@ def evaluate(out, store, binary, route):
     if tokenizer == "porter":
         import Stemmer
 
-        stemmer = Stemmer.Stemmer("porter").stemWord
+        stemmer = Stemmer.Stemmer("porter")
     same, same_ms = bm25s_run(None, stemmer)
 
     cut = max(limit, 1)
