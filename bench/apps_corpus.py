@@ -17,10 +17,9 @@ how many components it found, and refuses to run without any.
 
 import glob
 import gzip
-import json
-import random
 import re
 
+import known_item
 import yaml
 
 SEED = 20261207
@@ -54,15 +53,6 @@ def gen(out, n_queries):
         summaries.setdefault(summary.lower(), []).append((len(docs) - 1, summary))
     if not docs:
         raise SystemExit(f"no DEP-11 metadata at {PATTERN} (run apt-get update)")
-    known = sorted(entries[0] for entries in summaries.values()
-                   if len(entries) == 1 and len(entries[0][1].split()) >= 3
-                   and "/" not in entries[0][1] and "\\" not in entries[0][1])
-    chosen = random.Random(SEED).sample(known, min(n_queries, len(known)))
-    with open(f"{out}/docs.jsonl", "w") as f:
-        for d in docs:
-            f.write(json.dumps(d) + "\n")
-    with open(f"{out}/queries.jsonl", "w") as f:
-        for q, (doc, summary) in enumerate(chosen):
-            f.write(json.dumps({"id": q, "text": summary, "qrels": {str(doc): 1}}) + "\n")
+    n = known_item.write(out, docs, summaries, SEED, n_queries)
     print(f"corpus: {len(docs)} Debian application descriptions (AppStream), "
-          f"{len(chosen)} known-item queries (their summaries)")
+          f"{n} known-item queries (their summaries)")

@@ -16,10 +16,11 @@ The figures depend on the pages installed; the script prints how many it found.
 """
 
 import gzip
-import json
 import os
 import random
 import re
+
+import known_item
 
 SEED = 20261204
 GCLOUD_PAGES = 500
@@ -101,17 +102,6 @@ def gen(out, n_queries):
     for key, description, text in pages():
         docs.append({"id": len(docs), "page": key, "text": text})
         descriptions.setdefault(description.lower(), []).append((len(docs) - 1, description))
-    known = [entries[0] for entries in descriptions.values()
-             if len(entries) == 1 and len(entries[0][1].split()) >= 3
-             and "/" not in entries[0][1] and "\\" not in entries[0][1]]
-    known.sort()
-    rng = random.Random(SEED)
-    chosen = rng.sample(known, min(n_queries, len(known)))
-    with open(f"{out}/docs.jsonl", "w") as f:
-        for d in docs:
-            f.write(json.dumps(d) + "\n")
-    with open(f"{out}/queries.jsonl", "w") as f:
-        for q, (doc, description) in enumerate(chosen):
-            f.write(json.dumps({"id": q, "text": description, "qrels": {str(doc): 1}}) + "\n")
+    n = known_item.write(out, docs, descriptions, SEED, n_queries)
     print(f"corpus: {len(docs)} manual pages of this machine (first {WORDS} words each), "
-          f"{len(chosen)} known-item queries (their NAME descriptions)")
+          f"{n} known-item queries (their NAME descriptions)")
