@@ -30,7 +30,10 @@ use crate::wire::pyfmt;
 pub mod evaluator;
 pub mod progress;
 pub mod stat_record;
+mod sweep;
 pub mod trust;
+
+pub use sweep::{Sweepable, sweep_private_files, sweep_private_files_paced};
 
 /// Failure to read or parse an input document; the text is the reference's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -830,80 +833,6 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), std::io::Error> {
     Ok(())
 }
 
-/// What a sweep ([`sweep_private_files`]) may remove, as the caller names it from an
-/// entry's file name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sweepable {
-    /// A file whose modification time is its expiry ([`replace_private_file`]'s
-    /// `expires`): removed once that has passed.
-    Expiring,
-    /// A temporary of [`replace_private_file`] written by process `pid`: removed once that
-    /// process is gone, or an hour after it was written.
-    Temporary { pid: u32 },
-}
-
-/// A temporary whose writer is still running is left alone for this long.
-const STALE_TEMPORARY_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
-
-/// Removes, best effort, the files directly inside `dir` that `classify` names and that
-/// are due ([`Sweepable`]). Call it only on a directory checked with
-/// [`trust::ensure_private_dirs`]. An entry is judged by its name first, then by its own
-/// `lstat` (`DirEntry` metadata; links are never followed): only a regular file owned by
-/// this user ([`trust::may_remove`]) goes; a link, a directory, a file of another user
-/// or of root, or any name `classify` does not know (a `notes.json` put there by hand)
-/// stays. Returns how many went.
-pub fn sweep_private_files(dir: &Path, classify: impl Fn(&str) -> Option<Sweepable>) -> usize {
-    let now = std::time::SystemTime::now();
-    let me = trust::effective_uid();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(kind) = name.to_str().and_then(&classify) else {
-            continue;
-        };
-        let Ok(meta) = entry.metadata() else {
-            continue;
-        };
-        if !trust::may_remove(trust::Facts::of(&meta), me) {
-            continue;
-        }
-        let due = match kind {
-            Sweepable::Expiring => meta.modified().is_ok_and(|modified| modified <= now),
-            Sweepable::Temporary { pid } => {
-                !process_may_be_alive(pid) || changed_before(&meta, now, STALE_TEMPORARY_AGE)
-            }
-        };
-        if due && std::fs::remove_file(entry.path()).is_ok() {
-            removed += 1;
-        }
-    }
-    removed
-}
-
-/// True when the file's status last changed more than `age` before `now` (its `ctime`:
-/// setting the modification time to an expiry does not hide a temporary's age).
-fn changed_before(
-    meta: &std::fs::Metadata,
-    now: std::time::SystemTime,
-    age: std::time::Duration,
-) -> bool {
-    #[cfg(unix)]
-    let changed = {
-        use std::os::unix::fs::MetadataExt as _;
-        u64::try_from(meta.ctime())
-            .ok()
-            .map(|secs| std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
-    };
-    #[cfg(not(unix))]
-    let changed = meta.modified().ok();
-    changed
-        .and_then(|changed| now.duration_since(changed).ok())
-        .is_some_and(|elapsed| elapsed > age)
-}
-
 /// Creates `path` holding `bytes` (mode 0600) unless something is already there: the
 /// bytes go to a private temporary first, which is then hard-linked at `path` (atomic,
 /// and refused when `path` exists, even as a link), so a concurrent reader sees the
@@ -1163,55 +1092,6 @@ mod tests {
             Ok(false)
         );
     }
-    #[cfg(unix)]
-    #[test]
-    fn a_sweep_removes_only_our_own_due_files_and_never_follows_a_link() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let elsewhere = tempfile::tempdir().expect("tempdir");
-        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
-        let future = std::time::SystemTime::now() + std::time::Duration::from_secs(600);
-        let make = |at: &Path, name: &str, modified: std::time::SystemTime| {
-            let path = at.join(name);
-            std::fs::write(&path, b"{}").expect("write");
-            std::fs::File::options()
-                .write(true)
-                .open(&path)
-                .and_then(|f| f.set_modified(modified))
-                .expect("set mtime");
-            path
-        };
-        let expired = make(dir.path(), "s_expired.json", past);
-        let live = make(dir.path(), "s_live.json", future);
-        let notes = make(dir.path(), "notes.json", past);
-        let target = make(elsewhere.path(), "package.json", past);
-        std::os::unix::fs::symlink(&target, dir.path().join("s_link.json")).expect("symlink");
-        std::fs::create_dir(dir.path().join("s_dir.json")).expect("mkdir");
-        let dead_tmp = make(dir.path(), "t_4294967295", future);
-        let own_tmp = make(dir.path(), &format!("t_{}", std::process::id()), future);
-        let foreign = make(dir.path(), "s_foreign.json", past);
-        let as_root = trust::effective_uid() == 0;
-        if as_root {
-            std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).expect("chown");
-        }
-        let classify = |name: &str| {
-            if name.starts_with("s_") {
-                Some(Sweepable::Expiring)
-            } else {
-                name.strip_prefix("t_")
-                    .and_then(|pid| pid.parse().ok())
-                    .map(|pid| Sweepable::Temporary { pid })
-            }
-        };
-        let removed = sweep_private_files(dir.path(), classify);
-        assert!(!expired.exists() && !dead_tmp.exists());
-        assert!(live.exists() && notes.exists() && own_tmp.exists());
-        assert!(target.exists(), "the file behind a link is never touched");
-        assert!(dir.path().join("s_link.json").symlink_metadata().is_ok());
-        assert!(dir.path().join("s_dir.json").is_dir());
-        assert_eq!(foreign.exists(), as_root, "another user's file stays");
-        assert_eq!(removed, if as_root { 2 } else { 3 });
-    }
-
     #[test]
     fn a_file_created_once_is_never_replaced() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -72,6 +72,16 @@ fn write_key(path: &Path) -> Result<SessionKey, SessionError> {
         .ok_or_else(|| SessionError::Store("the session key vanished".to_owned()))
 }
 
+/// The session directory's sweep marker: its modification time is the last sweep's.
+const SWEEP_MARKER: &str = ".swept";
+
+/// The session directory is swept at most this often: a recall costs one `lstat` of the
+/// marker instead of a listing and an `lstat` per session file (about 2.5 µs a file on a
+/// 2-core machine: 1,000 live sessions added 2.6 ms to every recall). An expired session
+/// is refused by `apply` whatever the sweep (the expiry inside the file decides); its
+/// file just stays up to this much longer.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// What the sweep of the session directory may remove: our sessions and temporaries.
 fn sweepable(name: &str) -> Option<crate::io::Sweepable> {
     if session::is_session_file_name(name) {
@@ -81,7 +91,7 @@ fn sweepable(name: &str) -> Option<crate::io::Sweepable> {
 }
 
 /// Stores the session (mode 0600) with the context its receipt records under `root` and
-/// removes expired ones; returns the ref and its expiry.
+/// removes expired ones (at most once a minute); returns the ref and its expiry.
 /// The directories from the runtime root down are checked (and created 0700) first.
 pub fn store(
     root: &Path,
@@ -96,7 +106,7 @@ pub fn store(
         TrustedDirError::Untrusted(err) => trust_error(err, SessionError::Store),
         TrustedDirError::Create(e) => store(e),
     })?;
-    crate::io::sweep_private_files(&dir, sweepable);
+    crate::io::sweep_private_files_paced(&dir, SWEEP_MARKER, SWEEP_EVERY, sweepable);
     let key = write_key(&session::key_path(root))?;
     let created = crate::io::utc_now_iso();
     let random = crate::io::random_hex(session::SESSION_REF_BYTES).map_err(store)?;

@@ -130,14 +130,18 @@ fn an_expired_session_is_refused() {
         )
     );
     snap_masked!("apply_expired_session", run, mask_session);
-    // The file's modification time is its expiry; the next recall removes expired ones.
-    let file = std::fs::File::options()
-        .write(true)
-        .open(&path)
-        .expect("open");
-    file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(978_307_200))
-        .expect("set mtime");
-    drop(file);
+    // The file's modification time is its expiry; a recall removes expired ones, at most
+    // once a minute (the sweep marker's time is the last sweep's: set a minute back here).
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(978_307_200);
+    let marker = path.with_file_name(".swept");
+    for file in [&path, &marker] {
+        std::fs::File::options()
+            .write(true)
+            .open(file)
+            .expect("open")
+            .set_modified(long_ago)
+            .expect("set mtime");
+    }
     recall(&s, &[]);
     assert!(!path.exists());
 }

@@ -157,6 +157,14 @@ fn the_sweep_removes_only_expired_sessions_it_wrote() {
     std::os::unix::fs::symlink(&outside, &linked).expect("symlink");
     let stale_tmp = dir.join(format!(".rms_{}.json.4294967295.tmp", "b".repeat(32)));
     std::fs::write(&stale_tmp, "{").expect("temporary");
+    // The first recall swept a moment ago: the next minute's recalls do not list the
+    // directory again.
+    recall(&s, &[]);
+    assert!(
+        ours.exists() && stale_tmp.exists(),
+        "swept at most once a minute"
+    );
+    set_mtime(&dir.join(".swept"), 978_307_200);
     let run = recall(&s, &[]);
     assert!(dir.join("notes.json").exists(), "notes.json survives");
     assert!(look_alike.exists(), "a name we never write survives");
