@@ -77,9 +77,9 @@ const SWEEP_MARKER: &str = ".swept";
 
 /// The session directory is swept at most this often: a recall costs one `lstat` of the
 /// marker instead of a listing and an `lstat` per session file (about 2.5 µs a file on a
-/// 2-core machine: 1,000 live sessions added 2.6 ms to every recall). An expired session
-/// is refused by `apply` whatever the sweep (the expiry inside the file decides); its
-/// file just stays up to this much longer.
+/// loaded 2-core machine: with 1,300 live sessions, 8.4 ms a recall before, 4.7 ms). An
+/// expired session is refused by `apply` whatever the sweep (the expiry inside the file
+/// decides); its file just stays up to this much longer.
 const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What the sweep of the session directory may remove: our sessions and temporaries.
