@@ -3,8 +3,10 @@
 //! cost.
 //!
 //! * **What it holds.** Per term, blocks of postings ([`super::postings`]) over every row
-//!   of `resources_fts`, tokenized by FTS5 itself (a temporary FTS5 table with the store's
-//!   tokenizer, read back through `fts5vocab`), so a term here is exactly a term there.
+//!   of `resources_fts`, tokenized as FTS5 tokenizes it: ASCII text here, by FTS5's own
+//!   rules for ASCII and its `porter` stemmer ([`super::porter`]), any other text by FTS5
+//!   itself (a temporary FTS5 table with the store's tokenizer, read back through
+//!   `fts5vocab`), so a term here is exactly a term there.
 //!   `store_meta` keeps its state: the store generation it was brought up to
 //!   (`search_generation`), the last record id it covers, its corpus statistics (rows,
 //!   tokens) and the tokenizer it was built with.
