@@ -4,7 +4,7 @@
 //!
 //! * **What it holds.** Per term, blocks of postings ([`super::postings`]) over every row
 //!   of `resources_fts`, tokenized as FTS5 tokenizes it: ASCII text here, by FTS5's own
-//!   rules for ASCII and its `porter` stemmer ([`super::porter`]), any other text by FTS5
+//!   rules for ASCII and its `porter` stemmer (`porter.rs`), any other text by FTS5
 //!   itself (a temporary FTS5 table with the store's tokenizer, read back through
 //!   `fts5vocab`), so a term here is exactly a term there.
 //!   `store_meta` keeps its state: the store generation it was brought up to
