@@ -1,10 +1,11 @@
 //! The append's classification and maintenance, inside its write transaction: each
-//! chunk of deliveries is stored, then staged deliveries are classified a window of
+//! chunk of deliveries is stored and staged; staged deliveries are classified a window of
 //! subjects at a time (accepted, duplicate, conflicting), their observation aggregates
 //! written and every touched subject recomputed from all of its accepted observations.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hash as _, Hasher};
 
 use crate::utility::observation::Observation;
 
@@ -14,17 +15,19 @@ use super::super::packets::{self, AppendReport, Refusal};
 use super::super::rows::{
     BatchRow, Counters, DeliveryRow, ObservationKey, ObservationRow, PartitionKey, SubjectKey,
 };
-use super::intake::{Intake, Prepared, Staged};
+use super::intake::{Intake, PackedId, Prepared, Staged};
+use super::run::Run;
 use super::state::{reduce_members, subject_counters};
 
 /// Valid deliveries handled per storage round (and per hand-over from the validating
 /// thread).
 pub(super) const CHUNK: usize = 1024;
-/// Deliveries classified and aggregated together (see [`aggregate_run`]); their
-/// touched subjects are recomputed together, right after. Each run visits the pages of
-/// the keys it touches once, so fewer, larger runs visit fewer pages: a 1M-delivery
-/// append took 25 s of CPU with runs of 65,536 and 20 s with runs of 262,144 (peak
-/// resident memory 50 MB and 120 MB).
+/// Deliveries classified and aggregated together (a [`Run`], stepped by
+/// [`AppendState::aggregate_step`]); their touched subjects are recomputed window by
+/// window. Each run visits the pages of the keys it touches once, so fewer, larger runs
+/// visit fewer pages: a 1M-delivery append took 25 s of CPU with runs of 65,536 and 20 s
+/// with runs of 262,144 (peak resident memory 50 MB and 120 MB). The next run is staged
+/// while one is aggregated: at most two runs are held.
 const RUN: usize = 262_144;
 
 /// A small multiply-rotate hasher (FxHash's scheme) for the append's internal maps,
@@ -79,6 +82,18 @@ impl Hasher for FastHasher {
 /// A map of the append's working state, hashed with [`FastHasher`].
 type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
+/// A set of the append's working state, hashed with [`FastHasher`].
+type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
+
+/// A subject's 64-bit [`FastHasher`] hash, for [`AppendState::met`]: two subjects may
+/// share one, which only costs a look-up.
+fn subject_hash(pid: i64, subject_id: &PackedId) -> u64 {
+    let mut hasher = FastHasher::default();
+    hasher.write_i64(pid);
+    subject_id.hash(&mut hasher);
+    hasher.finish()
+}
+
 struct Aggregate {
     /// Its `fingerprints` list every version once the id conflicts.
     row: ObservationRow,
@@ -101,8 +116,15 @@ pub(super) struct AppendState {
     /// Resolved partitions by [`PartitionKey::hash_of`] (colliding keys share a list).
     partitions: FastMap<u64, Vec<(PartitionKey, i64)>>,
     deltas: BTreeMap<i64, Counters>,
-    /// Subjects to recompute, with their sorted digests joined by `,`.
-    touched: BTreeMap<SubjectKey, String>,
+    /// Subjects to recompute, with their sorted digests joined by `,` and whether they
+    /// are new (see [`AppendState::is_new`]).
+    touched: BTreeMap<SubjectKey, (String, bool)>,
+    /// The partitions this batch created: nothing but this batch's deliveries is stored
+    /// under them.
+    created: FastSet<i64>,
+    /// The [`subject_hash`]es of the subjects of created partitions that an earlier
+    /// window of this batch classified (and may have stored).
+    met: FastSet<u64>,
     refusals: Vec<Refusal>,
     /// Each resolved partition's latest order key, as this batch changes it.
     latest: FastMap<i64, String>,
@@ -111,6 +133,10 @@ pub(super) struct AppendState {
     latest_rescan: BTreeSet<i64>,
     /// Stored deliveries waiting for their aggregate run, in ledger order.
     staged: Vec<Staged>,
+    /// The run being aggregated, a window per [`AppendState::aggregate_step`].
+    run: Option<Run>,
+    /// The last finished run's buffer, for the next staging.
+    spare: Vec<Staged>,
     /// Where written chunks go to be freed, off the writing thread.
     garbage: Option<std::sync::mpsc::Sender<Garbage>>,
 }
@@ -135,17 +161,22 @@ impl AppendState {
             partitions: FastMap::default(),
             deltas: BTreeMap::new(),
             touched: BTreeMap::new(),
+            created: FastSet::default(),
+            met: FastSet::default(),
             refusals: Vec::new(),
             latest: FastMap::default(),
             latest_changed: BTreeSet::new(),
             latest_rescan: BTreeSet::new(),
             garbage,
             staged: Vec::with_capacity(RUN + CHUNK),
+            run: None,
+            spare: Vec::new(),
         })
     }
 
     /// One validated chunk of the input: its records counted, its refusals kept, its
-    /// deliveries stored and staged (a full run is aggregated at once).
+    /// deliveries stored and staged (a full run starts; the one before it is finished
+    /// first).
     pub(super) fn take_chunk(
         &mut self,
         backend: &mut dyn LedgerBackend,
@@ -166,7 +197,9 @@ impl AppendState {
     /// Ends the batch: the last aggregate run, the partitions' counters and latest
     /// observations, the batch row; what the append did.
     pub(super) fn finish(mut self, backend: &mut dyn LedgerBackend) -> LedgerResult<AppendReport> {
-        aggregate_run(backend, &mut self)?;
+        self.finish_run(backend)?;
+        self.start_run();
+        self.finish_run(backend)?;
         let deltas: Vec<(i64, Counters)> = self
             .deltas
             .iter()
@@ -196,6 +229,68 @@ impl AppendState {
             backend: backend.backend_name(),
         })
     }
+
+    /// True when nothing of the subject is stored: its partition was created by this
+    /// batch and no earlier window met it. Its aggregates and row need no look-up.
+    fn is_new(&self, pid: i64, subject_id: &PackedId) -> bool {
+        self.created.contains(&pid) && !self.met.contains(&subject_hash(pid, subject_id))
+    }
+
+    /// True while a run is being aggregated.
+    pub(super) fn aggregating(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Aggregates the next window of the run in progress (nothing when there is none).
+    pub(super) fn aggregate_step(&mut self, backend: &mut dyn LedgerBackend) -> LedgerResult<()> {
+        let Some(mut run) = self.run.take() else {
+            return Ok(());
+        };
+        let window = run.next_window(backend.subject_window());
+        if !window.is_empty() {
+            let created = aggregate_window(backend, self, &window)?;
+            flush_subjects(backend, self, &created)?;
+            for p in &window {
+                if self.created.contains(&p.pid) {
+                    self.met.insert(subject_hash(p.pid, &p.subject_id));
+                }
+            }
+            if let Some(garbage) = &self.garbage {
+                let _ = garbage.send((Vec::new(), Vec::new(), created));
+            }
+        }
+        drop(window);
+        if run.is_done() {
+            // Kept for the next staging: a new buffer would grow resident memory.
+            self.spare = run.into_buffer();
+        } else {
+            self.run = Some(run);
+        }
+        Ok(())
+    }
+
+    /// Aggregates what is left of the run in progress.
+    fn finish_run(&mut self, backend: &mut dyn LedgerBackend) -> LedgerResult<()> {
+        while self.aggregating() {
+            self.aggregate_step(backend)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a run over the staged deliveries (none is in progress).
+    fn start_run(&mut self) {
+        if self.staged.is_empty() {
+            return;
+        }
+        let next = if self.spare.capacity() == 0 {
+            Vec::with_capacity(RUN + CHUNK)
+        } else {
+            std::mem::take(&mut self.spare)
+        };
+        let staged = std::mem::replace(&mut self.staged, next);
+        self.run = Some(Run::new(staged));
+    }
+
     fn refuse(&mut self, line: u64, reason_code: &'static str, error: String) {
         self.batch.refused += 1;
         if self.refusals.len() < packets::MAX_REFUSALS {
@@ -236,7 +331,11 @@ impl AppendState {
             for (key, row) in unknown.into_iter().zip(found) {
                 let (id, latest) = match row {
                     Some(row) => (row.partition_id, row.latest_key),
-                    None => (backend.insert_partition(&key)?, String::new()),
+                    None => {
+                        let id = backend.insert_partition(&key)?;
+                        self.created.insert(id);
+                        (id, String::new())
+                    }
                 };
                 self.latest.insert(id, latest);
                 let hash = PartitionKey::hash_of_key(&key);
@@ -293,73 +392,37 @@ fn process_chunk(
         let _ = garbage.send((spent, deliveries, Vec::new()));
     }
     if state.staged.len() >= RUN {
-        aggregate_run(backend, state)?;
+        state.finish_run(backend)?;
+        state.start_run();
     }
-    Ok(())
-}
-
-/// Aggregates the staged deliveries, a window of subjects at a time in key order
-/// (partition, subject, observation): a window's aggregates are read, its deliveries
-/// classified (each id's in ledger order: a delivery's class depends only on the earlier
-/// deliveries of its id), its changed aggregates written and its touched subjects
-/// recomputed while their pages are still cached. A large run thus visits each storage
-/// page about once instead of once per delivery.
-fn aggregate_run(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
-    let mut staged_run = std::mem::take(&mut state.staged);
-    // References are sorted, not the (large) staged deliveries. Stable: each id's
-    // deliveries stay in ledger order.
-    let mut staged: Vec<&Staged> = staged_run.iter().collect();
-    staged.sort_by(|a, b| {
-        (a.pid, &a.subject_id, &a.observation_id).cmp(&(b.pid, &b.subject_id, &b.observation_id))
-    });
-    let window = backend.subject_window().max(1);
-    let mut start = 0;
-    while start < staged.len() {
-        let mut end = start;
-        let mut subjects = 0;
-        while end < staged.len() {
-            if end == start
-                || staged[end].pid != staged[end - 1].pid
-                || staged[end].subject_id != staged[end - 1].subject_id
-            {
-                if subjects == window {
-                    break;
-                }
-                subjects += 1;
-            }
-            end += 1;
-        }
-        aggregate_window(backend, state, &staged[start..end])?;
-        flush_subjects(backend, state)?;
-        start = end;
-    }
-    // The run's buffer is kept for the next run: a second one would double its resident
-    // memory.
-    drop(staged);
-    staged_run.clear();
-    state.staged = staged_run;
     Ok(())
 }
 
 /// Classifies one window of staged deliveries (sorted by key, each id's in ledger order)
 /// and writes the changed aggregates; touched subjects are left in `state.touched`.
+/// Returns the aggregates the window created, in key order.
 fn aggregate_window(
     backend: &mut dyn LedgerBackend,
     state: &mut AppendState,
     staged: &[&Staged],
-) -> LedgerResult<()> {
+) -> LedgerResult<Vec<ObservationRow>> {
+    let new: Vec<bool> = staged
+        .iter()
+        .map(|p| state.is_new(p.pid, &p.subject_id))
+        .collect();
     // Sorted by key: an id's repeated deliveries are adjacent, and each key is spelled
-    // out once.
+    // out once. A new subject's are not stored: they are not looked up.
     let keys: Vec<ObservationKey> = staged
         .iter()
         .enumerate()
         .filter(|(i, p)| {
-            i.checked_sub(1)
-                .and_then(|prev| staged.get(prev))
-                .is_none_or(|q| {
-                    (q.pid, &q.subject_id, &q.observation_id)
-                        != (p.pid, &p.subject_id, &p.observation_id)
-                })
+            !new[*i]
+                && i.checked_sub(1)
+                    .and_then(|prev| staged.get(prev))
+                    .is_none_or(|q| {
+                        (q.pid, &q.subject_id, &q.observation_id)
+                            != (p.pid, &p.subject_id, &p.observation_id)
+                    })
         })
         .map(|(_, p)| (p.pid, p.subject_id.text(), p.observation_id.text()))
         .collect();
@@ -379,7 +442,7 @@ fn aggregate_window(
         .collect();
     drop(keys);
     let mut new_versions: Vec<(String, String)> = Vec::new();
-    for p in staged {
+    for (p, &new) in staged.iter().zip(&new) {
         let pid = p.pid;
         let seq = p.seq;
         let delta = state.deltas.entry(pid).or_default();
@@ -454,7 +517,7 @@ fn aggregate_window(
             state
                 .touched
                 .entry(key)
-                .or_insert_with(|| p.digests.clone());
+                .or_insert_with(|| (p.digests.clone(), new));
         }
     }
     let (mut created, mut changed): (Vec<Aggregate>, Vec<Aggregate>) = aggregates
@@ -474,25 +537,58 @@ fn aggregate_window(
     let mut changed: Vec<ObservationRow> = changed.into_iter().map(|a| a.row).collect();
     new_versions.sort();
     backend.write_chunk(&[], &created, &changed, &new_versions)?;
-    changed.extend(created);
     if let Some(garbage) = &state.garbage {
-        let _ = garbage.send((Vec::new(), Vec::new(), changed));
+        let _ = garbage.send((Vec::new(), Vec::new(), std::mem::take(&mut changed)));
     }
-    Ok(())
+    Ok(created)
 }
 
-fn flush_subjects(backend: &mut dyn LedgerBackend, state: &mut AppendState) -> LedgerResult<()> {
-    let touched: Vec<(SubjectKey, String)> =
+/// The accepted aggregates of a new subject among the window's `created` ones (in key
+/// order): all of its aggregates are there.
+fn new_members<'a>(created: &'a [ObservationRow], key: &SubjectKey) -> Cow<'a, [ObservationRow]> {
+    fn of(o: &ObservationRow) -> (i64, &str) {
+        (o.partition_id, o.subject_id.as_str())
+    }
+    let wanted = (key.0, key.1.as_str());
+    let start = created.partition_point(|o| of(o) < wanted);
+    let end = start + created[start..].partition_point(|o| of(o) == wanted);
+    let rows = &created[start..end];
+    if rows.iter().all(|o| o.version_count == 1) {
+        Cow::Borrowed(rows)
+    } else {
+        Cow::Owned(rows.iter().filter(|o| o.version_count == 1).cloned().collect())
+    }
+}
+
+/// Recomputes the touched subjects of a window whose new aggregates are `created` (in
+/// key order): a new subject from those, any other from its stored row and members.
+fn flush_subjects(
+    backend: &mut dyn LedgerBackend,
+    state: &mut AppendState,
+    created: &[ObservationRow],
+) -> LedgerResult<()> {
+    let touched: Vec<(SubjectKey, (String, bool))> =
         std::mem::take(&mut state.touched).into_iter().collect();
     for round in touched.chunks(backend.subject_window().max(1)) {
-        let keys: Vec<SubjectKey> = round.iter().map(|(k, _)| k.clone()).collect();
-        let olds = backend.load_subjects(&keys)?;
-        let members = backend.subject_members(&keys)?;
+        let keys: Vec<SubjectKey> = round
+            .iter()
+            .filter(|(_, (_, new))| !new)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut olds = backend.load_subjects(&keys)?.into_iter();
+        let mut members = backend.subject_members(&keys)?.into_iter();
         let mut puts = Vec::new();
         let mut replaced = Vec::new();
         let mut digests = Vec::new();
         let mut deletes = Vec::new();
-        for (((key, subject_digests), old), rows) in round.iter().zip(olds).zip(members) {
+        for (key, (subject_digests, is_new)) in round {
+            let (old, rows) = if *is_new {
+                (None, new_members(created, key))
+            } else {
+                let lost = || LedgerError::Storage("a subject was not read back".into());
+                let old = olds.next().ok_or_else(lost)?;
+                (old, Cow::Owned(members.next().ok_or_else(lost)?))
+            };
             let new = reduce_members(key, subject_digests, &rows)?;
             let (rescan, newer) = {
                 let current = state.latest.get(&key.0).map_or("", String::as_str);

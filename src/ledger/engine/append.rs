@@ -1,10 +1,11 @@
 //! The append: one batch, one write transaction. Records are read on a thread of their
-//! own and validated on another ([`super::intake`]) while the writer stores and
-//! aggregates the previous chunks ([`super::aggregate`]); the head of the input is
+//! own and validated on another ([`super::intake`]) while the writer stores the previous
+//! chunks and, between them, aggregates the previous run a window at a time
+//! ([`super::aggregate`]); the head of the input is
 //! validated before the write lock is taken, and the batch commits as a whole or not at
 //! all, with its [`Provenance`].
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 
 use super::super::backend::LedgerBackend;
 use super::super::error::{LedgerError, LedgerResult};
@@ -90,6 +91,15 @@ fn validate_chunks(from_reader: Receiver<LedgerResult<Vec<Record>>>, to_writer: 
     let _ = to_writer.send(Step::End);
 }
 
+/// What the pipeline has for the writer right now.
+enum Poll {
+    Chunk(Intake),
+    /// Nothing yet: the validating thread is still at work.
+    Pending,
+    /// Every chunk was taken.
+    Ended,
+}
+
 /// The writer's end of the pipeline: validated chunks in input order.
 struct Pipeline {
     from_validator: Receiver<Step>,
@@ -114,11 +124,33 @@ impl Pipeline {
                 Err(err)
             }
             // The threads stopped before the end (or could not be started).
-            Err(_) => Err(LedgerError::Storage(
-                "the reading or validating thread stopped".into(),
-            )),
+            Err(_) => Err(threads_stopped()),
         }
     }
+
+    /// The next validated chunk if one is ready, without waiting.
+    fn poll(&mut self) -> LedgerResult<Poll> {
+        if self.ended {
+            return Ok(Poll::Ended);
+        }
+        match self.from_validator.try_recv() {
+            Ok(Step::Chunk(intake)) => Ok(Poll::Chunk(intake)),
+            Ok(Step::End) => {
+                self.ended = true;
+                Ok(Poll::Ended)
+            }
+            Ok(Step::Failed(err)) => {
+                self.ended = true;
+                Err(err)
+            }
+            Err(TryRecvError::Empty) => Ok(Poll::Pending),
+            Err(TryRecvError::Disconnected) => Err(threads_stopped()),
+        }
+    }
+}
+
+fn threads_stopped() -> LedgerError {
+    LedgerError::Storage("the reading or validating thread stopped".into())
 }
 
 /// Appends every record as one batch of [`Provenance::Import`] (what
@@ -215,13 +247,21 @@ fn append_in_transaction(
     let mut state = AppendState::begin(backend, pipeline.garbage.take())?;
     let mut head = head.into_iter();
     loop {
+        // While a run is aggregated, a window at a time, the chunks the validating thread
+        // hands over are stored in between: it never waits for a whole run.
         let intake = match head.next() {
-            Some(intake) => intake,
-            None => match pipeline.next()? {
-                Some(intake) => intake,
-                None => break,
+            Some(intake) => Some(intake),
+            None if state.aggregating() => match pipeline.poll()? {
+                Poll::Chunk(intake) => Some(intake),
+                Poll::Pending => {
+                    state.aggregate_step(backend)?;
+                    continue;
+                }
+                Poll::Ended => None,
             },
+            None => pipeline.next()?,
         };
+        let Some(intake) = intake else { break };
         state.take_chunk(backend, intake)?;
     }
     let report = state.finish(backend)?;

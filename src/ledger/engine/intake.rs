@@ -116,7 +116,7 @@ const PACKED_PREFIXES: [&str; 5] = ["mui_", "mul_", "muo_", "muof_", "mus_"];
 
 /// An identifier held compactly while staged (a run holds tens of thousands): a known
 /// prefix and 64 lowercase hex digits as 32 bytes, anything else as its text.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) enum PackedId {
     Hex(u8, [u8; 32]),
     Text(Box<str>),

@@ -22,6 +22,7 @@ mod export;
 mod intake;
 mod read;
 pub mod review;
+mod run;
 mod state;
 mod verify;
 
