@@ -20,15 +20,16 @@ use super::run::Run;
 use super::state::{reduce_members, subject_counters};
 
 /// Valid deliveries handled per storage round (and per hand-over from the validating
-/// thread).
-pub(super) const CHUNK: usize = 1024;
+/// thread). Tests take tiny chunks and runs, so that their small batches span several
+/// runs and a subject meets more than one.
+pub(super) const CHUNK: usize = if cfg!(test) { 4 } else { 1024 };
 /// Deliveries classified and aggregated together (a [`Run`], stepped by
 /// [`AppendState::aggregate_step`]); their touched subjects are recomputed window by
 /// window. Each run visits the pages of the keys it touches once, so fewer, larger runs
 /// visit fewer pages: a 1M-delivery append took 25 s of CPU with runs of 65,536 and 20 s
 /// with runs of 262,144 (peak resident memory 50 MB and 120 MB). The next run is staged
 /// while one is aggregated: at most two runs are held.
-const RUN: usize = 262_144;
+const RUN: usize = if cfg!(test) { 8 } else { 262_144 };
 
 /// A small multiply-rotate hasher (FxHash's scheme) for the append's internal maps,
 /// whose keys are ids and numbers: SipHash's DoS resistance buys nothing there, and no
