@@ -427,42 +427,74 @@ fn aggregate_window(
         })
         .map(|(_, p)| (p.pid, p.subject_id.text(), p.observation_id.text()))
         .collect();
-    let mut aggregates: FastMap<String, Aggregate> = backend
-        .load_observations(&keys)?
-        .into_iter()
-        .map(|row| {
-            (
-                row.observation_id.clone(),
-                Aggregate {
-                    row,
-                    dirty: false,
-                    stored: true,
-                },
-            )
-        })
-        .collect();
+    // Stored aggregates in key order, as the window's keys are: one walk pairs them.
+    let mut loaded = backend.load_observations(&keys)?;
     drop(keys);
+    loaded.sort_by(|a, b| {
+        (a.partition_id, &a.subject_id, &a.observation_id).cmp(&(
+            b.partition_id,
+            &b.subject_id,
+            &b.observation_id,
+        ))
+    });
+    let mut loaded = loaded.into_iter().peekable();
+    let mut created: Vec<ObservationRow> = Vec::new();
+    let mut changed: Vec<ObservationRow> = Vec::new();
     let mut new_versions: Vec<(String, String)> = Vec::new();
-    for (p, &new) in staged.iter().zip(&new) {
-        let pid = p.pid;
-        let seq = p.seq;
+    let mut start = 0;
+    while let Some(&first) = staged.get(start) {
+        // One id's deliveries, in ledger order: a delivery's class depends only on the
+        // earlier deliveries of its id.
+        let end = start
+            + staged[start..]
+                .iter()
+                .take_while(|q| {
+                    (q.pid, &q.subject_id, &q.observation_id)
+                        == (first.pid, &first.subject_id, &first.observation_id)
+                })
+                .count();
+        let pid = first.pid;
+        let id = first.observation_id.text();
+        let subject_id = first.subject_id.text();
+        let key = (pid, subject_id.as_str(), id.as_str());
+        while loaded.peek().is_some_and(|r| {
+            (
+                r.partition_id,
+                r.subject_id.as_str(),
+                r.observation_id.as_str(),
+            ) < key
+        }) {
+            loaded.next();
+        }
+        let mut current = loaded
+            .next_if(|r| {
+                (
+                    r.partition_id,
+                    r.subject_id.as_str(),
+                    r.observation_id.as_str(),
+                ) == key
+            })
+            .map(|row| Aggregate {
+                row,
+                dirty: false,
+                stored: true,
+            });
         let delta = state.deltas.entry(pid).or_default();
-        delta.deliveries += 1;
-        let id = p.observation_id.text();
-        let fingerprint = p.fingerprint.text();
         let mut touch = false;
-        match aggregates.get_mut(&id) {
-            None => {
-                state.batch.appended += 1;
-                delta.accepted += 1;
-                touch = true;
-                aggregates.insert(
-                    id.clone(),
-                    Aggregate {
+        for p in &staged[start..end] {
+            let seq = p.seq;
+            delta.deliveries += 1;
+            let fingerprint = p.fingerprint.text();
+            match &mut current {
+                None => {
+                    state.batch.appended += 1;
+                    delta.accepted += 1;
+                    touch = true;
+                    current = Some(Aggregate {
                         row: ObservationRow {
-                            observation_id: id,
+                            observation_id: id.clone(),
                             partition_id: pid,
-                            subject_id: p.subject_id.text(),
+                            subject_id: subject_id.clone(),
                             version_count: 1,
                             delivery_count: 1,
                             fingerprint,
@@ -475,71 +507,62 @@ fn aggregate_window(
                         },
                         dirty: true,
                         stored: false,
-                    },
-                );
-            }
-            Some(agg) if agg.knows(&fingerprint) => {
-                state.batch.duplicate += 1;
-                delta.duplicate += 1;
-                agg.dirty = true;
-                agg.row.delivery_count += 1;
-                if fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
-                    agg.row.rep_seq = seq;
-                    agg.row.rep_order = p.order.clone();
-                    touch = agg.row.version_count == 1;
+                    });
                 }
-                if agg.row.version_count > 1 {
-                    delta.rejected += 1;
+                Some(agg) if agg.knows(&fingerprint) => {
+                    state.batch.duplicate += 1;
+                    delta.duplicate += 1;
+                    agg.dirty = true;
+                    agg.row.delivery_count += 1;
+                    if fingerprint == agg.row.fingerprint && p.order < agg.row.rep_order {
+                        agg.row.rep_seq = seq;
+                        agg.row.rep_order = p.order.clone();
+                        touch |= agg.row.version_count == 1;
+                    }
+                    if agg.row.version_count > 1 {
+                        delta.rejected += 1;
+                    }
                 }
-            }
-            Some(agg) => {
-                state.batch.conflicting += 1;
-                agg.dirty = true;
-                if agg.row.version_count == 1 {
-                    delta.accepted -= 1;
-                    delta.conflicting += 1;
-                    delta.rejected += agg.row.delivery_count + 1;
-                    new_versions.push((id.clone(), agg.row.fingerprint.clone()));
-                    agg.row.fingerprints.push(agg.row.fingerprint.clone());
-                    touch = true;
-                } else {
-                    delta.rejected += 1;
+                Some(agg) => {
+                    state.batch.conflicting += 1;
+                    agg.dirty = true;
+                    if agg.row.version_count == 1 {
+                        delta.accepted -= 1;
+                        delta.conflicting += 1;
+                        delta.rejected += agg.row.delivery_count + 1;
+                        new_versions.push((id.clone(), agg.row.fingerprint.clone()));
+                        agg.row.fingerprints.push(agg.row.fingerprint.clone());
+                        touch = true;
+                    } else {
+                        delta.rejected += 1;
+                    }
+                    new_versions.push((id.clone(), fingerprint.clone()));
+                    agg.row.fingerprints.push(fingerprint);
+                    agg.row.fingerprints.sort();
+                    agg.row.version_count += 1;
+                    agg.row.delivery_count += 1;
                 }
-                new_versions.push((id.clone(), fingerprint.clone()));
-                agg.row.fingerprints.push(fingerprint);
-                agg.row.fingerprints.sort();
-                agg.row.version_count += 1;
-                agg.row.delivery_count += 1;
             }
         }
         if touch {
-            // An id belongs to one subject: the subject of this delivery.
-            let key = (pid, p.subject_id.text());
+            // An id belongs to one subject: the subject of its deliveries.
+            let digests = &first.digests;
             state
                 .touched
-                .entry(key)
-                .or_insert_with(|| (p.digests.clone(), new));
+                .entry((pid, subject_id))
+                .or_insert_with(|| (digests.clone(), new[start]));
         }
+        match current {
+            Some(agg) if !agg.stored => created.push(agg.row),
+            Some(agg) if agg.dirty => changed.push(agg.row),
+            _ => {}
+        }
+        start = end;
     }
-    let (mut created, mut changed): (Vec<Aggregate>, Vec<Aggregate>) = aggregates
-        .into_values()
-        .filter(|a| a.dirty)
-        .partition(|a| !a.stored);
-    let by_key = |a: &Aggregate, b: &Aggregate| {
-        (a.row.partition_id, &a.row.subject_id, &a.row.observation_id).cmp(&(
-            b.row.partition_id,
-            &b.row.subject_id,
-            &b.row.observation_id,
-        ))
-    };
-    created.sort_by(by_key);
-    changed.sort_by(by_key);
-    let created: Vec<ObservationRow> = created.into_iter().map(|a| a.row).collect();
-    let mut changed: Vec<ObservationRow> = changed.into_iter().map(|a| a.row).collect();
     new_versions.sort();
     backend.write_chunk(&[], &created, &changed, &new_versions)?;
     if let Some(garbage) = &state.garbage {
-        let _ = garbage.send((Vec::new(), Vec::new(), std::mem::take(&mut changed)));
+        let _ = garbage.send((Vec::new(), Vec::new(), changed));
     }
     Ok(created)
 }
@@ -557,7 +580,12 @@ fn new_members<'a>(created: &'a [ObservationRow], key: &SubjectKey) -> Cow<'a, [
     if rows.iter().all(|o| o.version_count == 1) {
         Cow::Borrowed(rows)
     } else {
-        Cow::Owned(rows.iter().filter(|o| o.version_count == 1).cloned().collect())
+        Cow::Owned(
+            rows.iter()
+                .filter(|o| o.version_count == 1)
+                .cloned()
+                .collect(),
+        )
     }
 }
 

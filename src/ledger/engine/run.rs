@@ -20,7 +20,11 @@ impl Run {
         let mut order: Vec<usize> = (0..staged.len()).collect();
         order.sort_by(|&a, &b| {
             let (a, b) = (&staged[a], &staged[b]);
-            (a.pid, &a.subject_id, &a.observation_id).cmp(&(b.pid, &b.subject_id, &b.observation_id))
+            (a.pid, &a.subject_id, &a.observation_id).cmp(&(
+                b.pid,
+                &b.subject_id,
+                &b.observation_id,
+            ))
         });
         Run {
             staged,
