@@ -506,16 +506,38 @@ pub type SubjectKey = (i64, String);
 /// then the raw `created_at`, separated by `\x01` (below every timestamp character), so
 /// that text order equals the reducer's order.
 pub fn order_prefix(instant: Instant, created_at: &str) -> String {
-    format!("{:020}\u{1}{created_at}", instant.micros.max(0))
+    let mut out = String::with_capacity(21 + created_at.len());
+    push_order_prefix(&mut out, instant, created_at);
+    out
+}
+
+/// Writes [`order_prefix`] into `out` (built by hand: one is made per delivery and per
+/// recomputed subject, and `format!` cost more than the rest of it).
+fn push_order_prefix(out: &mut String, instant: Instant, created_at: &str) {
+    // Twenty digits, zero-padded (`{:020}`): a non-negative i64 has at most nineteen.
+    let mut digits = [b'0'; 20];
+    let mut n = instant.micros.max(0).unsigned_abs();
+    for d in digits.iter_mut().rev() {
+        *d = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    out.extend(digits.iter().map(|&d| char::from(d)));
+    out.push('\u{1}');
+    out.push_str(created_at);
 }
 
 /// [`order_prefix`] plus the observation id: the reducer's complete order key as text.
 pub fn order_key_text(observation: &Observation) -> String {
-    format!(
-        "{}\u{1}{}",
-        order_prefix(observation.created_instant, &observation.created_at),
-        observation.observation_id
-    )
+    let id = &observation.observation_id;
+    let mut out = String::with_capacity(22 + observation.created_at.len() + id.len());
+    push_order_prefix(
+        &mut out,
+        observation.created_instant,
+        &observation.created_at,
+    );
+    out.push('\u{1}');
+    out.push_str(id);
+    out
 }
 
 /// `(created_at, observation_id)` of an [`order_key_text`].
@@ -543,6 +565,22 @@ pub fn format_seqs(seqs: &[i64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::{COUNTER_COLUMNS, DELIVERY_COLUMNS, DELIVERY_COLUMNS_D, PARTITION_COLUMNS};
+    use super::{Instant, order_prefix};
+
+    #[test]
+    fn the_order_prefix_is_the_zero_padded_instant_then_the_raw_time() {
+        for micros in [i64::MIN, -1, 0, 7, 1_767_225_600_000_000, i64::MAX] {
+            let at = "2026-01-01T00:00:00Z";
+            assert_eq!(
+                order_prefix(Instant { micros }, at),
+                format!("{:020}\u{1}{at}", micros.max(0))
+            );
+        }
+        assert_eq!(
+            order_prefix(Instant { micros: 12 }, ""),
+            "00000000000000000012\u{1}"
+        );
+    }
 
     #[test]
     fn the_column_lists_agree_with_each_other() {

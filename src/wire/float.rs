@@ -258,6 +258,43 @@ pub fn round6(x: f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
+    if let Some(rounded) = round6_far_from_ties(x) {
+        return rounded;
+    }
+    round6_exact(x)
+}
+
+/// The largest `|x * 1e6|` the fast path takes: below 2^31, the product's rounding error
+/// (half an ulp, at most 2^-22) stays far inside [`TIE_MARGIN`].
+const FAST_LIMIT: f64 = 2_147_483_648.0;
+
+/// How far from a tie (`.5` in millionths) the fast path's product must be.
+const TIE_MARGIN: f64 = 1e-4;
+
+/// `round(x, 6)` when `x` in millionths is clearly not near a tie: the nearest count of
+/// millionths is then the rounded product, and that count divided by 10^6 (both exact in
+/// an `f64`, so the quotient is correctly rounded) is the `f64` nearest to the decimal
+/// that Python would round to, which is what parsing that decimal gives. `None` near a
+/// tie or out of range.
+fn round6_far_from_ties(x: f64) -> Option<f64> {
+    let scaled = x * 1e6;
+    if !(scaled.abs() < FAST_LIMIT) {
+        return None;
+    }
+    let fraction = scaled - scaled.floor();
+    if (fraction - 0.5).abs() < TIE_MARGIN {
+        return None;
+    }
+    let millionths = scaled.round();
+    if millionths == 0.0 {
+        // Python keeps the sign of the input for a zero result.
+        return Some(if x.is_sign_negative() { -0.0 } else { 0.0 });
+    }
+    Some(millionths / 1e6)
+}
+
+/// `round(x, 6)` by the exact decimal expansion, for every finite `x`.
+fn round6_exact(x: f64) -> f64 {
     // `{:.6}` rounds the exact decimal expansion half-to-even, as CPython's dtoa does.
     let mut buf = StackText::default();
     let rounded: f64 = if write!(buf, "{x:.6}").is_ok() {
@@ -399,10 +436,42 @@ mod tests {
 mod props {
     use proptest::prelude::*;
 
-    use super::float_repr;
+    use super::{float_repr, round6, round6_exact};
+
+    /// `round6` and the exact decimal path agree bit for bit on `x`.
+    fn agrees(x: f64) -> Result<(), TestCaseError> {
+        prop_assert_eq!(round6(x).to_bits(), round6_exact(x).to_bits(), "{:e}", x);
+        Ok(())
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The fast path of `round6` gives what the exact path gives: on any float, on
+        /// the values the reducer rounds (confidences, utilities, sums), and on the
+        /// floats nearest to every kind of tie (`k + 0.5` millionths) and their
+        /// neighbours.
+        #[test]
+        fn round6_fast_path_agrees_with_the_exact_one(
+            bits in any::<u64>(),
+            small in -2000.0f64..2000.0,
+            unit in 0.0f64..1.0,
+            k in -2_000_000_000i64..2_000_000_000,
+            step in -3i64..=3,
+        ) {
+            let any = f64::from_bits(bits);
+            prop_assume!(any.is_finite());
+            agrees(any)?;
+            agrees(small)?;
+            agrees(unit)?;
+            agrees(unit * unit / 3.0)?;
+            let tie = (k as f64 + 0.5) / 1e6;
+            let near = f64::from_bits(tie.to_bits().wrapping_add_signed(step));
+            agrees(tie)?;
+            agrees(near)?;
+            agrees(k as f64 / 1e6)?;
+            agrees(-near)?;
+        }
 
         /// `repr` is the shortest text that reads back to the same float, in Python's
         /// layout: fixed notation with a `.` for exponents -4..16, else `d[.ddd]e±XX`.

@@ -202,38 +202,64 @@ fn review_word(text: &str) -> Option<&'static str> {
 /// `;`-separated (floats in Python repr, which parses back to the same double). The
 /// subject id, level, observation count and latest observation live in their own columns.
 pub fn encode_state(state: &SubjectState) -> String {
-    use std::fmt::Write as _;
-    fn push_joined<T: std::fmt::Display>(out: &mut String, items: &[T], sep: char) {
+    // Built by hand, without `write!`: one is encoded per recomputed subject, and the
+    // formatting machinery cost more than the rest of the encoding.
+    fn push_count(out: &mut String, n: usize) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = n;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend(digits[at..].iter().map(|&d| char::from(d)));
+    }
+    fn push_counts(out: &mut String, items: &[usize]) {
+        for (i, &item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            push_count(out, item);
+        }
+    }
+    fn push_texts<T: AsRef<str>>(out: &mut String, items: &[T]) {
         for (i, item) in items.iter().enumerate() {
             if i > 0 {
-                out.push(sep);
+                out.push(',');
             }
-            // Writing to a String cannot fail.
-            let _ = write!(out, "{item}");
+            out.push_str(item.as_ref());
         }
     }
     let mut buf = FloatBuf::new();
     let mut out = String::with_capacity(256);
     out.push_str(float_repr_in(state.utility_estimate, &mut buf));
-    let _ = write!(
-        out,
-        ";{};{};",
-        state.effective_label.index(),
-        state.effective_basis.index()
-    );
+    out.push(';');
+    push_count(&mut out, state.effective_label.index());
+    out.push(';');
+    push_count(&mut out, state.effective_basis.index());
+    out.push(';');
     out.push_str(float_repr_in(state.confidence, &mut buf));
     out.push(';');
     out.push_str(float_repr_in(state.uncertainty, &mut buf));
     out.push(';');
-    push_joined(&mut out, &state.support, ',');
+    push_counts(&mut out, &state.support);
     out.push(';');
-    push_joined(&mut out, &state.evidence_strength, ',');
+    push_counts(&mut out, &state.evidence_strength);
     out.push(';');
     for (i, p) in state.summary.iter().enumerate() {
         if i > 0 {
             out.push('|');
         }
-        let _ = write!(out, "{}:{}:{}:", p.basis.index(), p.label.index(), p.count);
+        push_count(&mut out, p.basis.index());
+        out.push(':');
+        push_count(&mut out, p.label.index());
+        out.push(':');
+        push_count(&mut out, p.count);
+        out.push(':');
         out.push_str(float_repr_in(p.combined_confidence, &mut buf));
     }
     out.push(';');
@@ -241,9 +267,9 @@ pub fn encode_state(state: &SubjectState) -> String {
     out.push(';');
     out.push_str(state.review.proposed_action);
     out.push(';');
-    push_joined(&mut out, &state.review.reason_codes, ',');
+    push_texts(&mut out, &state.review.reason_codes);
     out.push(';');
-    push_joined(&mut out, &state.memory_ref_digests, ',');
+    push_texts(&mut out, &state.memory_ref_digests);
     out
 }
 
