@@ -514,14 +514,17 @@ pub fn order_prefix(instant: Instant, created_at: &str) -> String {
 /// Writes [`order_prefix`] into `out` (built by hand: one is made per delivery and per
 /// recomputed subject, and `format!` cost more than the rest of it).
 fn push_order_prefix(out: &mut String, instant: Instant, created_at: &str) {
-    // Twenty digits, zero-padded (`{:020}`): a non-negative i64 has at most nineteen.
-    let mut digits = [b'0'; 20];
+    // At least twenty digits, zero-padded (`{:020}`); an i128 has at most thirty-nine.
+    let mut digits = [b'0'; 40];
     let mut n = instant.micros.max(0).unsigned_abs();
-    for d in digits.iter_mut().rev() {
-        *d = b'0' + (n % 10) as u8;
+    let mut start = digits.len();
+    while n > 0 {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
         n /= 10;
     }
-    out.extend(digits.iter().map(|&d| char::from(d)));
+    let start = start.min(digits.len() - 20);
+    out.extend(digits[start..].iter().map(|&d| char::from(d)));
     out.push('\u{1}');
     out.push_str(created_at);
 }
@@ -569,7 +572,16 @@ mod tests {
 
     #[test]
     fn the_order_prefix_is_the_zero_padded_instant_then_the_raw_time() {
-        for micros in [i64::MIN, -1, 0, 7, 1_767_225_600_000_000, i64::MAX] {
+        for micros in [
+            i128::MIN,
+            -1,
+            0,
+            7,
+            1_767_225_600_000_000,
+            99_999_999_999_999_999_999,
+            100_000_000_000_000_000_000,
+            i128::MAX,
+        ] {
             let at = "2026-01-01T00:00:00Z";
             assert_eq!(
                 order_prefix(Instant { micros }, at),
