@@ -524,7 +524,8 @@ fn push_order_prefix(out: &mut String, instant: Instant, created_at: &str) {
         n /= 10;
     }
     let start = start.min(digits.len() - 20);
-    out.extend(digits[start..].iter().map(|&d| char::from(d)));
+    // Decimal digits are ASCII: always UTF-8.
+    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
     out.push('\u{1}');
     out.push_str(created_at);
 }

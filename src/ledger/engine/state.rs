@@ -216,7 +216,8 @@ pub fn encode_state(state: &SubjectState) -> String {
                 break;
             }
         }
-        out.extend(digits[at..].iter().map(|&d| char::from(d)));
+        // Decimal digits are ASCII: always UTF-8.
+        out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
     }
     fn push_counts(out: &mut String, items: &[usize]) {
         for (i, &item) in items.iter().enumerate() {
