@@ -26,7 +26,8 @@ use super::codec::{
 };
 use super::salvage::salvage_rows;
 use super::schema::{
-    OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS, SUBJECT_COLUMNS_S,
+    DELIVERY_INDEX, OBSERVATION_COLUMNS, PROVENANCE_SCHEMA, SCHEMA, SUBJECT_COLUMNS,
+    SUBJECT_COLUMNS_S,
 };
 use super::traffic;
 use super::verdicts;
@@ -52,9 +53,15 @@ impl LedgerBackend for SqliteLedger {
     fn commit(&mut self) -> LedgerResult<()> {
         let traffic = std::mem::take(&mut self.traffic_write);
         let first_write = std::mem::take(&mut self.first_write);
+        let index_pending = std::mem::take(&mut self.index_pending);
         let path = self.path.clone();
         let conn = self.conn()?;
-        if let Err(e) = conn.execute_batch("COMMIT") {
+        let built = if index_pending {
+            conn.execute_batch(DELIVERY_INDEX)
+        } else {
+            Ok(())
+        };
+        if let Err(e) = built.and_then(|()| conn.execute_batch("COMMIT")) {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(map_error(&e));
         }
@@ -72,6 +79,7 @@ impl LedgerBackend for SqliteLedger {
     }
 
     fn rollback(&mut self) {
+        self.index_pending = false;
         if let Some(conn) = self.conn.as_mut()
             && !conn.is_autocommit()
         {
@@ -833,6 +841,7 @@ impl SqliteLedger {
             let _ = conn.execute_batch("ROLLBACK");
             return Err(e);
         }
+        self.index_pending = !ready;
         Ok(())
     }
 }

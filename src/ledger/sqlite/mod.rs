@@ -133,6 +133,9 @@ pub struct SqliteLedger {
     /// The open write transaction fills a file this process created, under a rollback
     /// journal; the file takes write-ahead logging at its commit.
     first_write: bool,
+    /// The open write transaction created the schema: it builds
+    /// [`schema::DELIVERY_INDEX`] before its commit.
+    index_pending: bool,
 }
 
 impl Drop for SqliteLedger {
@@ -153,6 +156,7 @@ impl SqliteLedger {
             committed: false,
             traffic_write: false,
             first_write: false,
+            index_pending: false,
         }
     }
 
