@@ -516,12 +516,27 @@ pub fn order_prefix(instant: Instant, created_at: &str) -> String {
 fn push_order_prefix(out: &mut String, instant: Instant, created_at: &str) {
     // At least twenty digits, zero-padded (`{:020}`); an i128 has at most thirty-nine.
     let mut digits = [b'0'; 40];
-    let mut n = instant.micros.max(0).unsigned_abs();
     let mut start = digits.len();
-    while n > 0 {
+    let mut put = |digit: u8| {
         start -= 1;
-        digits[start] = b'0' + (n % 10) as u8;
-        n /= 10;
+        digits[start] = b'0' + digit;
+    };
+    let n = instant.micros.max(0).unsigned_abs();
+    // Every real instant fits in 64 bits, whose division is far cheaper than 128-bit.
+    match u64::try_from(n) {
+        Ok(mut n) => {
+            while n > 0 {
+                put((n % 10) as u8);
+                n /= 10;
+            }
+        }
+        Err(_) => {
+            let mut n = n;
+            while n > 0 {
+                put((n % 10) as u8);
+                n /= 10;
+            }
+        }
     }
     let start = start.min(digits.len() - 20);
     // Decimal digits are ASCII: always UTF-8.

@@ -277,8 +277,9 @@ const TIE_MARGIN: f64 = 1e-4;
 /// that Python would round to, which is what parsing that decimal gives. `None` near a
 /// tie or out of range.
 fn round6_far_from_ties(x: f64) -> Option<f64> {
+    // `x` is finite, so `scaled` is a number (perhaps infinite, then out of range).
     let scaled = x * 1e6;
-    if !(scaled.abs() < FAST_LIMIT) {
+    if scaled.abs() >= FAST_LIMIT {
         return None;
     }
     let fraction = scaled - scaled.floor();

@@ -205,6 +205,11 @@ pub fn encode_state(state: &SubjectState) -> String {
     // Built by hand, without `write!`: one is encoded per recomputed subject, and the
     // formatting machinery cost more than the rest of the encoding.
     fn push_count(out: &mut String, n: usize) {
+        if let Some(digit) = char::from_digit(u32::try_from(n).unwrap_or(u32::MAX), 10) {
+            // Most counts and indices are one digit.
+            out.push(digit);
+            return;
+        }
         let mut digits = [0u8; 20];
         let mut at = digits.len();
         let mut n = n;

@@ -252,8 +252,9 @@ pub fn reduce_subject(
         evidence_strength: strength,
         summary,
         observation_count: observations.len(),
-        last_observed_at: last.map_or_else(String::new, |o| o.created_at.to_string()),
-        last_observation_id: last.map_or_else(String::new, |o| o.observation_id.to_string()),
+        last_observed_at: last.map_or_else(String::new, |o| o.created_at.as_str().to_owned()),
+        last_observation_id: last
+            .map_or_else(String::new, |o| o.observation_id.as_str().to_owned()),
         review,
     }
 }
