@@ -11,6 +11,7 @@ use crate::utility::observation::{
     AttributionLevel, EvidenceBasis, Observation, Scope, UtilityLabel,
 };
 use crate::utility::reducer::ReducerContext;
+use crate::wire::decimal::Digits;
 use crate::wire::json::Text;
 use crate::wire::timestamp::{self, Instant};
 
@@ -514,33 +515,8 @@ pub fn order_prefix(instant: Instant, created_at: &str) -> String {
 /// Writes [`order_prefix`] into `out` (built by hand: one is made per delivery and per
 /// recomputed subject, and `format!` cost more than the rest of it).
 fn push_order_prefix(out: &mut String, instant: Instant, created_at: &str) {
-    // At least twenty digits, zero-padded (`{:020}`); an i128 has at most thirty-nine.
-    let mut digits = [b'0'; 40];
-    let mut start = digits.len();
-    let mut put = |digit: u8| {
-        start -= 1;
-        digits[start] = b'0' + digit;
-    };
-    let n = instant.micros.max(0).unsigned_abs();
-    // Every real instant fits in 64 bits, whose division is far cheaper than 128-bit.
-    match u64::try_from(n) {
-        Ok(mut n) => {
-            while n > 0 {
-                put((n % 10) as u8);
-                n /= 10;
-            }
-        }
-        Err(_) => {
-            let mut n = n;
-            while n > 0 {
-                put((n % 10) as u8);
-                n /= 10;
-            }
-        }
-    }
-    let start = start.min(digits.len() - 20);
-    // Decimal digits are ASCII: always UTF-8.
-    out.push_str(std::str::from_utf8(&digits[start..]).unwrap_or_default());
+    // At least twenty digits, zero-padded (`{:020}`).
+    out.push_str(Digits::of(instant.micros.max(0).unsigned_abs()).padded(20));
     out.push('\u{1}');
     out.push_str(created_at);
 }

@@ -3,7 +3,7 @@
 //! Everything that decides how a packet looks byte for byte lives here: the ordered JSON
 //! value with its `json.loads`-compatible parser and `json.dumps`-compatible printers
 //! ([`json`]), Python's float `repr` and `round()` ([`float`]), `str()` and `repr()` of
-//! values and Python's whitespace rules ([`pyfmt`]), ISO timestamps as
+//! values and Python's whitespace rules ([`pyfmt`]), integers in decimal ([`decimal`]), ISO timestamps as
 //! `datetime.fromisoformat` reads them ([`timestamp`]), every hashed identifier with the
 //! exact bytes it hashes ([`digest`]), the field-level text guards shared by all
 //! contracts ([`text`]), the stricter credential rule of this port's own packets
@@ -12,12 +12,14 @@
 //! Schema vocabulary of typed packets ([`schema`]).
 //! Contract modules build on these; nothing here knows a contract.
 //!
-//! Inside the layer the arrows point one way: [`float`], [`keys`] and [`schema`] depend on
-//! nothing, [`json`] prints floats with [`float`], [`pyfmt`] reads [`json`] values, and
+//! Inside the layer the arrows point one way: [`float`], [`decimal`], [`keys`] and
+//! [`schema`] depend on nothing, [`json`] prints floats with [`float`] and integers with
+//! [`decimal`], [`pyfmt`] reads [`json`] values, and
 //! the digests, text guards, credential rule and timestamps build on those.
 
 pub mod choice;
 pub mod credential;
+pub mod decimal;
 pub mod digest;
 pub mod float;
 pub mod json;

@@ -6,6 +6,7 @@ use crate::utility::observation::{AttributionLevel, EvidenceBasis, Observation, 
 use crate::utility::reducer::{
     self, Posterior, Review, SubjectState, SummaryPair, V1Input, V1Params,
 };
+use crate::wire::decimal::Digits;
 use crate::wire::pyfmt::{FloatBuf, float_repr_in};
 
 use super::super::error::{LedgerError, LedgerResult};
@@ -205,24 +206,11 @@ pub fn encode_state(state: &SubjectState) -> String {
     // Built by hand, without `write!`: one is encoded per recomputed subject, and the
     // formatting machinery cost more than the rest of the encoding.
     fn push_count(out: &mut String, n: usize) {
-        if let Some(digit) = char::from_digit(u32::try_from(n).unwrap_or(u32::MAX), 10) {
+        match char::from_digit(u32::try_from(n).unwrap_or(u32::MAX), 10) {
             // Most counts and indices are one digit.
-            out.push(digit);
-            return;
+            Some(digit) => out.push(digit),
+            None => out.push_str(Digits::of(n as u128).as_str()),
         }
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = n;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        // Decimal digits are ASCII: always UTF-8.
-        out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
     }
     fn push_counts(out: &mut String, items: &[usize]) {
         for (i, &item) in items.iter().enumerate() {

@@ -6,6 +6,7 @@
 
 use super::escape::{plain_prefix, write_string};
 use super::{Sink, Text, Value, str_list};
+use crate::wire::decimal::Digits;
 use crate::wire::float;
 
 /// How to print a value, mirroring the `json.dumps` arguments the contracts use.
@@ -463,22 +464,10 @@ pub fn write_canonical_plain_fields(
 
 /// An integer in decimal, formatted on the stack.
 fn write_int<S: Sink + ?Sized>(out: &mut S, i: i64) {
-    let mut buf = [0u8; 20];
-    let mut pos = buf.len();
-    let mut n = i.unsigned_abs();
-    loop {
-        pos -= 1;
-        buf[pos] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
     if i < 0 {
         out.push_str("-");
     }
-    // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&buf[pos..]).unwrap_or_default());
+    out.push_str(Digits::of(u128::from(i.unsigned_abs())).as_str());
 }
 
 fn write_float<S: Sink + ?Sized>(out: &mut S, f: f64) {
