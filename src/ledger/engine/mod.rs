@@ -11,7 +11,8 @@
 //!
 //! One file per concern: `append.rs` drives a batch (the reading and validating threads,
 //! the write transaction) over `intake.rs` (records validated into deliveries) and
-//! `aggregate.rs` (classification, aggregates, touched subjects); `state.rs` is a subject
+//! `aggregate.rs` (classification, aggregates, touched subjects, taken a window of a
+//! `run.rs` at a time); `state.rs` is a subject
 //! as stored; `read.rs` projects and looks up, `export.rs` writes deliveries out (and
 //! salvages a damaged file), `review.rs` lists the open review proposals, `verify.rs`
 //! recomputes everything and compares. What they report is typed beside the packets ([`super::packets`]).
