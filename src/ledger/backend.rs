@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::error::{LedgerError, LedgerResult};
 use super::provenance::Provenance;
 use super::rows::{
-    BatchRow, ConflictRow, Counters, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey,
-    ObservationRow, PartitionKey, PartitionRow, SubjectKey, SubjectRow,
+    BatchRow, ConflictRow, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
+    PartitionKey, PartitionRow, PartitionUpdate, SubjectKey, SubjectRow,
 };
 use super::rows::{LEDGER_ID_PREFIX, VerdictRow};
 use super::rows::{TrafficAppend, TrafficRow};
@@ -90,10 +90,9 @@ pub trait LedgerBackend {
     fn partitions(&mut self) -> LedgerResult<Vec<PartitionRow>>;
     /// Creates a partition with zero counters and returns its id.
     fn insert_partition(&mut self, key: &PartitionKey) -> LedgerResult<i64>;
-    /// Adds deltas to partition counters.
-    fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()>;
-    /// Sets partitions' latest order keys.
-    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()>;
+    /// Adds each update's deltas to its partition's counters and, when it has one, sets
+    /// the partition's latest order key: one write per partition.
+    fn update_partitions(&mut self, updates: &[PartitionUpdate]) -> LedgerResult<()>;
     /// The greatest subject `last_key` of a partition, read from its subjects.
     fn scan_latest(&mut self, partition_id: i64) -> LedgerResult<Option<String>>;
 
@@ -140,8 +139,9 @@ pub trait LedgerBackend {
     /// For each key, the stored subject when it exists.
     fn load_subjects(&mut self, keys: &[SubjectKey]) -> LedgerResult<Vec<Option<SubjectRow>>>;
     /// Stores subjects: `new_rows` have no stored row yet (the append read their keys and
-    /// found none), `changed_rows` replace their stored rows; `digests` are added to the
-    /// digest index (set and none subjects only).
+    /// found none), `changed_rows` replace their stored rows; `digests` are the digest
+    /// index's rows of `new_rows` (set and none subjects only, sorted, each once): a
+    /// subject without a row has none stored.
     fn put_subjects(
         &mut self,
         new_rows: &[SubjectRow],

@@ -121,6 +121,15 @@ impl PartitionKey {
     }
 }
 
+/// What one append changes of a partition: deltas to its counters, and its latest
+/// order key when that changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionUpdate {
+    pub partition_id: i64,
+    pub deltas: Counters,
+    pub latest: Option<String>,
+}
+
 /// Exact counters of one partition (also used as signed deltas).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {

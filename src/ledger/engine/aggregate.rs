@@ -13,7 +13,8 @@ use super::super::backend::LedgerBackend;
 use super::super::error::{LedgerError, LedgerResult};
 use super::super::packets::{self, AppendReport, Refusal};
 use super::super::rows::{
-    BatchRow, Counters, DeliveryRow, ObservationKey, ObservationRow, PartitionKey, SubjectKey,
+    BatchRow, Counters, DeliveryRow, ObservationKey, ObservationRow, PartitionKey, PartitionUpdate,
+    SubjectKey,
 };
 use super::intake::{Intake, PackedId, Prepared, Staged};
 use super::run::Run;
@@ -202,24 +203,35 @@ impl AppendState {
         self.finish_run(backend)?;
         self.start_run();
         self.finish_run(backend)?;
-        let deltas: Vec<(i64, Counters)> = self
-            .deltas
-            .iter()
-            .filter(|(_, d)| !d.is_zero())
-            .map(|(id, d)| (*id, *d))
-            .collect();
-        backend.add_counters(&deltas)?;
         for pid in std::mem::take(&mut self.latest_rescan) {
             let key = backend.scan_latest(pid)?.unwrap_or_default();
             self.latest.insert(pid, key);
             self.latest_changed.insert(pid);
         }
-        let latest: Vec<(i64, String)> = self
-            .latest_changed
-            .iter()
-            .map(|pid| (*pid, self.latest.get(pid).cloned().unwrap_or_default()))
-            .collect();
-        backend.set_latest(&latest)?;
+        let mut updates: BTreeMap<i64, PartitionUpdate> = BTreeMap::new();
+        for (id, d) in self.deltas.iter().filter(|(_, d)| !d.is_zero()) {
+            updates.insert(
+                *id,
+                PartitionUpdate {
+                    partition_id: *id,
+                    deltas: *d,
+                    latest: None,
+                },
+            );
+        }
+        for pid in &self.latest_changed {
+            let key = self.latest.get(pid).cloned().unwrap_or_default();
+            updates
+                .entry(*pid)
+                .or_insert_with(|| PartitionUpdate {
+                    partition_id: *pid,
+                    deltas: Counters::default(),
+                    latest: None,
+                })
+                .latest = Some(key);
+        }
+        let updates: Vec<PartitionUpdate> = updates.into_values().collect();
+        backend.update_partitions(&updates)?;
         if self.batch.first_seq > 0 {
             self.batch.last_seq = self.high_water;
         }
@@ -605,8 +617,17 @@ fn flush_subjects(
             .filter(|(_, (_, new))| !new)
             .map(|(k, _)| k.clone())
             .collect();
-        let mut olds = backend.load_subjects(&keys)?.into_iter();
-        let mut members = backend.subject_members(&keys)?.into_iter();
+        let olds = backend.load_subjects(&keys)?;
+        // A subject has a row exactly when it has an accepted aggregate: the members of
+        // one without a row are among the window's new aggregates, as a new subject's.
+        let stored: Vec<SubjectKey> = keys
+            .iter()
+            .zip(&olds)
+            .filter(|(_, old)| old.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut members = backend.subject_members(&stored)?.into_iter();
+        let mut olds = olds.into_iter();
         let mut puts = Vec::new();
         let mut replaced = Vec::new();
         let mut digests = Vec::new();
@@ -616,8 +637,10 @@ fn flush_subjects(
                 (None, new_members(created, key))
             } else {
                 let lost = || LedgerError::Storage("a subject was not read back".into());
-                let old = olds.next().ok_or_else(lost)?;
-                (old, Cow::Owned(members.next().ok_or_else(lost)?))
+                match olds.next().ok_or_else(lost)? {
+                    None => (None, new_members(created, key)),
+                    Some(old) => (Some(old), Cow::Owned(members.next().ok_or_else(lost)?)),
+                }
             };
             let new = reduce_members(key, subject_digests, &rows)?;
             let (rescan, newer) = {
@@ -666,6 +689,7 @@ fn flush_subjects(
             }
         }
         digests.sort();
+        digests.dedup();
         backend.put_subjects(&puts, &replaced, &digests)?;
         backend.delete_subjects(&deletes)?;
     }

@@ -10,9 +10,9 @@ use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
 use super::super::rows::VerdictRow;
 use super::super::rows::{
-    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS_D,
-    DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
-    PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
+    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, DELIVERY_COLUMNS_D, DeliveryRow,
+    LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS, PartitionKey,
+    PartitionRow, PartitionUpdate, SubjectKey, SubjectRow, format_seqs,
 };
 use super::super::rows::{TrafficAppend, TrafficRow};
 use super::rows::{Cursor, by_key_index, key_arrays, rows_to, sql_params};
@@ -199,14 +199,15 @@ impl LedgerBackend for PgLedger {
             .ok_or_else(|| LedgerError::Storage("partition insert returned nothing".into()))
     }
 
-    fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()> {
-        if deltas.is_empty() {
+    fn update_partitions(&mut self, updates: &[PartitionUpdate]) -> LedgerResult<()> {
+        if updates.is_empty() {
             return Ok(());
         }
-        let ids: Vec<i64> = deltas.iter().map(|d| d.0).collect();
+        let ids: Vec<i64> = updates.iter().map(|u| u.partition_id).collect();
         let columns: Vec<Vec<i64>> = (0..COUNTER_COLUMNS.len())
-            .map(|i| deltas.iter().map(|d| d.1.to_array()[i]).collect())
+            .map(|i| updates.iter().map(|u| u.deltas.to_array()[i]).collect())
             .collect();
+        let latest: Vec<Option<&str>> = updates.iter().map(|u| u.latest.as_deref()).collect();
         let sets: Vec<String> = COUNTER_COLUMNS
             .iter()
             .map(|c| format!("{c} = p.{c} + k.{c}"))
@@ -214,9 +215,13 @@ impl LedgerBackend for PgLedger {
         let arrays: Vec<String> = (0..COUNTER_COLUMNS.len())
             .map(|i| format!("${}::bigint[]", i + 2))
             .collect();
+        let latest_param = COUNTER_COLUMNS.len() + 2;
+        // One new version of each partition row: its old one is left for pruning once.
         let sql = format!(
-            "UPDATE utility_ledger_partitions p SET {} FROM UNNEST($1::bigint[], {}) \
-             AS k(id, {}) WHERE p.partition_id = k.id",
+            "UPDATE utility_ledger_partitions p SET {}, \
+             latest_key = coalesce(k.latest_key, p.latest_key) \
+             FROM UNNEST($1::bigint[], {}, ${latest_param}::text[]) \
+             AS k(id, {}, latest_key) WHERE p.partition_id = k.id",
             sets.join(", "),
             arrays.join(", "),
             COUNTER_COLUMNS.join(", ")
@@ -225,6 +230,7 @@ impl LedgerBackend for PgLedger {
         for c in &columns {
             params.push(c);
         }
+        params.push(&latest);
         self.query(&sql, &params)?;
         Ok(())
     }
@@ -269,26 +275,12 @@ impl LedgerBackend for PgLedger {
         Ok(found.into_iter().map(|mut v| v.pop()).collect())
     }
 
-    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()> {
-        if latest.is_empty() {
-            return Ok(());
-        }
-        let ids: Vec<i64> = latest.iter().map(|l| l.0).collect();
-        let keys: Vec<&str> = latest.iter().map(|l| l.1.as_str()).collect();
-        self.query(
-            "UPDATE utility_ledger_partitions p SET latest_key = k.key \
-             FROM UNNEST($1::bigint[], $2::text[]) AS k(id, key) WHERE p.partition_id = k.id",
-            &[&ids, &keys],
-        )?;
-        Ok(())
-    }
-
     fn load_observations(&mut self, keys: &[ObservationKey]) -> LedgerResult<Vec<ObservationRow>> {
         let ids: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
         let rows = self.query(
             &format!(
-                "SELECT {OBSERVATION_COLUMNS} FROM utility_ledger_observations o \
-                 WHERE o.observation_id = ANY($1)"
+                "SELECT {OBSERVATION_COLUMNS} FROM UNNEST($1::text[]) AS k(id) \
+                 JOIN utility_ledger_observations o ON o.observation_id = k.id"
             ),
             &[&ids],
         )?;
@@ -402,15 +394,7 @@ impl LedgerBackend for PgLedger {
             )?;
         }
         if !digests.is_empty() {
-            let pids: Vec<i64> = digests.iter().map(|d| d.0).collect();
-            let ds: Vec<&str> = digests.iter().map(|d| d.1.as_str()).collect();
-            let sids: Vec<&str> = digests.iter().map(|d| d.2.as_str()).collect();
-            self.query(
-                "INSERT INTO utility_ledger_subject_digests (partition_id, memory_ref_digest, \
-                 subject_id) SELECT * FROM UNNEST($1::bigint[], $2::text[], $3::text[]) \
-                 ON CONFLICT DO NOTHING",
-                &[&pids, &ds, &sids],
-            )?;
+            self.copy_digests(digests)?;
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! The append's bulk writes on PostgreSQL: rows that have no stored row yet (deliveries,
-//! new observation aggregates, new subjects) travel with one binary `COPY` per table and
+//! new observation aggregates, new subjects and their digest rows) travel with one binary `COPY` per table and
 //! round.
 
 use super::super::error::LedgerResult;
@@ -113,6 +113,18 @@ impl PgLedger {
                     &seqs,
                 ])
             },
+        )
+    }
+
+    /// Stores the digest index's rows of new subjects ([`Self::copy_rows`]).
+    pub(super) fn copy_digests(&mut self, rows: &[(i64, String, String)]) -> LedgerResult<()> {
+        use postgres::types::Type;
+        self.copy_rows(
+            "utility_ledger_subject_digests",
+            "partition_id, memory_ref_digest, subject_id",
+            &[Type::INT8, Type::TEXT, Type::TEXT],
+            rows,
+            |(pid, digest, subject), write| write(&[pid, digest, subject]),
         )
     }
 

@@ -14,9 +14,9 @@ use super::super::error::{LedgerError, LedgerResult};
 use super::super::provenance::Provenance;
 use super::super::rows::VerdictRow;
 use super::super::rows::{
-    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, Counters, DELIVERY_COLUMNS,
-    DELIVERY_COLUMNS_D, DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow,
-    PARTITION_COLUMNS, PartitionKey, PartitionRow, SubjectKey, SubjectRow, format_seqs,
+    BATCH_COLUMNS, BatchRow, COUNTER_COLUMNS, ConflictRow, DELIVERY_COLUMNS, DELIVERY_COLUMNS_D,
+    DeliveryRow, LEDGER_SCHEMA_VERSION, ObservationKey, ObservationRow, PARTITION_COLUMNS,
+    PartitionKey, PartitionRow, PartitionUpdate, SubjectKey, SubjectRow, format_seqs,
 };
 use super::super::rows::{TrafficAppend, TrafficRow};
 use super::codec::{
@@ -247,7 +247,7 @@ impl LedgerBackend for SqliteLedger {
         Ok(id)
     }
 
-    fn add_counters(&mut self, deltas: &[(i64, Counters)]) -> LedgerResult<()> {
+    fn update_partitions(&mut self, updates: &[PartitionUpdate]) -> LedgerResult<()> {
         let conn = self.conn()?;
         let sets: Vec<String> = COUNTER_COLUMNS
             .iter()
@@ -255,25 +255,26 @@ impl LedgerBackend for SqliteLedger {
             .map(|(i, c)| format!("{c} = {c} + ?{}", i + 2))
             .collect();
         let mut stmt = sq(conn.prepare_cached(&format!(
-            "UPDATE partitions SET {} WHERE partition_id = ?1",
+            "UPDATE partitions SET {}, latest_key = coalesce(?12, latest_key) \
+             WHERE partition_id = ?1",
             sets.join(", ")
         )))?;
-        for (id, d) in deltas {
-            let a = d.to_array();
+        for u in updates {
+            let a = u.deltas.to_array();
             sq(stmt.execute(params![
-                id, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]
+                u.partition_id,
+                a[0],
+                a[1],
+                a[2],
+                a[3],
+                a[4],
+                a[5],
+                a[6],
+                a[7],
+                a[8],
+                a[9],
+                u.latest
             ]))?;
-        }
-        Ok(())
-    }
-
-    fn set_latest(&mut self, latest: &[(i64, String)]) -> LedgerResult<()> {
-        let conn = self.conn()?;
-        let mut stmt =
-            sq(conn
-                .prepare_cached("UPDATE partitions SET latest_key = ?2 WHERE partition_id = ?1"))?;
-        for (id, key) in latest {
-            sq(stmt.execute(params![id, key]))?;
         }
         Ok(())
     }
