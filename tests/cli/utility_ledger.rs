@@ -1032,6 +1032,15 @@ fn journal_mode(path: &Path) -> String {
         .expect("journal mode")
 }
 
+/// `PRAGMA page_size` of a ledger file.
+fn page_size(path: &Path) -> i64 {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("opens");
+    conn.query_row("PRAGMA page_size", [], |r| r.get(0))
+        .expect("page size")
+}
+
 #[test]
 fn a_new_ledger_is_filled_under_a_rollback_journal_and_left_with_write_ahead_logging() {
     let scratch = Scratch::new();
@@ -1091,6 +1100,7 @@ fn a_new_ledger_is_filled_under_a_rollback_journal_and_left_with_write_ahead_log
     assert_eq!(append(&scratch, &ledger_text, "one.jsonl", None).code, 0);
     assert!(!journal.exists());
     assert_eq!(journal_mode(&ledger), "wal");
+    assert_eq!(page_size(&ledger), 16_384, "a new ledger has 16 KiB pages");
     let check = reward_memory::ledger::sqlite::integrity_check(&ledger).expect("integrity");
     assert_eq!(check, "ok");
     let verify = ledger_cmd(&scratch, "verify", &ledger_text, &[]);
@@ -2537,6 +2547,8 @@ fn a_ledger_written_before_provenance_opens_reads_as_import_and_appends() {
             .collect()
     };
     let before = tables(&legacy);
+    let legacy_page = page_size(Path::new(&legacy));
+    assert_eq!(legacy_page, 4096, "the fixture has SQLite's default pages");
     let (_, lines) = corrected_ledger(&scratch, "source");
     let line: serde_json::Value =
         serde_json::from_str(lines.lines().next().expect("line")).expect("json");
@@ -2571,6 +2583,11 @@ fn a_ledger_written_before_provenance_opens_reads_as_import_and_appends() {
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(tables(&legacy), before, "an import keeps the old layout");
+    assert_eq!(
+        page_size(Path::new(&legacy)),
+        legacy_page,
+        "an existing ledger keeps its page size"
+    );
     assert_eq!(provenance_kinds(&scratch, &legacy), ["import"]);
 
     let input = crate::support::fixtures_dir().join("utility_correct/valid/harmful.json");

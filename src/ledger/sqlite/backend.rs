@@ -32,7 +32,8 @@ use super::schema::{
 use super::traffic;
 use super::verdicts;
 use super::{
-    BUSY_TIMEOUT, SqliteLedger, map_error, quick_check, retry_busy, retry_busy_within, sq,
+    BUSY_TIMEOUT, LEDGER_PAGE_SIZE, SqliteLedger, map_error, quick_check, retry_busy,
+    retry_busy_within, sq,
 };
 use crate::utility::observation::{EvidenceBasis, UtilityLabel};
 use crate::utility::reducer::V1Input;
@@ -797,6 +798,11 @@ impl SqliteLedger {
         // write-ahead log would take every page twice (into the log, then into the file at
         // the checkpoint). Atomic all the same: a crash leaves the journal, and the next
         // connection rolls the file back to empty. The commit switches it to the log.
+        // Takes effect only on a file that holds no page yet (a new one, or one a killed
+        // first write left empty); any other keeps the page size it has.
+        if !traffic {
+            sq(conn.pragma_update(None, "page_size", LEDGER_PAGE_SIZE))?;
+        }
         let wanted = if created { "delete" } else { "wal" };
         let mode: String = retry_busy_within(wait, || {
             conn.pragma_update_and_check(None, "journal_mode", wanted, |r| r.get(0))
