@@ -9,7 +9,9 @@
 #      of 10k, 100k and N deliveries (median of 15): flat figures mean the work is
 #      incremental;
 #   4. PostgreSQL (a throw-away cluster from scripts/postgres-it.sh): 8 concurrent
-#      appenders, deliveries per second (skip with BENCH_PG=0).
+#      appenders, deliveries per second (skip with BENCH_PG=0);
+#   5. (with psql and pg_dump) the floor under 4 on this machine: the rows the appenders
+#      stored, written again by one binary COPY per table into an empty database.
 # BENCH_APPEND_ONLY=1 runs only 1 and 4 (the append figures).
 # Inputs come from bench/gen-observations.py (realistic valid observations over many
 # scopes and memories), cached under ${XDG_CACHE_HOME:-~/.cache}/reward-memory/bench.
@@ -167,4 +169,21 @@ v = json.load(open(sys.argv[3]))
 n = v["delivery_count"]
 print(f"{n} deliveries in {end - start:.1f} s = {n / (end - start):.0f} deliveries/s; verify: {v['status']}")
 PY
+    if command -v psql >/dev/null && command -v pg_dump >/dev/null; then
+        echo "== 5. PostgreSQL floor: the same ledger's rows, one binary COPY per table into"
+        echo "   an empty copy of its schema, one session (no look-ups, no lock, no client)"
+        FLOOR="${URL%/*}/ledger_floor"
+        psql -q "$URL" -c "CREATE DATABASE ledger_floor" >/dev/null
+        pg_dump -s "$URL" | psql -q "$FLOOR" >/dev/null
+        TOTAL=0
+        for t in deliveries observations subjects subject_digests; do
+            psql -q "$URL" -c "\\copy (SELECT * FROM utility_ledger_$t) TO '$WORK/$t.bin' WITH (FORMAT binary)"
+            S=$(date +%s.%N)
+            psql -q "$FLOOR" -c "\\copy utility_ledger_$t FROM '$WORK/$t.bin' WITH (FORMAT binary)"
+            E=$(date +%s.%N)
+            TOTAL=$(python3 -c "print($TOTAL + $E - $S)")
+            printf '   %-16s %6.2f s\n' "$t" "$(python3 -c "print($E - $S)")"
+        done
+        python3 -c "t = $TOTAL; n = $(python3 -c "import json; print(json.load(open('$WORK/pg-verify.json'))['delivery_count'])"); print(f'   together {t:.2f} s = {n / t:.0f} deliveries/s')"
+    fi
 fi
