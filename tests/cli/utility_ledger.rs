@@ -1023,22 +1023,13 @@ fn sigkill_during_append_never_corrupts_or_half_commits() {
     );
 }
 
-/// `PRAGMA journal_mode` of a ledger file, read without changing it.
-fn journal_mode(path: &Path) -> String {
+/// A `PRAGMA` of a ledger file (`journal_mode`, `page_size`), read without changing it.
+fn pragma<T: rusqlite::types::FromSql>(path: &Path, name: &str) -> T {
     let conn =
         rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .expect("opens");
-    conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .expect("journal mode")
-}
-
-/// `PRAGMA page_size` of a ledger file.
-fn page_size(path: &Path) -> i64 {
-    let conn =
-        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .expect("opens");
-    conn.query_row("PRAGMA page_size", [], |r| r.get(0))
-        .expect("page size")
+    conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+        .expect(name)
 }
 
 #[test]
@@ -1099,8 +1090,12 @@ fn a_new_ledger_is_filled_under_a_rollback_journal_and_left_with_write_ahead_log
     scratch.write("one.jsonl", &jsonl(&deliveries(3)));
     assert_eq!(append(&scratch, &ledger_text, "one.jsonl", None).code, 0);
     assert!(!journal.exists());
-    assert_eq!(journal_mode(&ledger), "wal");
-    assert_eq!(page_size(&ledger), 16_384, "a new ledger has 16 KiB pages");
+    assert_eq!(pragma::<String>(&ledger, "journal_mode"), "wal");
+    assert_eq!(
+        pragma::<i64>(&ledger, "page_size"),
+        16_384,
+        "a new ledger has 16 KiB pages"
+    );
     let check = reward_memory::ledger::sqlite::integrity_check(&ledger).expect("integrity");
     assert_eq!(check, "ok");
     let verify = ledger_cmd(&scratch, "verify", &ledger_text, &[]);
@@ -2547,7 +2542,7 @@ fn a_ledger_written_before_provenance_opens_reads_as_import_and_appends() {
             .collect()
     };
     let before = tables(&legacy);
-    let legacy_page = page_size(Path::new(&legacy));
+    let legacy_page: i64 = pragma(Path::new(&legacy), "page_size");
     assert_eq!(legacy_page, 4096, "the fixture has SQLite's default pages");
     let (_, lines) = corrected_ledger(&scratch, "source");
     let line: serde_json::Value =
@@ -2584,7 +2579,7 @@ fn a_ledger_written_before_provenance_opens_reads_as_import_and_appends() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(tables(&legacy), before, "an import keeps the old layout");
     assert_eq!(
-        page_size(Path::new(&legacy)),
+        pragma::<i64>(Path::new(&legacy), "page_size"),
         legacy_page,
         "an existing ledger keeps its page size"
     );
