@@ -208,27 +208,20 @@ impl AppendState {
             self.latest.insert(pid, key);
             self.latest_changed.insert(pid);
         }
+        fn update(updates: &mut BTreeMap<i64, PartitionUpdate>, pid: i64) -> &mut PartitionUpdate {
+            updates.entry(pid).or_insert_with(|| PartitionUpdate {
+                partition_id: pid,
+                deltas: Counters::default(),
+                latest: None,
+            })
+        }
         let mut updates: BTreeMap<i64, PartitionUpdate> = BTreeMap::new();
-        for (id, d) in self.deltas.iter().filter(|(_, d)| !d.is_zero()) {
-            updates.insert(
-                *id,
-                PartitionUpdate {
-                    partition_id: *id,
-                    deltas: *d,
-                    latest: None,
-                },
-            );
+        for (pid, d) in self.deltas.iter().filter(|(_, d)| !d.is_zero()) {
+            update(&mut updates, *pid).deltas = *d;
         }
         for pid in &self.latest_changed {
-            let key = self.latest.get(pid).cloned().unwrap_or_default();
-            updates
-                .entry(*pid)
-                .or_insert_with(|| PartitionUpdate {
-                    partition_id: *pid,
-                    deltas: Counters::default(),
-                    latest: None,
-                })
-                .latest = Some(key);
+            update(&mut updates, *pid).latest =
+                Some(self.latest.get(pid).cloned().unwrap_or_default());
         }
         let updates: Vec<PartitionUpdate> = updates.into_values().collect();
         backend.update_partitions(&updates)?;
