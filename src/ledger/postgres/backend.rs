@@ -218,7 +218,8 @@ impl LedgerBackend for PgLedger {
             .map(|i| format!("${}::bigint[]", i + 2))
             .collect();
         let latest_param = COUNTER_COLUMNS.len() + 2;
-        // One new version of each partition row: its old one is left for pruning once.
+        // Counters and latest key in one statement: one new version of each partition row
+        // per append (see the partitions table's fill factor in `schema.rs`).
         let sql = format!(
             "UPDATE utility_ledger_partitions p SET {}, \
              latest_key = coalesce(k.latest_key, p.latest_key) \
