@@ -1,6 +1,6 @@
 //! The append's bulk writes on PostgreSQL: rows that have no stored row yet (deliveries,
-//! new observation aggregates, new subjects and their digest rows) travel with one binary `COPY` per table and
-//! round.
+//! new observation aggregates, new subjects and their digest rows) travel with one binary
+//! `COPY` per table and round.
 
 use super::super::error::LedgerResult;
 use super::super::rows::{DELIVERY_COLUMNS, DeliveryRow, ObservationRow, SubjectRow, format_seqs};
