@@ -461,6 +461,9 @@ fn index_outdated(conn: &Connection, tokenizer: Option<Tokenizer>) -> rusqlite::
     })
 }
 
+/// Statements a write connection keeps prepared (rusqlite's default is 16).
+const WRITE_STATEMENT_CACHE: usize = 64;
+
 /// Opens the store at `path` for a write, creating it (and its directories) when it does
 /// not exist, and migrating or re-indexing it as [`prepare`] says (`tokenizer`: the one the
 /// binding names, if any). The connection returned is verified: the store was just created, or is as
@@ -498,6 +501,9 @@ pub(super) fn open_for_write(
     let conn = &opened.conn;
     conn.busy_timeout(timeout)
         .map_err(|err| opened.cause_of(&err))?;
+    // A bulk write runs a score of cached statements per event (the write, the exact
+    // readback, the term index at commit): room for all of them, so none is parsed twice.
+    conn.set_prepared_statement_cache_capacity(WRITE_STATEMENT_CACHE);
     if !existing {
         // Before SQLite creates `-wal`/`-shm`, which copy the store file's mode.
         make_private(path);

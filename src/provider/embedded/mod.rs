@@ -167,11 +167,10 @@ fn pass(
     for item in resources {
         let (target_ref, bytes) = (item.target_ref, &item.bytes);
         let stored: Option<Vec<u8>> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT content FROM resources WHERE namespace = ?1 AND resource_ref = ?2",
-                params![namespace, target_ref],
-                |row| row.get(0),
-            )
+            )?
+            .query_row(params![namespace, target_ref], |row| row.get(0))
             .optional()?;
         match stored {
             Some(stored) => {
@@ -187,23 +186,22 @@ fn pass(
                 break;
             }
             None => {
-                tx.execute(
+                tx.prepare_cached(
                     "INSERT INTO resources (namespace, resource_ref, content, content_sha256, observed_at)
                      VALUES (?1, ?2, ?3, ?4, ?5)",
-                    params![namespace, target_ref, bytes, hex::encode(sha2_digest(bytes)), observed_at],
-                )?;
+                )?
+                .execute(params![namespace, target_ref, bytes, hex::encode(sha2_digest(bytes)), observed_at])?;
                 let id = tx.last_insert_rowid();
                 // An index row left behind by a record deleted by hand (outside this
                 // crate) would otherwise block every new record that gets its rowid.
-                tx.execute("DELETE FROM resources_fts WHERE rowid = ?1", params![id])?;
+                tx.prepare_cached("DELETE FROM resources_fts WHERE rowid = ?1")?
+                    .execute(params![id])?;
                 let body = match item.search_text {
                     Some(text) => text.to_owned(),
                     None => index::search_text(bytes),
                 };
-                tx.execute(
-                    "INSERT INTO resources_fts (rowid, body) VALUES (?1, ?2)",
-                    params![id, body],
-                )?;
+                tx.prepare_cached("INSERT INTO resources_fts (rowid, body) VALUES (?1, ?2)")?
+                    .execute(params![id, body])?;
                 out.writes += 1;
             }
         }
