@@ -9,9 +9,11 @@
 #      of 10k, 100k and N deliveries (median of 15): flat figures mean the work is
 #      incremental;
 #   4. PostgreSQL (a throw-away cluster from scripts/postgres-it.sh): 8 concurrent
-#      appenders, deliveries per second (skip with BENCH_PG=0);
+#      appenders, deliveries per second, and the CPU time the server and the appenders
+#      spent per delivery (skip with BENCH_PG=0);
 #   5. (with psql and pg_dump) the floor under 4 on this machine: the rows the appenders
-#      stored, written again by one binary COPY per table into an empty database.
+#      stored, written again by one binary COPY per table into an empty database, then
+#      by two sessions at once (half the rows each).
 # BENCH_APPEND_ONLY=1 runs only 1 and 4 (the append figures).
 # Inputs come from bench/gen-observations.py (realistic valid observations over many
 # scopes and memories), cached under ${XDG_CACHE_HOME:-~/.cache}/reward-memory/bench.
@@ -154,20 +156,42 @@ if [ "${BENCH_PG:-1}" = 1 ]; then
     for k in 0 1 2 3 4 5 6 7; do
         gen "$PG_N" "$CACHE/pg-$PG_N-$k.jsonl" --seed $((100 + k)) --offset $((k * 10000000))
     done
+    # The server's CPU time: the postmaster's and its live children's, plus what the
+    # postmaster collected from the children that ended (each appender's backend).
+    CHECKPOINTER=$(psql -Atq "$URL" -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'" 2>/dev/null || true)
+    POSTMASTER=$(ps -o ppid= -p "${CHECKPOINTER:-0}" 2>/dev/null | tr -d ' ' || true)
+    server_ticks() {
+        [ -n "$POSTMASTER" ] || { echo 0; return; }
+        for p in "$POSTMASTER" $(pgrep -P "$POSTMASTER"); do
+            awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || true
+        done | awk '{s += $1} END {print s + 0}'
+    }
+    TICKS0=$(server_ticks)
     START=$(date +%s.%N)
-    for k in 0 1 2 3 4 5 6 7; do
-        (split -l 5000 --filter="\"$BIN\" utility-ledger append --ledger '$URL' --input - >/dev/null" \
-            "$CACHE/pg-$PG_N-$k.jsonl") &
-    done
-    wait $(jobs -p | grep -v "^$PG_PID$") 2>/dev/null || true
+    /usr/bin/time -o "$WORK/pg-clients" -f "%U %S" bash -c '
+        for k in 0 1 2 3 4 5 6 7; do
+            (split -l 5000 --filter="\"$1\" utility-ledger append --ledger '"'"'$2'"'"' --input - >/dev/null" \
+                "$3-$k.jsonl") &
+        done
+        wait' _ "$BIN" "$URL" "$CACHE/pg-$PG_N"
     END=$(date +%s.%N)
+    TICKS1=$(server_ticks)
     "$BIN" utility-ledger verify --ledger "$URL" --format json >"$WORK/pg-verify.json" || true
-    python3 - "$START" "$END" "$WORK/pg-verify.json" <<'PY'
+    python3 - "$START" "$END" "$WORK/pg-verify.json" "$WORK/pg-clients" "$((TICKS1 - TICKS0))" \
+        "$(getconf CLK_TCK)" "$(nproc)" <<'PY'
 import json, sys
 start, end = float(sys.argv[1]), float(sys.argv[2])
 v = json.load(open(sys.argv[3]))
 n = v["delivery_count"]
 print(f"{n} deliveries in {end - start:.1f} s = {n / (end - start):.0f} deliveries/s; verify: {v['status']}")
+user, system = (float(x) for x in open(sys.argv[4]).read().split()[-2:])
+server = int(sys.argv[5]) / int(sys.argv[6]); cores = int(sys.argv[7])
+if server > 0 and n > 0:
+    s_us, c_us = server / n * 1e6, (user + system) / n * 1e6
+    print(f"   CPU per delivery: server {s_us:.1f} us, appenders {c_us:.1f} us "
+          f"({server:.1f} s and {user + system:.1f} s); with every core busy and nothing "
+          f"serialized, this work fits {cores / (s_us + c_us) * 1e6:.0f} deliveries/s on "
+          f"{cores} cores, {cores / s_us * 1e6:.0f}/s with the appenders on other machines")
 PY
     if command -v psql >/dev/null && command -v pg_dump >/dev/null; then
         echo "== 5. PostgreSQL floor: the same ledger's rows, one binary COPY per table into"
@@ -184,6 +208,26 @@ PY
             TOTAL=$(python3 -c "print($TOTAL + $E - $S)")
             printf '   %-16s %6.2f s\n' "$t" "$(python3 -c "print($E - $S)")"
         done
-        python3 -c "t = $TOTAL; n = $(python3 -c "import json; print(json.load(open('$WORK/pg-verify.json'))['delivery_count'])"); print(f'   together {t:.2f} s = {n / t:.0f} deliveries/s')"
+        N_PG=$(python3 -c "import json; print(json.load(open('$WORK/pg-verify.json'))['delivery_count'])")
+        python3 -c "t = $TOTAL; n = $N_PG; print(f'   together {t:.2f} s = {n / t:.0f} deliveries/s')"
+        # The same rows again in two halves, by two sessions at once, into a second empty
+        # copy: what the server stores when two writers share the machine's cores.
+        FLOOR2="${URL%/*}/ledger_floor2"
+        psql -q "$URL" -c "CREATE DATABASE ledger_floor2" >/dev/null
+        pg_dump -s "$URL" | psql -q "$FLOOR2" >/dev/null
+        for t in deliveries observations subjects subject_digests; do
+            for h in 0 1; do
+                psql -q "$URL" -c "\\copy (SELECT * FROM utility_ledger_$t WHERE abs(hashtext(ctid::text)) % 2 = $h) TO '$WORK/$t.$h.bin' WITH (FORMAT binary)"
+            done
+        done
+        S=$(date +%s.%N)
+        for h in 0 1; do
+            (for t in deliveries observations subjects subject_digests; do
+                psql -q "$FLOOR2" -c "\\copy utility_ledger_$t FROM '$WORK/$t.$h.bin' WITH (FORMAT binary)"
+            done) &
+        done
+        wait $(jobs -p | grep -v "^$PG_PID$") 2>/dev/null || true
+        E=$(date +%s.%N)
+        python3 -c "t = $E - $S; n = $N_PG; print(f'   two sessions at once, half the rows each: {t:.2f} s = {n / t:.0f} deliveries/s')"
     fi
 fi
