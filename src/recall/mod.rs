@@ -55,12 +55,12 @@ pub use execute::{
     active_item, execute_recall, fetch_recall, request_limit,
 };
 pub use record::{
-    ACTIVE_RECORD_SCHEMA_VERSION, REVIEW_SCHEMA_VERSION, build_active_record, scope_matches,
-    serialize_record,
+    ACTIVE_RECORD_SCHEMA_VERSION, REVIEW_SCHEMA_VERSION, build_active_record,
+    build_active_record_normalized, scope_matches, serialize_record,
 };
 pub use request::{
     MAX_QUERY_STEPS, MAX_RESULTS, RECALL_MODES, RECALL_REQUEST_SCHEMA_VERSION,
-    build_recall_request, credential_free, query_evidence,
+    build_recall_request, build_recall_request_normalized, credential_free, query_evidence,
 };
 pub use session::SessionError;
 

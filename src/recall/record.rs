@@ -46,7 +46,16 @@ pub fn scope_matches(scope: &Map, corpus: &Map) -> bool {
 /// Builds the envelope from an accepted review packet (§10.3) with `activated_at` as its
 /// activation time (validated like `observed_at`).
 pub fn build_active_record(review: &Map, corpus: &Value, activated_at: &str) -> FieldResult<Map> {
-    let corpus = normalize_corpus(corpus)?;
+    build_active_record_normalized(review, &normalize_corpus(corpus)?, activated_at)
+}
+
+/// [`build_active_record`] for a corpus that [`normalize_corpus`] already returned (the
+/// ingest core's, normalized once per event): normalizing it again gives it back as it is.
+pub fn build_active_record_normalized(
+    review: &Map,
+    corpus: &Map,
+    activated_at: &str,
+) -> FieldResult<Map> {
     if review.get("schema_version").and_then(Value::as_str) != Some(REVIEW_SCHEMA_VERSION) {
         return Err(FieldError::new(
             "reviewed_candidate must use reward_memory_candidate_review_v0",

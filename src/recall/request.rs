@@ -220,7 +220,16 @@ pub fn build_recall_request(
     request: &Map,
     checkpoint: Option<&Value>,
 ) -> FieldResult<Map> {
-    let corpus = normalize_corpus(corpus)?;
+    build_recall_request_normalized(normalize_corpus(corpus)?, request, checkpoint)
+}
+
+/// [`build_recall_request`] for a corpus that [`normalize_corpus`] already returned (the
+/// ingest readback's): normalizing it again gives it back as it is.
+pub fn build_recall_request_normalized(
+    corpus: Map,
+    request: &Map,
+    checkpoint: Option<&Value>,
+) -> FieldResult<Map> {
     let mode = pystr_strip(request.get("mode"));
     if !RECALL_MODES.contains(&mode.as_str()) {
         return Err(FieldError::new(

@@ -154,11 +154,10 @@ fn run_core(
     raw_event: &Map,
 ) -> Result<Map, IngestError> {
     let whole = whole_text(raw_event, route.provider_binding)?;
-    let policy = Value::Object(policy.clone());
     let receipt = match core::prepare(
         candidate_packet,
         route.corpus,
-        &policy,
+        policy,
         route.provider_binding,
         route.observed_at,
     )? {

@@ -13,14 +13,14 @@ use crate::contract::registry::normalize_corpus;
 use crate::obj;
 use crate::provider::{ContextProvider, Sync, SyncRequest, SyncResource, SyncSource};
 use crate::recall::{
-    ProviderSource, RecallError, build_active_record, build_recall_request, execute_recall,
-    normalize_binding, serialize_record, timeout_seconds,
+    ProviderSource, RecallError, build_active_record_normalized, build_recall_request_normalized,
+    execute_recall, normalize_binding, serialize_record, timeout_seconds,
 };
 use crate::wire::digest::{content_digest, opaque_provider_ref, policy_digest};
 use crate::wire::json::{Map, Value};
 use crate::wire::text::{self, FieldError, FieldResult};
 
-use super::policy::{IDENTITY_SCOPE_FIELDS, normalize_standing_policy};
+use super::policy::IDENTITY_SCOPE_FIELDS;
 
 /// Schema of the ingest receipt.
 pub const INGEST_RECEIPT_SCHEMA_VERSION: &str = "reward_memory_ingest_receipt_v0";
@@ -216,11 +216,13 @@ pub enum Preparation {
     Ready(Box<Prepared>),
 }
 
-/// Steps 1–12 of §9.6 for an already built candidate packet.
+/// Steps 1–12 of §9.6 for an already built candidate packet; `policy` is the standing
+/// policy as [`super::policy::normalize_standing_policy`] returned it (each adapter normalizes it before
+/// its candidate is built; normalizing it again gives it back as it is).
 pub fn prepare(
     candidate_packet: &Map,
     corpus: &Value,
-    standing_policy: &Value,
+    policy: &Map,
     provider_binding: &Map,
     observed_at: &str,
 ) -> FieldResult<Preparation> {
@@ -234,7 +236,6 @@ pub fn prepare(
         ));
     }
     let corpus = normalize_corpus(corpus)?;
-    let policy = normalize_standing_policy(standing_policy)?;
     let binding = normalize_binding(provider_binding, &corpus)?;
     let scope_ref = binding
         .get("scope_ref")
@@ -300,7 +301,7 @@ pub fn prepare(
             "reasoning_summary" => ACCEPT_SUMMARY,
         },
     )?;
-    let active = build_active_record(&review, &Value::Object(corpus.clone()), observed_at)?;
+    let active = build_active_record_normalized(&review, &corpus, observed_at)?;
     let filename = format!("reward-memory-{policy_hash}-{candidate_hash}.json");
     let target_ref = format!("{}/{filename}", scope_ref.trim_end_matches('/'));
     let serialized = serialize_record(&active);
@@ -328,7 +329,7 @@ pub fn prepare(
     Ok(Preparation::Ready(Box::new(Prepared {
         receipt,
         corpus,
-        policy,
+        policy: policy.clone(),
         binding,
         candidate: candidate.clone(),
         candidate_ref,
@@ -498,8 +499,8 @@ pub fn readback(
         "read_authority" => or_null(corpus.get("read_authority")),
         "source_ref" => or_null(prepared.policy.get("authority_source_ref")),
     });
-    let recall_request = build_recall_request(
-        &Value::Object(corpus.clone()),
+    let recall_request = build_recall_request_normalized(
+        corpus.clone(),
         &request,
         Some(&Value::Object(checkpoint)),
     )?;
@@ -520,6 +521,51 @@ pub fn readback(
 #[cfg(test)]
 mod tests {
     use std::cell::RefCell;
+
+    /// The ingest normalizes each part once per event and hands the normalized corpus
+    /// and policy on (`prepare`, `build_active_record_normalized`,
+    /// `build_recall_request_normalized`): sound only if normalizing a normalized part
+    /// gives it back as it is. Checked on every ingest fixture whose parts normalize.
+    #[test]
+    fn normalized_parts_are_fixed_points() {
+        use super::super::policy::normalize_standing_policy;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/ingest_event");
+        let mut checked = 0;
+        for sub in ["valid", "invalid"] {
+            let mut paths: Vec<_> = std::fs::read_dir(format!("{dir}/{sub}"))
+                .expect("fixture directory")
+                .map(|e| e.expect("entry").path())
+                .collect();
+            paths.sort();
+            for path in paths {
+                let text = std::fs::read_to_string(&path).expect("fixture");
+                let Ok(Value::Object(input)) = crate::wire::json::parse(&text) else {
+                    continue;
+                };
+                let (Some(corpus), Some(policy), Some(Value::Object(binding))) = (
+                    input.get("corpus"),
+                    input.get("standing_policy"),
+                    input.get("provider_binding"),
+                ) else {
+                    continue;
+                };
+                if let Ok(once) = normalize_corpus(corpus) {
+                    let again = normalize_corpus(&Value::Object(once.clone()));
+                    assert_eq!(again.as_ref(), Ok(&once), "corpus of {}", path.display());
+                    if let Ok(bound) = normalize_binding(binding, &once) {
+                        assert_eq!(normalize_binding(&bound, &once), Ok(bound.clone()));
+                    }
+                    checked += 1;
+                }
+                if let Ok(once) = normalize_standing_policy(policy) {
+                    let again = normalize_standing_policy(&Value::Object(once.clone()));
+                    assert_eq!(again.as_ref(), Ok(&once), "policy of {}", path.display());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= 20, "only {checked} parts checked");
+    }
 
     use super::*;
     use crate::contract::ingest::adapters::{Mode, Route, ingest_issue_fix_event};
