@@ -87,7 +87,7 @@ pub fn build_active_record_normalized(
         ));
     }
     let scope = record.get("scope").and_then(Value::as_object);
-    let Some(scope) = scope.filter(|s| scope_matches(s, &corpus)) else {
+    let Some(scope) = scope.filter(|s| scope_matches(s, corpus)) else {
         return Err(FieldError::new(
             "candidate scope must stay inside the selected corpus",
         ));

@@ -257,7 +257,7 @@ pub fn prepare(
         .and_then(Value::as_object)
         .ok_or_else(|| FieldError::new("candidate scope must be an object"))?;
     let surfaces = Value::from(str_set(scope.get("surface_ids").filter(|v| v.is_truthy())));
-    let guard = policy_guard(candidate_packet, &corpus, &policy)?;
+    let guard = policy_guard(candidate_packet, &corpus, policy)?;
     let passed = guard.get("passed") == Some(&Value::Bool(true));
     let corpus_id = or_null(corpus.get("corpus_id"));
     let base = obj! {
