@@ -214,11 +214,12 @@ pub fn ingest_issue_fix_event(
         .unwrap_or_default();
     let result = run_core(&candidate, route, &policy, mode, raw)?;
     let readback = result.get("readback").and_then(Value::as_object);
-    Ok(result.clone().merged(&obj! {
+    let evidence = execution_evidence(readback, None, Some("ingest_verification"));
+    Ok(result.merged(&obj! {
         "adapter_schema_version" => ISSUE_FIX_EVENT_SCHEMA_VERSION,
         "issue_ref" => text::public_safe_text(raw.get("issue_ref"), 160),
         "event_summary_digest" => summary_digest(raw),
-        "execution_evidence" => execution_evidence(readback, None, Some("ingest_verification")),
+        "execution_evidence" => evidence,
         "next_issue_fix_call" => "run_issue_fix_patch_planning_reward_memory",
     }))
 }
