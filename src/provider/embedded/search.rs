@@ -19,7 +19,7 @@
 //!   is a term of the search (`query_terms`).
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::{Connection, OptionalExtension as _, params};
 
@@ -190,19 +190,47 @@ fn index_rows(
             .filter(|(_, text)| !tokenized_here(text))
             .map(|(id, t)| (*id, t.as_str())),
     )?;
-    let mut instances: Vec<(Cow<'_, str>, i64)> = by_fts5
-        .iter()
-        .map(|(t, d)| (Cow::Borrowed(t.as_str()), *d))
-        .collect();
+    // Each document's tokens, in ascending document order (FTS5's instances come sorted
+    // by term: they are grouped by document first).
+    let mut docs: Vec<(i64, Vec<Cow<'_, str>>)> = Vec::with_capacity(rows.len());
     for (id, text) in &lowered {
-        instances.extend(ascii_tokens(tokenizer, text).map(|t| (t, *id)));
+        docs.push((*id, ascii_tokens(tokenizer, text).collect()));
     }
-    instances.sort_unstable();
-    let mut lengths: BTreeMap<i64, u32> = BTreeMap::new();
-    for (_, doc) in &instances {
-        *lengths.entry(*doc).or_insert(0) += 1;
+    let mut from_fts5: BTreeMap<i64, Vec<Cow<'_, str>>> = BTreeMap::new();
+    for (term, doc) in &by_fts5 {
+        from_fts5
+            .entry(*doc)
+            .or_default()
+            .push(Cow::Borrowed(term.as_str()));
     }
-    let tokens = i64::try_from(instances.len()).unwrap_or(i64::MAX);
+    docs.extend(from_fts5);
+    docs.sort_unstable_by_key(|(doc, _)| *doc);
+    // Each term's postings, in document order: a document's length is its token count,
+    // a term's frequency its run in the document's sorted tokens.
+    let mut by_term: HashMap<Cow<'_, str>, Vec<Posting>> = HashMap::new();
+    let mut tokens: i64 = 0;
+    for (doc, mut terms) in docs {
+        let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+        tokens = tokens.saturating_add(i64::from(len));
+        terms.sort_unstable();
+        let mut at = 0;
+        while at < terms.len() {
+            let end = at + terms[at..].iter().take_while(|t| **t == terms[at]).count();
+            let tf = u32::try_from(end - at).unwrap_or(u32::MAX);
+            let posting = Posting { doc, tf, len };
+            match by_term.get_mut(terms[at].as_ref()) {
+                Some(postings) => postings.push(posting),
+                None => {
+                    by_term.insert(std::mem::take(&mut terms[at]), vec![posting]);
+                }
+            }
+            at = end;
+        }
+    }
+    // Terms in order, so that the rows are written in key order (the result does not
+    // depend on it).
+    let mut by_term: Vec<(Cow<'_, str>, Vec<Posting>)> = by_term.into_iter().collect();
+    by_term.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut last_block = conn.prepare_cached(
         "SELECT first_doc, last_doc, count, data FROM search_postings
          WHERE term = ?1 ORDER BY first_doc DESC LIMIT 1",
@@ -232,21 +260,8 @@ fn index_rows(
         }
         Ok(())
     };
-    let mut at = 0;
-    while at < instances.len() {
-        let term: &str = &instances[at].0;
-        // This term's postings in the chunk, in document order.
-        let mut postings: Vec<Posting> = Vec::new();
-        while at < instances.len() && instances[at].0 == term {
-            let doc = instances[at].1;
-            let mut tf = 0;
-            while at < instances.len() && instances[at].0 == term && instances[at].1 == doc {
-                tf += 1;
-                at += 1;
-            }
-            let len = lengths.get(&doc).copied().unwrap_or(tf);
-            postings.push(Posting { doc, tf, len });
-        }
+    for (term, postings) in &by_term {
+        let term: &str = term;
         let mut block: Option<Block> = last_block
             .query_row(params![term], |row| {
                 Ok(Block {
@@ -271,7 +286,7 @@ fn index_rows(
                 stored: false,
                 dirty: true,
             });
-            postings::append(&mut open.data, open.last, posting);
+            postings::append(&mut open.data, open.last, *posting);
             open.last = posting.doc;
             open.count += 1;
             open.dirty = true;
