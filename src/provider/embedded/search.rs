@@ -171,6 +171,26 @@ struct Block {
     dirty: bool,
 }
 
+/// The distinct terms of one chunk, each with its id (its index in `terms`).
+#[derive(Default)]
+struct Vocabulary<'a> {
+    terms: Vec<Cow<'a, str>>,
+    ids: HashMap<Cow<'a, str>, u32>,
+}
+
+impl<'a> Vocabulary<'a> {
+    /// The id of `term`, given on its first sight.
+    fn intern(&mut self, term: Cow<'a, str>) -> u32 {
+        if let Some(&id) = self.ids.get(term.as_ref()) {
+            return id;
+        }
+        let id = u32::try_from(self.terms.len()).unwrap_or(u32::MAX);
+        self.terms.push(term.clone());
+        self.ids.insert(term, id);
+        id
+    }
+}
+
 /// Adds one chunk of rows (`(id, search text)`, ascending ids) to the index; returns the
 /// tokens it held.
 fn index_rows(
@@ -190,47 +210,59 @@ fn index_rows(
             .filter(|(_, text)| !tokenized_here(text))
             .map(|(id, t)| (*id, t.as_str())),
     )?;
-    // Each document's tokens, in ascending document order (FTS5's instances come sorted
-    // by term: they are grouped by document first).
-    let mut docs: Vec<(i64, Vec<Cow<'_, str>>)> = Vec::with_capacity(rows.len());
+    // Each document's terms (as ids into `terms`), in ascending document order. A
+    // token is stemmed once per chunk, however often it occurs; FTS5's instances (of the
+    // texts it tokenized) come sorted by term and are grouped by document here.
+    let mut vocabulary = Vocabulary::default();
+    let mut token_ids: HashMap<&str, u32> = HashMap::new();
+    let mut docs: Vec<(i64, Vec<u32>)> = Vec::with_capacity(rows.len());
     for (id, text) in &lowered {
-        docs.push((*id, ascii_tokens(tokenizer, text).collect()));
+        let ids = ascii_unicode61(text)
+            .map(|token| match token_ids.get(token) {
+                Some(&term) => term,
+                None => {
+                    let term = vocabulary.intern(match tokenizer {
+                        Tokenizer::Unicode61 => Cow::Borrowed(token),
+                        Tokenizer::Porter => porter::stem(token),
+                    });
+                    token_ids.insert(token, term);
+                    term
+                }
+            })
+            .collect();
+        docs.push((*id, ids));
     }
-    let mut from_fts5: BTreeMap<i64, Vec<Cow<'_, str>>> = BTreeMap::new();
+    let mut from_fts5: BTreeMap<i64, Vec<u32>> = BTreeMap::new();
     for (term, doc) in &by_fts5 {
-        from_fts5
-            .entry(*doc)
-            .or_default()
-            .push(Cow::Borrowed(term.as_str()));
+        let term = vocabulary.intern(Cow::Borrowed(term.as_str()));
+        from_fts5.entry(*doc).or_default().push(term);
     }
     docs.extend(from_fts5);
     docs.sort_unstable_by_key(|(doc, _)| *doc);
     // Each term's postings, in document order: a document's length is its token count,
-    // a term's frequency its run in the document's sorted tokens.
-    let mut by_term: HashMap<Cow<'_, str>, Vec<Posting>> = HashMap::new();
+    // a term's frequency its run in the document's sorted term ids.
+    let mut postings_of: Vec<Vec<Posting>> = vec![Vec::new(); vocabulary.terms.len()];
     let mut tokens: i64 = 0;
-    for (doc, mut terms) in docs {
-        let len = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+    for (doc, mut ids) in docs {
+        let len = u32::try_from(ids.len()).unwrap_or(u32::MAX);
         tokens = tokens.saturating_add(i64::from(len));
-        terms.sort_unstable();
-        let mut at = 0;
-        while at < terms.len() {
-            let end = at + terms[at..].iter().take_while(|t| **t == terms[at]).count();
-            let tf = u32::try_from(end - at).unwrap_or(u32::MAX);
-            let posting = Posting { doc, tf, len };
-            match by_term.get_mut(terms[at].as_ref()) {
-                Some(postings) => postings.push(posting),
-                None => {
-                    by_term.insert(std::mem::take(&mut terms[at]), vec![posting]);
-                }
+        ids.sort_unstable();
+        for run in ids.chunk_by(|a, b| a == b) {
+            let tf = u32::try_from(run.len()).unwrap_or(u32::MAX);
+            if let Some(postings) = postings_of.get_mut(run[0] as usize) {
+                postings.push(Posting { doc, tf, len });
             }
-            at = end;
         }
     }
     // Terms in order, so that the rows are written in key order (the result does not
     // depend on it).
-    let mut by_term: Vec<(Cow<'_, str>, Vec<Posting>)> = by_term.into_iter().collect();
-    by_term.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut by_term: Vec<(&str, Vec<Posting>)> = vocabulary
+        .terms
+        .iter()
+        .map(AsRef::as_ref)
+        .zip(postings_of)
+        .collect();
+    by_term.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let mut last_block = conn.prepare_cached(
         "SELECT first_doc, last_doc, count, data FROM search_postings
          WHERE term = ?1 ORDER BY first_doc DESC LIMIT 1",
