@@ -51,14 +51,61 @@ pub fn py_split(s: &str) -> impl Iterator<Item = &str> {
 
 /// Python's `" ".join(s.split())`.
 pub fn collapse_ws(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for part in py_split(s) {
+    collapse_ws_within(s, usize::MAX).0
+}
+
+/// [`collapse_ws`], stopping once the result is longer than `limit` characters: the
+/// result (whole when it holds at most `limit` characters, else at least its first
+/// `limit + 1`) and its length in characters when whole.
+///
+/// Words are found a byte at a time: an ASCII byte is whitespace by Python's ASCII set,
+/// any other character is decoded and checked against the whole set.
+pub fn collapse_ws_within(s: &str, limit: usize) -> (String, Option<usize>) {
+    let bytes = s.as_bytes();
+    // (whether the character at `i` is whitespace, its length in bytes)
+    let at = |i: usize| -> (bool, usize) {
+        let b = bytes[i];
+        if b < 0x80 {
+            return (matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' '), 1);
+        }
+        match s[i..].chars().next() {
+            Some(c) => (is_py_space(c), c.len_utf8()),
+            None => (false, 1),
+        }
+    };
+    let mut out = String::with_capacity(s.len().min(limit.saturating_add(1).saturating_mul(4)));
+    let mut chars = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let (space, width) = at(i);
+        if space {
+            i += width;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() {
+            let (space, width) = at(i);
+            if space {
+                break;
+            }
+            i += width;
+        }
+        let word = &s[start..i];
         if !out.is_empty() {
             out.push(' ');
+            chars += 1;
         }
-        out.push_str(part);
+        out.push_str(word);
+        chars += if word.is_ascii() {
+            word.len()
+        } else {
+            word.chars().count()
+        };
+        if chars > limit {
+            return (out, None);
+        }
     }
-    out
+    (out, Some(chars))
 }
 
 /// Python's `str(value or "")` for a JSON value.
@@ -250,6 +297,28 @@ mod props {
         #![proptest_config(ProptestConfig::with_cases(4096))]
 
         /// The fast path for text without edge whitespace strips like the full rule.
+        #[test]
+        fn collapse_ws_agrees_with_pythons_split_and_join(
+            s in "[ \t\n\u{b}\u{c}\r\u{1c}-\u{1f}\u{85}\u{a0}\u{2000}\u{3000}a-z~é\u{1F600}]{0,40}",
+            limit in 0usize..50,
+        ) {
+            let joined = super::py_split(&s).collect::<Vec<_>>().join(" ");
+            let count = joined.chars().count();
+            let (whole, chars) = super::collapse_ws_within(&s, usize::MAX);
+            prop_assert_eq!(&whole, &joined);
+            prop_assert_eq!(chars, Some(count));
+            let (part, chars) = super::collapse_ws_within(&s, limit);
+            if count <= limit {
+                prop_assert_eq!(&part, &joined);
+                prop_assert_eq!(chars, Some(count));
+            } else {
+                // Cut short: a prefix of the whole, longer than the limit.
+                prop_assert!(joined.starts_with(&part));
+                prop_assert!(part.chars().count() > limit);
+                prop_assert_eq!(chars, None);
+            }
+        }
+
         #[test]
         fn py_strip_fast_path_agrees_with_the_full_rule(
             s in "[ \t\n\u{b}\u{c}\r\u{1c}-\u{1f}\u{85}\u{a0}\u{3000}a-z~!é]{0,12}"

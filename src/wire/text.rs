@@ -382,10 +382,11 @@ pub fn has_secret(s: &str) -> bool {
     (0..t.0.len()).any(|i| secret_at(&t, i))
 }
 
-/// Collapses whitespace and truncates to `limit` code points with a trailing `…`.
+/// Collapses whitespace and truncates to `limit` code points with a trailing `…`. Only
+/// as much of `s` is collapsed as the result needs.
 pub fn compact_text(s: &str, limit: usize) -> String {
-    let collapsed = pyfmt::collapse_ws(s);
-    if collapsed.chars().count() <= limit {
+    let (collapsed, whole) = pyfmt::collapse_ws_within(s, limit);
+    if whole.is_some() {
         return collapsed;
     }
     let head: String = collapsed.chars().take(limit.saturating_sub(1)).collect();
@@ -413,7 +414,20 @@ pub fn public_safe_text(v: Option<&Value>, limit: usize) -> Option<String> {
     if is_python_artefact(v) {
         return None;
     }
-    let text = compact_text(&pyfmt::pystr(v), limit);
+    public_safe(compact_text(&pyfmt::pystr(v), limit))
+}
+
+/// [`public_safe_text`] of `v` for a caller that already has `compacted`, what
+/// [`compact_text`] returns for `pystr(v)` and the limit: the checks without compacting
+/// again.
+pub fn public_safe_compacted(v: Option<&Value>, compacted: String) -> Option<String> {
+    if is_python_artefact(v) {
+        return None;
+    }
+    public_safe(compacted)
+}
+
+fn public_safe(text: String) -> Option<String> {
     if text.is_empty() || has_local_path(&text) || has_secret(&text) {
         None
     } else {
@@ -833,6 +847,31 @@ mod tests {
             public_safe_text(Some(&s("  a \t b\n c  ")), 500).as_deref(),
             Some("a b c")
         );
+    }
+
+    #[test]
+    fn compact_text_agrees_with_collapsing_everything_first() {
+        // The definition, for every limit around the lengths of these texts.
+        let oracle = |s: &str, limit: usize| -> String {
+            let collapsed = crate::wire::pyfmt::collapse_ws(s);
+            if collapsed.chars().count() <= limit {
+                return collapsed;
+            }
+            let head: String = collapsed.chars().take(limit.saturating_sub(1)).collect();
+            format!("{}…", crate::wire::pyfmt::py_strip(&head))
+        };
+        for s in [
+            "",
+            "  ",
+            "a",
+            " ab  cd\tef\u{3000}gh ",
+            "é  é é\u{a0}x",
+            "abc def ghi jkl",
+        ] {
+            for limit in 0..20 {
+                assert_eq!(compact_text(s, limit), oracle(s, limit), "{s:?} at {limit}");
+            }
+        }
     }
 
     #[test]

@@ -130,8 +130,9 @@ fn whole_text(raw: &Map, binding: &Map) -> Result<Option<WholeText>, FieldError>
     if pyfmt::pystr_strip(binding.get("provider_id")) != crate::provider::embedded::PROVIDER_ID {
         return Ok(None);
     }
-    let collapsed = text::compact_text(&pyfmt::pystr(raw.get("content_summary")), usize::MAX);
-    let chars = collapsed.chars().count();
+    let summary = raw.get("content_summary");
+    let (collapsed, chars) = pyfmt::collapse_ws_within(&pyfmt::pystr(summary), usize::MAX);
+    let chars = chars.unwrap_or(usize::MAX);
     if chars <= RECORD_SUMMARY_CHARS {
         return Ok(None);
     }
@@ -141,7 +142,8 @@ fn whole_text(raw: &Map, binding: &Map) -> Result<Option<WholeText>, FieldError>
              {MAX_MEMORY_TEXT_CHARS} (send a shorter memory)"
         )));
     }
-    let text = text::public_safe_text(raw.get("content_summary"), MAX_MEMORY_TEXT_CHARS)
+    // At most MAX_MEMORY_TEXT_CHARS characters: compacting to that bound keeps it whole.
+    let text = text::public_safe_compacted(summary, collapsed)
         .ok_or_else(|| FieldError::new("content_summary must be compact and public-safe"))?;
     Ok(Some(WholeText { text, chars }))
 }
