@@ -8,8 +8,9 @@
 # Usage: bench/bulk-ingest.sh [N ...]   (from anywhere; default N: 10000 50000;
 # BENCH_BATCH sets --batch-size; BENCH_BIN runs that binary instead of building the
 # release one; BENCH_TOKENIZER=unicode61|porter builds the store with that tokenizer, else
-# as a new store is built (porter); BENCH_KEEP=1 keeps the work directory). Figures are printed only; nothing
-# here asserts a time.
+# as a new store is built (porter); BENCH_CORPUS=man ingests the machine's manual pages
+# instead of N generated events; BENCH_KEEP=1 keeps the work directory). Figures are
+# printed only; nothing here asserts a time.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -32,7 +33,19 @@ if [ -n "${BENCH_TOKENIZER:-}" ]; then
 fi
 route=(--registry "$registry")
 
+# BENCH_CORPUS=man: the machine's manual pages instead (about 3,500 texts of 300 words,
+# as bench/search-quality.sh reads them), one run named by their count.
+if [ "${BENCH_CORPUS:-}" = man ]; then
+    mkdir -p "$work/man"
+    python3 bench/search_quality.py gen-man "$work/man" 400 >/dev/null
+    python3 bench/search_quality.py jsonl "$work/man" fixtures/recall/loop/event-a.json "$work/man.jsonl"
+    sizes=("$(wc -l <"$work/man.jsonl" | tr -d ' ')")
+fi
+
 for n in "${sizes[@]}"; do
+    if [ "${BENCH_CORPUS:-}" = man ]; then
+        cp "$work/man.jsonl" "$work/events-$n.jsonl"
+    else
     python3 - "$n" >"$work/events-$n.jsonl" <<'PY'
 import json, sys
 with open("fixtures/ingest_event/embedded/event.json", encoding="utf-8") as f:
@@ -43,6 +56,7 @@ for i in range(int(sys.argv[1])):
     event["event"]["issue_ref"] = f"github:example/repository#{i}"
     print(json.dumps(event, separators=(",", ":")))
 PY
+    fi
     for pass in fresh again; do
         start=$(date +%s.%N)
         set +e
