@@ -282,6 +282,20 @@ fn secret_at(t: &Folded, i: usize) -> bool {
     if !t.is(i, |c| matches!(c, 'a' | 'b' | 'e' | 'g' | 's' | 't')) {
         return false;
     }
+    // ... and one of these pairs (`be`arer, `ac`cess, `se`cret, `ak`, `sk`, `gh`, `ey`j,
+    // `to`ken), before the costlier boundary test.
+    let starts = matches!(
+        (t.at(i), t.at(i + 1)),
+        (Some('b'), Some('e'))
+            | (Some('a'), Some('c' | 'k'))
+            | (Some('s'), Some('e' | 'k'))
+            | (Some('g'), Some('h'))
+            | (Some('e'), Some('y'))
+            | (Some('t'), Some('o'))
+    );
+    if !starts {
+        return false;
+    }
     let b = t.boundary(i);
     // \bbearer\s+[a-z0-9._~+/=-]{16,}
     let bearer = || {
