@@ -170,6 +170,14 @@ struct Folded(Vec<char>);
 
 impl Folded {
     fn new(s: &str) -> Self {
+        if s.is_ascii() {
+            // `fold` of an ASCII character, without decoding UTF-8.
+            return Folded(
+                s.bytes()
+                    .map(|b| char::from(b.to_ascii_lowercase()))
+                    .collect(),
+            );
+        }
         Folded(s.chars().map(fold).collect())
     }
 
