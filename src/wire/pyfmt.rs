@@ -54,37 +54,39 @@ pub fn collapse_ws(s: &str) -> String {
     collapse_ws_within(s, usize::MAX).0
 }
 
+/// Whether the character at byte `i` of `s` (a character boundary) is whitespace, and
+/// its length in bytes: an ASCII byte by Python's ASCII set, any other character decoded
+/// and checked against the whole set.
+#[inline(always)]
+fn space_at(s: &str, i: usize) -> (bool, usize) {
+    let b = s.as_bytes()[i];
+    if b < 0x80 {
+        return (matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' '), 1);
+    }
+    match s[i..].chars().next() {
+        Some(c) => (is_py_space(c), c.len_utf8()),
+        None => (false, 1),
+    }
+}
+
 /// [`collapse_ws`], stopping once the result is longer than `limit` characters: the
 /// result (whole when it holds at most `limit` characters, else at least its first
-/// `limit + 1`) and its length in characters when whole.
-///
-/// Words are found a byte at a time: an ASCII byte is whitespace by Python's ASCII set,
-/// any other character is decoded and checked against the whole set.
+/// `limit + 1`) and its length in characters when whole. Words are found a byte at a
+/// time ([`space_at`]).
 pub fn collapse_ws_within(s: &str, limit: usize) -> (String, Option<usize>) {
     let bytes = s.as_bytes();
-    // (whether the character at `i` is whitespace, its length in bytes)
-    let at = |i: usize| -> (bool, usize) {
-        let b = bytes[i];
-        if b < 0x80 {
-            return (matches!(b, b'\t'..=b'\r' | 0x1c..=0x1f | b' '), 1);
-        }
-        match s[i..].chars().next() {
-            Some(c) => (is_py_space(c), c.len_utf8()),
-            None => (false, 1),
-        }
-    };
     let mut out = String::with_capacity(s.len().min(limit.saturating_add(1).saturating_mul(4)));
     let mut chars = 0usize;
     let mut i = 0;
     while i < bytes.len() {
-        let (space, width) = at(i);
+        let (space, width) = space_at(s, i);
         if space {
             i += width;
             continue;
         }
         let start = i;
         while i < bytes.len() {
-            let (space, width) = at(i);
+            let (space, width) = space_at(s, i);
             if space {
                 break;
             }
