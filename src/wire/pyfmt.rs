@@ -72,7 +72,7 @@ fn space_at(s: &str, i: usize) -> (bool, usize) {
 /// [`collapse_ws`], stopping once the result is longer than `limit` characters: the
 /// result (whole when it holds at most `limit` characters, else at least its first
 /// `limit + 1`) and its length in characters when whole. Words are found a byte at a
-/// time ([`space_at`]).
+/// time (an ASCII byte by its value, any other character decoded).
 pub fn collapse_ws_within(s: &str, limit: usize) -> (String, Option<usize>) {
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len().min(limit.saturating_add(1).saturating_mul(4)));
