@@ -217,8 +217,9 @@ pub enum Preparation {
 }
 
 /// Steps 1–12 of §9.6 for an already built candidate packet; `policy` is the standing
-/// policy as [`super::policy::normalize_standing_policy`] returned it (each adapter normalizes it before
-/// its candidate is built; normalizing it again gives it back as it is).
+/// policy as [`super::policy::normalize_standing_policy`] returned it (each adapter
+/// normalizes it before its candidate is built; normalizing it again gives it back as it
+/// is).
 pub fn prepare(
     candidate_packet: &Map,
     corpus: &Value,
