@@ -284,7 +284,7 @@ pub fn read_bytes(env: &Env, spec: &str, limit: u64) -> Result<Vec<u8>, InputErr
 
 /// A JSON Lines input read one line at a time ([`open_lines`]).
 pub struct Lines {
-    source: Box<dyn std::io::BufRead>,
+    source: Box<dyn std::io::BufRead + Send>,
     shown: String,
     /// The input's size in bytes, when it is a regular file.
     pub size: Option<u64>,
@@ -340,7 +340,7 @@ impl Lines {
 /// bounded only by each line's limit, not the whole input's.
 pub fn open_lines(env: &Env, spec: &str) -> Result<Lines, InputError> {
     if spec == "-" {
-        let source: Box<dyn std::io::BufRead> = match &env.stdin {
+        let source: Box<dyn std::io::BufRead + Send> = match &env.stdin {
             Some(bytes) => Box::new(std::io::Cursor::new(bytes.clone())),
             None => Box::new(std::io::BufReader::with_capacity(1 << 16, std::io::stdin())),
         };

@@ -618,6 +618,58 @@ fn jsonl_ingest_prints_a_line_per_event_refuses_bad_lines_and_summarizes() {
     snap_masked!("ingest_event_jsonl_summary", summary, mask_latency);
 }
 
+/// The lines are staged on a second thread up to 128 ahead of the writer: far past that,
+/// with batches that end anywhere, every output line is still its own input line's, in
+/// order (a refusal names its line, a receipt its event's issue ref).
+#[test]
+fn jsonl_lines_far_past_the_staging_lookahead_keep_their_order() {
+    let s = embedded_setup(|_| {});
+    let mut text = String::new();
+    let mut expected: Vec<(usize, &str)> = Vec::new();
+    for number in 1..=400usize {
+        if number % 11 == 0 {
+            text.push('\n');
+            continue;
+        }
+        if number % 5 == 0 {
+            text.push_str("{\"adapter\": \n");
+            expected.push((number, "refused"));
+            continue;
+        }
+        let mut event = event_variant(number);
+        event["event"]["issue_ref"] = json!(format!("github:example/repository#{number}"));
+        text.push_str(&format!("{event}\n"));
+        expected.push((number, "activated"));
+    }
+    s.write("events.jsonl", &text);
+    let run = bulk(&s, "events.jsonl", &["--execute", "--batch-size", "7"]);
+    assert_eq!(run.code, 2, "refused lines make the run exit 2");
+    let lines = lines_of(&run);
+    assert_eq!(
+        lines.len(),
+        expected.len() + 1,
+        "one line per non-blank line and the summary"
+    );
+    for (line, (number, status)) in lines.iter().zip(&expected) {
+        assert_eq!(line["status"], *status, "line {number}");
+        if *status == "refused" {
+            assert_eq!(line["line"], *number);
+        } else {
+            assert_eq!(
+                line["issue_ref"],
+                format!("github:example/repository#{number}"),
+                "the receipt of line {number}"
+            );
+            assert_eq!(line["exact_readback_verified"], true);
+        }
+    }
+    let activated = expected.iter().filter(|(_, s)| *s == "activated").count();
+    assert_eq!(stored_count(&s), activated as i64);
+    let summary = lines.last().expect("summary");
+    assert_eq!(summary["lines"], expected.len());
+    assert_eq!(summary["status_counts"]["activated"], activated);
+}
+
 #[test]
 fn jsonl_rerun_of_the_same_file_reports_every_event_already_stored() {
     let s = embedded_setup(|_| {});

@@ -16,13 +16,14 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::cli::IngestEventArgs;
 use crate::contract::experiment::Resolution;
 use crate::contract::ingest::adapters::Mode;
 use crate::contract::ingest::core::{self, Prepared};
-use crate::contract::ingest::{self, IngestError};
+use crate::contract::ingest::{self, IngestError, Staged};
 use crate::error::{Error, Exit};
 use crate::io;
 use crate::obj;
@@ -210,7 +211,7 @@ impl Stores {
 
 /// Runs a JSON Lines ingest; see the module documentation for its output.
 pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
-    let mut lines = io::open_lines(&ctx.env, &request.input.path)?;
+    let lines = io::open_lines(&ctx.env, &request.input.path)?;
     let goal_id = request.goal_id.as_deref();
     let agent_id = request.agent_id.as_deref();
     // The route options are checked once, before any line (as a single ingest does).
@@ -291,56 +292,38 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
         out.flush().map_err(Error::Output)
     };
     let progress = io::progress::Progress::counter(lines.size, "ingest-event: bytes");
-    let mut number = 0;
-    while let Some(line) = lines.next_line(request.input.max_bytes)? {
-        number += 1;
-        let raw = match line {
-            io::Line::Text(raw) => raw,
-            io::Line::TooLong { bytes } => {
-                progress.inc(bytes + 1);
-                pending.push(Line {
-                    number,
-                    packet: refused(
-                        number,
-                        "refused",
-                        &format!(
-                            "line is larger than the {}-byte limit ({bytes} bytes); split the event or raise --max-input-bytes",
-                            request.input.max_bytes
-                        ),
-                    ),
-                    batched: false,
-                });
-                if pending.len() >= request.batch_size {
-                    flush(&mut pending, &mut tally)?;
-                }
-                continue;
-            }
-        };
-        progress.inc(raw.len() as u64 + 1);
-        if raw.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        batched.set(false);
-        let packet = match ingest_line(
-            &raw,
+    // A second thread reads and stages the lines (parse, route, adapter, guard, record:
+    // all pure) while this one writes, in input order; it stays at most STAGED_AHEAD
+    // lines ahead.
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let (sender, staged) = mpsc::sync_channel(STAGED_AHEAD);
+        let stager = Stager {
             goal_id,
             agent_id,
-            request.execute,
-            resolution.as_ref(),
-            &mode,
-        ) {
-            Ok(receipt) => receipt,
-            Err(message) => refused(number, "refused", &message),
+            execute: request.execute,
+            resolution: resolution.as_ref(),
+            max_bytes: request.input.max_bytes,
+            progress: &progress,
         };
-        pending.push(Line {
-            number,
-            packet,
-            batched: batched.get(),
-        });
-        if pending.len() >= request.batch_size {
-            flush(&mut pending, &mut tally)?;
+        scope.spawn(move || stager.run(lines, &sender));
+        for item in staged {
+            let (number, staged) = item?;
+            batched.set(false);
+            let packet = match staged.and_then(|s| s.finish(&mode).map_err(|e| e.to_string())) {
+                Ok(receipt) => receipt,
+                Err(message) => refused(number, "refused", &message),
+            };
+            pending.push(Line {
+                number,
+                packet,
+                batched: batched.get(),
+            });
+            if pending.len() >= request.batch_size {
+                flush(&mut pending, &mut tally)?;
+            }
         }
-    }
+        Ok(())
+    })?;
     if !pending.is_empty() {
         flush(&mut pending, &mut tally)?;
     }
@@ -353,20 +336,75 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
     Ok(Outcome::new(Value::Null, Exit::by_ok(ok)))
 }
 
-/// One line through the single-event contract: its receipt, or why it was refused.
-fn ingest_line(
-    raw: &[u8],
-    goal_id: Option<&str>,
-    agent_id: Option<&str>,
+/// How many staged lines the staging thread may hold ahead of the writer.
+const STAGED_AHEAD: usize = 128;
+
+/// One non-blank input line, staged: its 1-based number and its staged event, or why it
+/// was refused. `Err` ends the input (it could not be read).
+type StagedLine = Result<(usize, Result<Staged, String>), Error>;
+
+/// The staging side of a JSON Lines ingest: reads the input and stages each line.
+struct Stager<'a> {
+    goal_id: Option<&'a str>,
+    agent_id: Option<&'a str>,
     execute: bool,
-    resolution: Option<&Resolution>,
-    mode: &Mode<'_>,
-) -> Result<Map, String> {
-    let source = match io::parse_input_object(raw).map_err(|e| e.to_string())? {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    ingest::form(&source, goal_id, agent_id, execute).map_err(|e| e.to_string())?;
-    let plan = ingest::plan_with(&source, resolution).map_err(|e| e.to_string())?;
-    ingest::ingest(&plan, mode).map_err(|e| e.to_string())
+    resolution: Option<&'a Resolution>,
+    max_bytes: u64,
+    progress: &'a io::progress::Progress,
+}
+
+impl Stager<'_> {
+    /// Sends every non-blank line of `lines`, staged, in order; stops at the first read
+    /// error (sent last) or when the writer has gone.
+    fn run(&self, mut lines: io::Lines, sender: &mpsc::SyncSender<StagedLine>) {
+        let mut number = 0;
+        loop {
+            let line = match lines.next_line(self.max_bytes) {
+                Ok(Some(line)) => line,
+                Ok(None) => return,
+                Err(e) => {
+                    let _ = sender.send(Err(e.into()));
+                    return;
+                }
+            };
+            number += 1;
+            let staged = match line {
+                io::Line::TooLong { bytes } => {
+                    self.progress.inc(bytes + 1);
+                    Err(format!(
+                        "line is larger than the {}-byte limit ({bytes} bytes); split the event or raise --max-input-bytes",
+                        self.max_bytes
+                    ))
+                }
+                io::Line::Text(raw) => {
+                    self.progress.inc(raw.len() as u64 + 1);
+                    if raw.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    self.stage(&raw)
+                }
+            };
+            if sender.send(Ok((number, staged))).is_err() {
+                return;
+            }
+        }
+    }
+
+    /// One line through the single-event contract up to its write: the staged event, or
+    /// why it was refused.
+    fn stage(&self, raw: &[u8]) -> Result<Staged, String> {
+        let source = match io::parse_input_object(raw).map_err(|e| e.to_string())? {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        ingest::form(&source, self.goal_id, self.agent_id, self.execute)
+            .map_err(|e| e.to_string())?;
+        let plan = ingest::plan_with(&source, self.resolution).map_err(|e| e.to_string())?;
+        let staged = ingest::stage(&plan).map_err(|e| e.to_string())?;
+        Ok(if self.execute {
+            staged.with_readback_request()
+        } else {
+            staged
+        })
+    }
 }

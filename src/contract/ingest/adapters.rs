@@ -114,6 +114,7 @@ pub const MAX_MEMORY_TEXT_CHARS: usize = 65_536;
 const RECORD_SUMMARY_CHARS: usize = 500;
 
 /// An event's whole memory text, when the LoopX contract shortened it for the record.
+#[derive(Debug)]
 struct WholeText {
     text: String,
     /// Its length in characters (after whitespace is collapsed, as the contract counts).
@@ -148,37 +149,132 @@ fn whole_text(raw: &Map, binding: &Map) -> Result<Option<WholeText>, FieldError>
     Ok(Some(WholeText { text, chars }))
 }
 
-fn run_core(
-    candidate_packet: &Map,
-    route: &Route<'_>,
-    policy: &Map,
-    mode: &Mode<'_>,
-    raw_event: &Map,
-) -> Result<Map, IngestError> {
-    let whole = whole_text(raw_event, route.provider_binding)?;
-    let receipt = match core::prepare(
-        candidate_packet,
-        route.corpus,
-        policy,
-        route.provider_binding,
-        route.observed_at,
-    )? {
-        Preparation::Blocked(receipt) => receipt,
-        Preparation::Ready(mut prepared) => {
+/// An event staged for its write: everything an ingest computes before a store is
+/// touched (the adapter's checks, the candidate, the guard, the record), and what its
+/// receipt gains after the write. [`Staged::finish`] runs the write in a [`Mode`] and
+/// builds the receipt; staging is pure, so a JSON Lines ingest stages its next lines
+/// while the store writes the current one.
+#[derive(Debug)]
+pub struct Staged {
+    preparation: Preparation,
+    whole: Option<WholeText>,
+    tail: Tail,
+    /// The experiment status of the configured form, added as `experiment`.
+    experiment: Option<Map>,
+}
+
+/// The adapter's own keys of the receipt.
+#[derive(Debug)]
+enum Tail {
+    IssueFix {
+        issue_ref: Option<String>,
+        summary_digest: String,
+    },
+    Scoped {
+        feedback_ref: String,
+        summary_digest: String,
+    },
+}
+
+impl Staged {
+    fn new(
+        candidate_packet: &Map,
+        route: &Route<'_>,
+        policy: &Map,
+        raw_event: &Map,
+        tail: Tail,
+    ) -> Result<Staged, IngestError> {
+        let whole = whole_text(raw_event, route.provider_binding)?;
+        let mut preparation = core::prepare(
+            candidate_packet,
+            route.corpus,
+            policy,
+            route.provider_binding,
+            route.observed_at,
+        )?;
+        if let Preparation::Ready(prepared) = &mut preparation {
             prepared.search_text = whole.as_ref().map(|w| w.text.clone());
-            match mode {
+        }
+        Ok(Staged {
+            preparation,
+            whole,
+            tail,
+            experiment: None,
+        })
+    }
+
+    /// The same staged event with the experiment status its receipt names.
+    pub fn with_experiment(mut self, experiment: Option<Map>) -> Staged {
+        self.experiment = experiment;
+        self
+    }
+
+    /// The same staged event with its readback's recall request built ahead
+    /// ([`core::readback_request`]), for a write that will run: a JSON Lines ingest
+    /// builds it on its staging thread. A request that cannot be built is left to the
+    /// readback, which refuses it as before.
+    pub fn with_readback_request(mut self) -> Staged {
+        if let Preparation::Ready(prepared) = &mut self.preparation {
+            prepared.readback_request = core::readback_request(prepared).ok();
+        }
+        self
+    }
+
+    /// The prepared write, when the guard let the candidate through.
+    pub fn prepared(&self) -> Option<&Prepared> {
+        match &self.preparation {
+            Preparation::Ready(prepared) => Some(prepared),
+            Preparation::Blocked(_) => None,
+        }
+    }
+
+    /// Runs the write in `mode` (a dry run plans it) and returns the receipt.
+    pub fn finish(self, mode: &Mode<'_>) -> Result<Map, IngestError> {
+        let receipt = match self.preparation {
+            Preparation::Blocked(receipt) => receipt,
+            Preparation::Ready(prepared) => match mode {
                 Mode::DryRun => core::planned(&prepared),
                 Mode::Execute(run) => run(&prepared)?,
+            },
+        };
+        let result = match self.whole {
+            None => receipt,
+            Some(whole) => receipt.merged(&obj! {
+                "content_summary_shortened" => true,
+                "content_summary_chars" => whole.chars,
+            }),
+        };
+        let mut packet = match self.tail {
+            Tail::IssueFix {
+                issue_ref,
+                summary_digest,
+            } => {
+                let readback = result.get("readback").and_then(Value::as_object);
+                let evidence = execution_evidence(readback, None, Some("ingest_verification"));
+                result.merged(&obj! {
+                    "adapter_schema_version" => ISSUE_FIX_EVENT_SCHEMA_VERSION,
+                    "issue_ref" => issue_ref,
+                    "event_summary_digest" => summary_digest,
+                    "execution_evidence" => evidence,
+                    "next_issue_fix_call" => "run_issue_fix_patch_planning_reward_memory",
+                })
             }
+            Tail::Scoped {
+                feedback_ref,
+                summary_digest,
+            } => result.merged(&obj! {
+                "adapter_schema_version" => SCOPED_FEEDBACK_ADAPTER_SCHEMA_VERSION,
+                "event_schema_version" => SCOPED_FEEDBACK_EVENT_SCHEMA_VERSION,
+                "feedback_ref" => feedback_ref,
+                "event_summary_digest" => summary_digest,
+                "next_reward_memory_call" => "explicit_function_boundary_recall",
+            }),
+        };
+        if let Some(status) = self.experiment {
+            packet.insert("experiment", status);
         }
-    };
-    Ok(match whole {
-        None => receipt,
-        Some(whole) => receipt.merged(&obj! {
-            "content_summary_shortened" => true,
-            "content_summary_chars" => whole.chars,
-        }),
-    })
+        Ok(packet)
+    }
 }
 
 fn summary_digest(event: &Map) -> String {
@@ -191,6 +287,11 @@ pub fn ingest_issue_fix_event(
     route: &Route<'_>,
     mode: &Mode<'_>,
 ) -> Result<Map, IngestError> {
+    stage_issue_fix_event(event, route)?.finish(mode)
+}
+
+/// [`ingest_issue_fix_event`] up to the write.
+pub fn stage_issue_fix_event(event: &Value, route: &Route<'_>) -> Result<Staged, IngestError> {
     let raw = text::strict_object(Some(event), "issue_fix_event", ISSUE_FIX_EVENT_FIELDS)?;
     if raw.get("schema_version").and_then(Value::as_str) != Some(ISSUE_FIX_EVENT_SCHEMA_VERSION) {
         return Err(FieldError::new("event must use issue_fix_reward_memory_event_v0").into());
@@ -214,16 +315,11 @@ pub fn ingest_issue_fix_event(
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
-    let result = run_core(&candidate, route, &policy, mode, raw)?;
-    let readback = result.get("readback").and_then(Value::as_object);
-    let evidence = execution_evidence(readback, None, Some("ingest_verification"));
-    Ok(result.merged(&obj! {
-        "adapter_schema_version" => ISSUE_FIX_EVENT_SCHEMA_VERSION,
-        "issue_ref" => text::public_safe_text(raw.get("issue_ref"), 160),
-        "event_summary_digest" => summary_digest(raw),
-        "execution_evidence" => evidence,
-        "next_issue_fix_call" => "run_issue_fix_patch_planning_reward_memory",
-    }))
+    let tail = Tail::IssueFix {
+        issue_ref: text::public_safe_text(raw.get("issue_ref"), 160),
+        summary_digest: summary_digest(raw),
+    };
+    Staged::new(&candidate, route, &policy, raw, tail)
 }
 
 /// `scoped_feedback` (§9.4): the policy is validated before the event.
@@ -232,6 +328,14 @@ pub fn ingest_scoped_feedback_event(
     route: &Route<'_>,
     mode: &Mode<'_>,
 ) -> Result<Map, IngestError> {
+    stage_scoped_feedback_event(event, route)?.finish(mode)
+}
+
+/// [`ingest_scoped_feedback_event`] up to the write.
+pub fn stage_scoped_feedback_event(
+    event: &Value,
+    route: &Route<'_>,
+) -> Result<Staged, IngestError> {
     let policy = normalize_standing_policy(route.standing_policy)?;
     let empty = Map::new();
     let event_map = event.as_object().unwrap_or(&empty);
@@ -289,12 +393,9 @@ pub fn ingest_scoped_feedback_event(
         "raw_content_captured" => field("raw_content_captured"),
     };
     let candidate = build_candidate(&proposal, checkpoint.as_ref())?;
-    let result = run_core(&candidate, route, &policy, mode, raw)?;
-    Ok(result.merged(&obj! {
-        "adapter_schema_version" => SCOPED_FEEDBACK_ADAPTER_SCHEMA_VERSION,
-        "event_schema_version" => SCOPED_FEEDBACK_EVENT_SCHEMA_VERSION,
-        "feedback_ref" => feedback_ref,
-        "event_summary_digest" => summary_digest(raw),
-        "next_reward_memory_call" => "explicit_function_boundary_recall",
-    }))
+    let tail = Tail::Scoped {
+        feedback_ref,
+        summary_digest: summary_digest(raw),
+    };
+    Staged::new(&candidate, route, &policy, raw, tail)
 }

@@ -205,6 +205,10 @@ pub struct Prepared {
     /// The whole memory text to index when the record's `content_summary` is shorter than
     /// the event's (ours: set by the adapters for the embedded store).
     pub search_text: Option<String>,
+    /// The readback's recall request ([`readback_request`]), when it was built ahead of
+    /// the write (a JSON Lines ingest builds it on its staging thread); `None`: the
+    /// readback builds it.
+    pub readback_request: Option<Map>,
 }
 
 /// The first, pure part of ingest.
@@ -340,6 +344,7 @@ pub fn prepare(
         expected_digest,
         observed_at: observed_at.to_owned(),
         search_text: None,
+        readback_request: None,
     })))
 }
 
@@ -443,6 +448,31 @@ pub fn readback(
     prepared: &Prepared,
     provider: &dyn ContextProvider,
 ) -> Result<(Map, bool), RecallError> {
+    let built;
+    let recall_request = match &prepared.readback_request {
+        Some(request) => request,
+        None => {
+            built = readback_request(prepared)?;
+            &built
+        }
+    };
+    let session = execute_recall(
+        recall_request,
+        &prepared.binding,
+        ProviderSource::Injected(provider),
+    )?;
+    let descendant = format!("{}/", prepared.target_ref.trim_end_matches('/'));
+    let exact = session.items.iter().any(|item| {
+        (item.memory_ref == prepared.target_ref || item.memory_ref.starts_with(&descendant))
+            && item.candidate_ref == prepared.candidate_ref
+            && item.content_digest == prepared.expected_digest
+    });
+    Ok((session.packet, exact))
+}
+
+/// The recall request of a prepared write's readback: the record's own scope and
+/// surface, its candidate ref and summary as the query, at most three results. Pure.
+pub fn readback_request(prepared: &Prepared) -> FieldResult<Map> {
     let scope = prepared
         .candidate
         .get("scope")
@@ -500,23 +530,7 @@ pub fn readback(
         "read_authority" => or_null(corpus.get("read_authority")),
         "source_ref" => or_null(prepared.policy.get("authority_source_ref")),
     });
-    let recall_request = build_recall_request_normalized(
-        corpus.clone(),
-        &request,
-        Some(&Value::Object(checkpoint)),
-    )?;
-    let session = execute_recall(
-        &recall_request,
-        &prepared.binding,
-        ProviderSource::Injected(provider),
-    )?;
-    let descendant = format!("{}/", prepared.target_ref.trim_end_matches('/'));
-    let exact = session.items.iter().any(|item| {
-        (item.memory_ref == prepared.target_ref || item.memory_ref.starts_with(&descendant))
-            && item.candidate_ref == prepared.candidate_ref
-            && item.content_digest == prepared.expected_digest
-    });
-    Ok((session.packet, exact))
+    build_recall_request_normalized(corpus.clone(), &request, Some(&Value::Object(checkpoint)))
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use crate::contract::experiment::ExperimentError;
 use crate::recall::RecallError;
 use crate::wire::text::FieldError;
 
-pub use request::{Form, Plan, form, ingest, plan, plan_with};
+pub use adapters::Staged;
+pub use request::{Form, Plan, form, ingest, plan, plan_with, stage};
 
 /// The fields of the full form's input (no route: the input carries its own corpus,
 /// standing policy and provider binding).

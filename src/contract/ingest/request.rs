@@ -9,7 +9,7 @@ use crate::contract::experiment::{
 use crate::wire::json::{Map, Value};
 use crate::wire::pyfmt::pystr;
 
-use super::adapters::{self, Mode, Route};
+use super::adapters::{self, Mode, Route, Staged};
 use super::{CONFIGURED_FORM_FIELDS, FULL_FORM_FIELDS, IngestError};
 
 /// The two input forms of a request.
@@ -153,23 +153,24 @@ pub fn plan_with(source: &Map, resolution: Option<&Resolution>) -> Result<Plan, 
 /// Step 5 on: the plan's adapter in `mode`, and the experiment status of the configured
 /// form as the receipt's `experiment`.
 pub fn ingest(plan: &Plan, mode: &Mode<'_>) -> Result<Map, IngestError> {
+    stage(plan)?.finish(mode)
+}
+
+/// [`ingest`] up to the write: the adapter's checks, the candidate, the guard and the
+/// record, with nothing written; [`Staged::finish`] runs the rest.
+pub fn stage(plan: &Plan) -> Result<Staged, IngestError> {
     let route = Route {
         corpus: &plan.corpus,
         standing_policy: &plan.standing_policy,
         provider_binding: &plan.provider_binding,
         observed_at: &plan.observed_at,
     };
-    let mut packet = match plan.adapter.as_str() {
-        ISSUE_FIX_ADAPTER => adapters::ingest_issue_fix_event(&plan.event, &route, mode)?,
-        SCOPED_FEEDBACK_ADAPTER => {
-            adapters::ingest_scoped_feedback_event(&plan.event, &route, mode)?
-        }
+    let staged = match plan.adapter.as_str() {
+        ISSUE_FIX_ADAPTER => adapters::stage_issue_fix_event(&plan.event, &route)?,
+        SCOPED_FEEDBACK_ADAPTER => adapters::stage_scoped_feedback_event(&plan.event, &route)?,
         _ => return Err(IngestError::UnsupportedAdapter),
     };
-    if let Some(status) = &plan.experiment {
-        packet.insert("experiment", status.clone());
-    }
-    Ok(packet)
+    Ok(staged.with_experiment(plan.experiment.clone()))
 }
 
 #[cfg(test)]
