@@ -68,11 +68,21 @@ impl BatchFailure {
     }
 }
 
+/// The page cache of a batch connection, in KiB (SQLite's default is 2,000 KiB): a batch
+/// revisits the term index's and FTS5's pages of the terms it adds, and as the store
+/// grows they no longer fit the default (50,000 events: about a tenth faster, 15 MB more
+/// resident).
+const BULK_CACHE_KIB: i64 = 16 * 1024;
+
 impl BulkStore {
     /// Opens `store` for writing (created when missing, verified as a single write
     /// verifies it), waiting up to `timeout` for a lock.
     pub fn open(store: &EmbeddedStore, timeout: Duration) -> Result<BulkStore, StoreCause> {
         let opened = file::open_for_write(store.path(), store.root(), timeout, store.tokenizer())?;
+        opened
+            .conn
+            .pragma_update(None, "cache_size", -BULK_CACHE_KIB)
+            .map_err(|err| opened.cause_of(&err))?;
         Ok(BulkStore {
             opened,
             path: store.path().to_path_buf(),
