@@ -267,35 +267,12 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
         "planned"
     };
     let mut tally = Tally::default();
-    let mut out = io::StdoutStream::new();
     let mut pending: Vec<Line> = Vec::with_capacity(request.batch_size);
-    let mut flush = |pending: &mut Vec<Line>, tally: &mut Tally| -> Result<(), Error> {
-        let committed = stores.commit();
-        match committed {
-            Ok(()) => tally.batches_committed += 1,
-            Err(_) => tally.batches_failed += 1,
-        }
-        for mut line in pending.drain(..) {
-            if let (true, Err(code)) = (line.batched, committed) {
-                line.packet = refused(
-                    line.number,
-                    "uncommitted",
-                    &format!(
-                        "the store transaction of this line's batch failed ({code}); nothing of the batch was stored"
-                    ),
-                );
-            }
-            tally.count(&line, ok_status);
-            out.write(&json::to_compact_line(&Value::Object(line.packet)))
-                .map_err(Error::Output)?;
-        }
-        out.flush().map_err(Error::Output)
-    };
     let progress = io::progress::Progress::counter(lines.size, "ingest-event: bytes");
-    // A second thread reads and stages the lines (parse, route, adapter, guard, record:
-    // all pure) while this one writes, in input order; it stays at most STAGED_AHEAD
-    // lines ahead.
-    std::thread::scope(|scope| -> Result<(), Error> {
+    // Three threads: one reads and stages the lines (parse, route, adapter, guard,
+    // record: all pure), at most STAGED_AHEAD lines ahead; this one writes them in input
+    // order and commits each batch; the third prints each committed batch's lines.
+    let mut out = std::thread::scope(|scope| -> Result<io::StdoutStream, Error> {
         let (sender, staged) = mpsc::sync_channel(STAGED_AHEAD);
         let stager = Stager {
             goal_id,
@@ -306,6 +283,33 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
             progress: &progress,
         };
         scope.spawn(move || stager.run(lines, &sender));
+        let (print, printed) = mpsc::sync_channel::<Vec<Map>>(PRINTED_AHEAD);
+        let printer = scope.spawn(move || print_batches(printed));
+        // Commits the batch and hands its lines to the printer: false when the printer
+        // stopped (its error is returned below).
+        let flush = |pending: &mut Vec<Line>, tally: &mut Tally| -> bool {
+            let committed = stores.commit();
+            match committed {
+                Ok(()) => tally.batches_committed += 1,
+                Err(_) => tally.batches_failed += 1,
+            }
+            let mut packets = Vec::with_capacity(pending.len());
+            for mut line in pending.drain(..) {
+                if let (true, Err(code)) = (line.batched, committed) {
+                    line.packet = refused(
+                        line.number,
+                        "uncommitted",
+                        &format!(
+                            "the store transaction of this line's batch failed ({code}); nothing of the batch was stored"
+                        ),
+                    );
+                }
+                tally.count(&line, ok_status);
+                packets.push(line.packet);
+            }
+            print.send(packets).is_ok()
+        };
+        let mut printing = true;
         for item in staged {
             let (number, staged) = item?;
             batched.set(false);
@@ -319,14 +323,21 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
                 batched: batched.get(),
             });
             if pending.len() >= request.batch_size {
-                flush(&mut pending, &mut tally)?;
+                printing = flush(&mut pending, &mut tally);
+                if !printing {
+                    break;
+                }
             }
         }
-        Ok(())
+        if printing && !pending.is_empty() {
+            flush(&mut pending, &mut tally);
+        }
+        drop(print);
+        match printer.join() {
+            Ok(printed) => printed,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     })?;
-    if !pending.is_empty() {
-        flush(&mut pending, &mut tally)?;
-    }
     stores.close();
     let summary = tally.packet(request);
     let ok = summary.get("ok") == Some(&Value::Bool(true));
@@ -334,6 +345,23 @@ pub fn run(request: &BulkRequest, ctx: &Context) -> Result<Outcome, Error> {
         .map_err(Error::Output)?;
     out.finish().map_err(Error::Output)?;
     Ok(Outcome::new(Value::Null, Exit::by_ok(ok)))
+}
+
+/// How many committed batches the printer may hold.
+const PRINTED_AHEAD: usize = 2;
+
+/// Prints each committed batch's lines as they come, flushed batch by batch (a printed
+/// line's record is stored); returns the stream for the summary.
+fn print_batches(batches: mpsc::Receiver<Vec<Map>>) -> Result<io::StdoutStream, Error> {
+    let mut out = io::StdoutStream::new();
+    for batch in batches {
+        for packet in batch {
+            out.write(&json::to_compact_line(&Value::Object(packet)))
+                .map_err(Error::Output)?;
+        }
+        out.flush().map_err(Error::Output)?;
+    }
+    Ok(out)
 }
 
 /// How many staged lines the staging thread may hold ahead of the writer.
