@@ -220,14 +220,6 @@ impl Staged {
         self
     }
 
-    /// The prepared write, when the guard let the candidate through.
-    pub fn prepared(&self) -> Option<&Prepared> {
-        match &self.preparation {
-            Preparation::Ready(prepared) => Some(prepared),
-            Preparation::Blocked(_) => None,
-        }
-    }
-
     /// Runs the write in `mode` (a dry run plans it) and returns the receipt.
     pub fn finish(self, mode: &Mode<'_>) -> Result<Map, IngestError> {
         let receipt = match self.preparation {
