@@ -114,7 +114,6 @@ pub const MAX_MEMORY_TEXT_CHARS: usize = 65_536;
 const RECORD_SUMMARY_CHARS: usize = 500;
 
 /// An event's whole memory text, when the LoopX contract shortened it for the record.
-#[derive(Debug)]
 struct WholeText {
     text: String,
     /// Its length in characters (after whitespace is collapsed, as the contract counts).
@@ -157,7 +156,9 @@ fn whole_text(raw: &Map, binding: &Map) -> Result<Option<WholeText>, FieldError>
 #[derive(Debug)]
 pub struct Staged {
     preparation: Preparation,
-    whole: Option<WholeText>,
+    /// The length of the event's whole summary, when the record keeps it shortened (its
+    /// text went to the prepared write's search text).
+    whole_chars: Option<usize>,
     tail: Tail,
     /// The experiment status of the configured form, added as `experiment`.
     experiment: Option<Map>,
@@ -185,6 +186,7 @@ impl Staged {
         tail: Tail,
     ) -> Result<Staged, IngestError> {
         let whole = whole_text(raw_event, route.provider_binding)?;
+        let whole_chars = whole.as_ref().map(|w| w.chars);
         let mut preparation = core::prepare(
             candidate_packet,
             route.corpus,
@@ -193,11 +195,11 @@ impl Staged {
             route.observed_at,
         )?;
         if let Preparation::Ready(prepared) = &mut preparation {
-            prepared.search_text = whole.as_ref().map(|w| w.text.clone());
+            prepared.search_text = whole.map(|w| w.text);
         }
         Ok(Staged {
             preparation,
-            whole,
+            whole_chars,
             tail,
             experiment: None,
         })
@@ -229,11 +231,11 @@ impl Staged {
                 Mode::Execute(run) => run(&prepared)?,
             },
         };
-        let result = match self.whole {
+        let result = match self.whole_chars {
             None => receipt,
-            Some(whole) => receipt.merged(&obj! {
+            Some(chars) => receipt.merged(&obj! {
                 "content_summary_shortened" => true,
-                "content_summary_chars" => whole.chars,
+                "content_summary_chars" => chars,
             }),
         };
         let mut packet = match self.tail {
