@@ -8,12 +8,13 @@
 //! exact bytes it hashes ([`digest`]), the field-level text guards shared by all
 //! contracts ([`text`]), the stricter credential rule of this port's own packets
 //! ([`credential`]), how error messages show key lists and long text ([`keys`]), the
-//! closed sets of names that domain enums are spelled with ([`choice`]), and the JSON
-//! Schema vocabulary of typed packets ([`schema`]).
+//! closed sets of names that domain enums are spelled with ([`choice`]), the JSON
+//! Schema vocabulary of typed packets ([`schema`]), and the hasher of working maps
+//! whose order never shows ([`fast_hash`]).
 //! Contract modules build on these; nothing here knows a contract.
 //!
-//! Inside the layer the arrows point one way: [`float`], [`decimal`], [`keys`] and
-//! [`schema`] depend on nothing, [`json`] prints floats with [`float`] and integers with
+//! Inside the layer the arrows point one way: [`float`], [`decimal`], [`keys`],
+//! [`fast_hash`] and [`schema`] depend on nothing, [`json`] prints floats with [`float`] and integers with
 //! [`decimal`], [`pyfmt`] reads [`json`] values, and
 //! the digests, text guards, credential rule and timestamps build on those.
 
@@ -21,6 +22,7 @@ pub mod choice;
 pub mod credential;
 pub mod decimal;
 pub mod digest;
+pub mod fast_hash;
 pub mod float;
 pub mod json;
 pub mod keys;

@@ -4,10 +4,11 @@
 //! written and every touched subject recomputed from all of its accepted observations.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hash as _, Hasher};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash as _, Hasher};
 
 use crate::utility::observation::Observation;
+use crate::wire::fast_hash::{FastHasher, FastMap, FastSet};
 
 use super::super::backend::LedgerBackend;
 use super::super::error::{LedgerError, LedgerResult};
@@ -32,61 +33,6 @@ pub(super) const CHUNK: usize = if cfg!(test) { 4 } else { 1024 };
 /// while one is aggregated: at most two runs are held (peak 220 MB; runs of 131,072 held
 /// 150 MB and took 5-10% longer).
 const RUN: usize = if cfg!(test) { 8 } else { 262_144 };
-
-/// A small multiply-rotate hasher (FxHash's scheme) for the append's internal maps,
-/// whose keys are ids and numbers: SipHash's DoS resistance buys nothing there, and no
-/// output ever depends on a map's iteration order (changed rows are sorted by key).
-#[derive(Default, Clone, Copy)]
-struct FastHasher(u64);
-
-const FAST_HASH_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FastHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(FAST_HASH_SEED);
-    }
-}
-
-impl Hasher for FastHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-        let mut tail = [0u8; 8];
-        let rest = chunks.remainder();
-        tail[..rest.len()].copy_from_slice(rest);
-        self.add(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 59));
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_i64(&mut self, n: i64) {
-        self.add(n as u64);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A map of the append's working state, hashed with [`FastHasher`].
-type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
-
-/// A set of the append's working state, hashed with [`FastHasher`].
-type FastSet<K> = HashSet<K, BuildHasherDefault<FastHasher>>;
 
 /// A subject's 64-bit [`FastHasher`] hash, for [`AppendState::met`]: two subjects may
 /// share one, which only costs a look-up.
@@ -687,23 +633,4 @@ fn flush_subjects(
         backend.delete_subjects(&deletes)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::FastHasher;
-    use std::hash::Hasher as _;
-
-    #[test]
-    fn the_fast_hasher_separates_lengths_and_contents() {
-        let hash = |bytes: &[u8]| {
-            let mut h = FastHasher::default();
-            h.write(bytes);
-            h.finish()
-        };
-        assert_ne!(hash(b"muo_a"), hash(b"muo_b"));
-        assert_ne!(hash(b"abc"), hash(b"abc\0"));
-        assert_ne!(hash(b"01234567"), hash(b"012345670"));
-        assert_eq!(hash(b"same"), hash(b"same"));
-    }
 }

@@ -19,13 +19,14 @@
 //!   is a term of the search (`query_terms`).
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::index::{self, Tokenizer};
 use super::porter;
 use super::postings::{self, BLOCK_POSTINGS, Corpus, Posting, Scores};
+use crate::wire::fast_hash::FastMap;
 
 const TABLE_SQL: &str = "CREATE TABLE IF NOT EXISTS search_postings (
     term TEXT NOT NULL,
@@ -138,11 +139,21 @@ fn tokenize<'a>(
 
 /// The tokens of an ASCII `text` as FTS5's `unicode61` makes them: its token characters
 /// there are the letters and digits, every other character separates, and letters are
-/// folded to lower case. `lowered`: the text lower-cased.
+/// folded to lower case. `lowered`: the text lower-cased. Read a byte at a time.
 fn ascii_unicode61(lowered: &str) -> impl Iterator<Item = &str> {
-    lowered
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|t| !t.is_empty())
+    let bytes = lowered.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while bytes.get(at).is_some_and(|b| !b.is_ascii_alphanumeric()) {
+            at += 1;
+        }
+        let start = at;
+        while bytes.get(at).is_some_and(u8::is_ascii_alphanumeric) {
+            at += 1;
+        }
+        // ASCII letters and digits are whole characters in any UTF-8 text.
+        (at > start).then(|| lowered.get(start..at)).flatten()
+    })
 }
 
 /// The tokens of an ASCII `text` as FTS5 with `tokenizer` makes them ([`ascii_unicode61`],
@@ -175,7 +186,7 @@ struct Block {
 #[derive(Default)]
 struct Vocabulary<'a> {
     terms: Vec<Cow<'a, str>>,
-    ids: HashMap<Cow<'a, str>, u32>,
+    ids: FastMap<Cow<'a, str>, u32>,
 }
 
 impl<'a> Vocabulary<'a> {
@@ -214,7 +225,7 @@ fn index_rows(
     // token is stemmed once per chunk, however often it occurs; FTS5's instances (of the
     // texts it tokenized) come sorted by term and are grouped by document here.
     let mut vocabulary = Vocabulary::default();
-    let mut token_ids: HashMap<&str, u32> = HashMap::new();
+    let mut token_ids: FastMap<&str, u32> = FastMap::default();
     let mut docs: Vec<(i64, Vec<u32>)> = Vec::with_capacity(rows.len());
     for (id, text) in &lowered {
         let ids = ascii_unicode61(text)

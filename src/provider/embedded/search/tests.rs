@@ -364,3 +364,20 @@ fn ascii_text_is_tokenized_here_as_fts5_tokenizes_it() {
         assert_eq!(ours, theirs, "{tokenizer:?}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn ascii_words_are_read_a_byte_at_a_time_as_a_character_split_reads_them(
+        text in "[ -~\t\n\u{e9}]{0,60}",
+    ) {
+        let lowered = text.to_ascii_lowercase();
+        let split: Vec<&str> = lowered
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let bytes: Vec<&str> = ascii_unicode61(&lowered).collect();
+        proptest::prop_assert_eq!(bytes, split);
+    }
+}
